@@ -1,0 +1,602 @@
+"""The agent loop (SPEC §1): prompt → model → tools → results → repeat → result.
+
+One :class:`AgentLoop` per agent — the main one and every subagent — each run inside an actor of
+the ``runtime`` supervisor tree. :class:`Session` is what the agents of one ``query()`` or
+``AgentClient`` share: the backend, the price table, the ledger, the output stream.
+
+Invariants kept here:
+
+* the history (``AgentLoop.history``) is the Messages API's ``messages`` list and only grows by
+  appending, so a turn costs the same at turn 200 as at turn 2;
+* a response is fed back only once it is complete (``message_stop``): a failed attempt leaves
+  nothing behind (SPEC L8);
+* tool results go back in call order (T6) whatever order the scheduler finishes them in, and every
+  tool call of an appended assistant message gets a result, even when the turn is cut short —
+  so the transcript always resumes.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Awaitable, Callable
+from contextlib import aclosing
+from typing import Any
+
+import attrs
+import msgspec
+import trio
+
+from runtime import Ledger, Supervisor, ToolScheduler
+
+from ._response import Response, ResponseBuilder
+from .backends.base import Backend, BackendError, ModelNotAvailable, ModelRequest
+from .backends.pricing import PriceTable
+from .messages import (
+    AssistantMessage,
+    Message,
+    ResultMessage,
+    StreamEvent,
+    SystemMessage,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
+from .options import AgentOptions
+from .tools.base import Tool, ToolContext, ToolInputError, ToolOutput, ToolRegistry, truncate
+
+__all__ = ["AgentLoop", "Session"]
+
+log = logging.getLogger("agents.loop")
+
+_to_builtins = msgspec.to_builtins
+BUDGET_LIMIT_TEXT = "Budget limit reached"
+INTERRUPTED_TEXT = "Interrupted by user"
+DEFAULT_MAX_TOKENS = 32_000
+
+
+def new_id() -> str:
+    """A random (version 4) UUID string, made in a third of ``str(uuid.uuid4())``'s time."""
+    h = "%032x" % ((_getrandbits(128) & _UUID_MASK) | _UUID_BITS)
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+_getrandbits = random.getrandbits
+_UUID_MASK = ~((0xF000 << 64) | (0xC000 << 48))
+_UUID_BITS = (0x4000 << 64) | (0x8000 << 48)
+
+
+@attrs.define(eq=False)
+class Session:
+    """What the agents of one session share. Built by ``agents._query``."""
+
+    options: AgentOptions
+    session_id: str
+    cwd: str
+    backend: Backend
+    prices: PriceTable
+    supervisor: Supervisor
+    emit: Callable[[Message], Awaitable[None]]
+    session_state: dict[str, Any] = attrs.Factory(dict)
+    #: model id → token counts and cost, for the whole tree (SPEC L10)
+    model_usage: dict[str, dict[str, Any]] = attrs.Factory(dict)
+    _unpriced: set[str] = attrs.Factory(set)
+
+    @property
+    def ledger(self) -> Ledger:
+        return self.supervisor.ledger
+
+    def charge(self, agent_id: str, model: str, usage: dict[str, Any]) -> tuple[float, bool]:
+        """Charge one response to the tree's ledger; returns (cost, whether the cap is reached).
+
+        Called exactly once per response, whichever messages later carry its usage (L10).
+        """
+        cost = self.prices.cost(model, usage)
+        if cost is None:
+            if model not in self._unpriced:
+                self._unpriced.add(model)
+                log.warning("no price for model %r: its cost counts as 0", model)
+            cost = 0.0
+        entry = self.model_usage.get(model)
+        if entry is None:
+            entry = self.model_usage[model] = {
+                "input_tokens": 0,
+                "output_tokens": 0,
+                "cache_read_input_tokens": 0,
+                "cache_creation_input_tokens": 0,
+                "cost_usd": 0.0,
+            }
+        for key in (
+            "input_tokens",
+            "output_tokens",
+            "cache_read_input_tokens",
+            "cache_creation_input_tokens",
+        ):
+            entry[key] += usage.get(key) or 0
+        entry["cost_usd"] += cost
+        tripped = self.ledger.charge(agent_id, cost)
+        return cost, tripped
+
+
+_USAGE_KEYS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+)
+
+
+@attrs.define(eq=False)
+class _Run:
+    """Bookkeeping of one prompt's loop, reported in its ResultMessage."""
+
+    started: float
+    turns: int = 0
+    api_seconds: float = 0.0
+    usage: dict[str, int] = attrs.Factory(lambda: dict.fromkeys(_USAGE_KEYS, 0))
+    stop_reason: str | None = None
+    denials: list[dict[str, Any]] = attrs.Factory(list)
+    last_text: str = ""
+
+
+class _EndRun(Exception):
+    """Ends the current prompt's loop with an error result (internal control flow)."""
+
+    def __init__(self, subtype: str, errors: list[str], terminal_reason: str) -> None:
+        super().__init__(errors[0])
+        self.subtype = subtype
+        self.errors = errors
+        self.terminal_reason = terminal_reason
+
+
+@attrs.define(eq=False)
+class AgentLoop:
+    """One agent's loop. ``run_prompt`` runs SPEC L1 for one prompt and returns its result."""
+
+    session: Session
+    agent_id: str
+    agent_type: str
+    model: str
+    tools: ToolRegistry
+    system: list[dict[str, Any]] = attrs.Factory(list)
+    max_turns: int | None = None
+    effort: str | None = None
+    thinking: dict[str, Any] | None = None
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    parent_tool_use_id: str | None = None
+    history: list[dict[str, Any]] = attrs.Factory(list)
+    state: dict[str, Any] = attrs.Factory(dict)
+    nursery: trio.Nursery | None = None
+    cleanup: list[Callable[[], Awaitable[None]]] = attrs.Factory(list)
+    gate: Any = None
+    hooks: Any = None
+    _scheduler: ToolScheduler = attrs.field(init=False)
+    _turn_scope: trio.CancelScope | None = attrs.field(default=None, init=False)
+    _phase: str = attrs.field(default="idle", init=False)
+    _partial: bool = attrs.field(default=False, init=False)
+
+    def __attrs_post_init__(self) -> None:
+        self._scheduler = ToolScheduler(self.session.options.max_tool_concurrency)
+        self._partial = self.session.options.include_partial_messages and self.agent_type == "main"
+
+    @property
+    def is_main(self) -> bool:
+        return self.parent_tool_use_id is None
+
+    # -- control ----------------------------------------------------------------------------------
+
+    def interrupt(self) -> bool:
+        """Cancel the running turn (model call or tools); False when nothing is running."""
+        if self._turn_scope is None:
+            return False
+        self._turn_scope.cancel(reason="interrupt")
+        return True
+
+    async def aclose(self) -> None:
+        """Run the tools' cleanup (kill shells ...), shielded: nothing outlives the agent (T7)."""
+        with trio.CancelScope(shield=True), trio.move_on_after(10):
+            while self.cleanup:
+                fn = self.cleanup.pop()
+                try:
+                    await fn()
+                except Exception:
+                    log.exception("cleanup of agent %s failed", self.agent_id)
+
+    # -- the loop ---------------------------------------------------------------------------------
+
+    async def run_prompt(
+        self,
+        prompt: str | list[dict[str, Any]],
+        *,
+        max_turns: int | None = None,
+    ) -> ResultMessage:
+        """Append ``prompt`` as a user turn and loop until a response has no tool calls."""
+        run = _Run(started=trio.current_time())
+        limit = self.max_turns if max_turns is None else max_turns
+        self.history.append({"role": "user", "content": prompt})
+        try:
+            while True:
+                if limit is not None and run.turns >= limit:
+                    raise _EndRun(
+                        "error_max_turns",
+                        [f"Reached maximum number of turns ({limit})"],
+                        "max_turns",
+                    )
+                response = await self._turn_model(run)
+                if response is None:  # interrupted while streaming
+                    raise _EndRun("error_during_execution", [INTERRUPTED_TEXT], "aborted_streaming")
+                calls = response.tool_uses
+                if self.session.ledger.exhausted:
+                    if calls:
+                        await self._refuse_calls(calls, BUDGET_LIMIT_TEXT)
+                    cap = self.session.ledger.cap
+                    raise _EndRun(
+                        "error_max_budget_usd",
+                        [f"Reached maximum budget (${cap:g})"],
+                        "budget",
+                    )
+                if not calls:
+                    if response.stop_reason == "pause_turn":
+                        continue
+                    run.last_text = response.text
+                    return self._result(run, "success", result=response.text)
+                if not await self._turn_tools(calls, response, run):
+                    raise _EndRun("error_during_execution", [INTERRUPTED_TEXT], "aborted_tools")
+        except _EndRun as end:
+            return self._result(run, end.subtype, errors=end.errors, terminal=end.terminal_reason)
+
+    def _result(
+        self,
+        run: _Run,
+        subtype: str,
+        *,
+        result: str | None = None,
+        errors: list[str] | None = None,
+        terminal: str | None = None,
+    ) -> ResultMessage:
+        session = self.session
+        return ResultMessage(
+            subtype=subtype,  # type: ignore[arg-type]
+            duration_ms=int((trio.current_time() - run.started) * 1000),
+            duration_api_ms=int(run.api_seconds * 1000),
+            is_error=subtype != "success",
+            num_turns=run.turns,
+            session_id=session.session_id,
+            total_cost_usd=session.ledger.total,
+            usage=dict(run.usage),
+            model_usage={k: dict(v) for k, v in session.model_usage.items()},
+            result=result,
+            errors=errors,
+            stop_reason=run.stop_reason,
+            terminal_reason=terminal or ("completed" if subtype == "success" else None),
+            permission_denials=list(run.denials),
+            uuid=new_id(),
+        )
+
+    # -- one turn: the model ----------------------------------------------------------------------
+
+    def _request(self) -> ModelRequest:
+        return ModelRequest(
+            model=self.model,
+            messages=list(self.history),
+            max_tokens=self.max_tokens,
+            system=self.system,
+            tools=self.tools.definitions(),
+            thinking=self.thinking,
+            effort=self.effort,
+            agent_id=self.agent_id,
+            agent_type=self.agent_type,
+        )
+
+    async def _turn_model(self, run: _Run) -> Response | None:
+        """One model response, retried per SPEC L8, charged and streamed; None if interrupted."""
+        with trio.CancelScope() as scope:
+            self._turn_scope = scope
+            self._phase = "model"
+            try:
+                t0 = trio.current_time()
+                try:
+                    response = await self._call_with_retries()
+                finally:
+                    run.api_seconds += trio.current_time() - t0
+            finally:
+                self._turn_scope = None
+                self._phase = "idle"
+        if scope.cancelled_caught:
+            return None
+        run.turns += 1
+        run.stop_reason = response.stop_reason
+        _, tripped = self.session.charge(
+            self.agent_id, response.model or self.model, response.usage
+        )
+        if not tripped:  # the crossing response is left out of `usage` (S6)
+            for key in _USAGE_KEYS:
+                run.usage[key] += response.usage.get(key) or 0
+        self.history.append({"role": "assistant", "content": response.api_content})
+        await self._emit_response(response)
+        return response
+
+    async def _emit_response(self, response: Response) -> None:
+        emit = self.session.emit
+        forward_text = self.is_main or self.session.options.forward_subagent_text
+        usage = response.usage
+        for block in response.blocks:
+            if not forward_text and not isinstance(block, ToolUseBlock):
+                continue
+            await emit(
+                AssistantMessage(
+                    content=[block],
+                    model=response.model or self.model,
+                    message_id=response.message_id,
+                    parent_tool_use_id=self.parent_tool_use_id,
+                    usage=usage,
+                    uuid=new_id(),
+                    session_id=self.session.session_id,
+                )
+            )
+
+    async def _call_with_retries(self) -> Response:
+        backend = self.session.backend
+        max_retries: int = getattr(backend, "max_retries", 10)
+        base: float = getattr(backend, "retry_base_delay", 0.5)
+        cap: float = getattr(backend, "retry_max_delay", 32.0)
+        fallback = self.session.options.fallback_model
+        attempt = 0
+        while True:
+            try:
+                return await self._stream_once(self._request())
+            except ModelNotAvailable as exc:
+                if fallback and self.model != fallback:
+                    log.warning("%s; falling back to %s", exc, fallback)
+                    await self.session.emit(
+                        SystemMessage(
+                            subtype="informational",
+                            data={"message": f"{exc}; using fallback model {fallback}"},
+                        )
+                    )
+                    self.model = fallback
+                    continue
+                raise _EndRun("error_during_execution", [str(exc)], "api_error") from None
+            except BackendError as exc:
+                if not exc.retryable or attempt >= max_retries:
+                    message = f"{exc} (after {attempt} retries)" if exc.retryable else str(exc)
+                    raise _EndRun("error_during_execution", [message], "api_error") from None
+                attempt += 1
+                delay = min(cap, base * 2 ** (attempt - 1)) * (1 - 0.25 * random.random())
+                if exc.retry_after is not None:
+                    delay = max(delay, min(exc.retry_after, cap))
+                await self.session.emit(
+                    SystemMessage(
+                        subtype="api_retry",
+                        data={
+                            "attempt": attempt,
+                            "max_retries": max_retries,
+                            "error": str(exc),
+                            "error_status": exc.status,
+                            "delay_s": delay,
+                        },
+                    )
+                )
+                await trio.sleep(delay)
+            except (msgspec.ValidationError, KeyError, TypeError) as exc:
+                # A malformed event from the backend (SPEC E2): an API error, never a crash.
+                log.exception("malformed model response")
+                raise _EndRun(
+                    "error_during_execution", [f"malformed model response: {exc}"], "api_error"
+                ) from None
+
+    async def _stream_once(self, request: ModelRequest) -> Response:
+        builder = ResponseBuilder()
+        feed = builder.feed
+        async with aclosing(self.session.backend.stream(request)) as events:  # type: ignore[type-var]
+            if self._partial:
+                emit = self.session.emit
+                sid = self.session.session_id
+                async for event in events:
+                    await emit(
+                        StreamEvent(uuid=new_id(), session_id=sid, event=_to_builtins(event))
+                    )
+                    feed(event)
+            else:
+                async for event in events:
+                    feed(event)
+        return builder.finish()
+
+    # -- one turn: the tools ----------------------------------------------------------------------
+
+    async def _refuse_calls(self, calls: list[ToolUseBlock], text: str) -> None:
+        """Answer every call with an error result, so the history stays resumable."""
+        blocks = []
+        for call in calls:
+            block = ToolResultBlock(tool_use_id=call.id, content=text, is_error=True)
+            blocks.append(block)
+            await self._emit_result(block, None)
+        self._append_results(blocks)
+
+    def _append_results(self, blocks: list[ToolResultBlock]) -> None:
+        content: list[dict[str, Any]] = []
+        for b in blocks:
+            item: dict[str, Any] = {
+                "type": "tool_result",
+                "tool_use_id": b.tool_use_id,
+                "content": b.content,
+            }
+            if b.is_error:
+                item["is_error"] = True
+            content.append(item)
+        self.history.append({"role": "user", "content": content})
+
+    async def _emit_result(self, block: ToolResultBlock, data: dict[str, Any] | None) -> None:
+        await self.session.emit(
+            UserMessage(
+                content=[block],
+                parent_tool_use_id=self.parent_tool_use_id,
+                tool_use_result=data,
+                uuid=new_id(),
+                session_id=self.session.session_id,
+            )
+        )
+
+    def _read_only(self, call: ToolUseBlock) -> bool:
+        tool = self.tools.get(call.name)
+        return tool is not None and tool.read_only
+
+    async def _turn_tools(self, calls: list[ToolUseBlock], response: Response, run: _Run) -> bool:
+        """Run the calls (T5), emit each result as it finishes, append all in call order (T6).
+
+        Returns False when the turn was interrupted; finished calls keep their results and the
+        rest are answered as interrupted.
+        """
+        results: dict[str, ToolResultBlock] = {}
+        bad = response.bad_inputs
+
+        async def execute(call: ToolUseBlock) -> ToolResultBlock:
+            return await self._run_call(call, bad.get(call.id), run)
+
+        async def done(_index: int, call: ToolUseBlock, block: ToolResultBlock) -> None:
+            results[call.id] = block
+
+        with trio.CancelScope() as scope:
+            self._turn_scope = scope
+            self._phase = "tools"
+            try:
+                await self._scheduler.run(
+                    calls, execute, read_only=self._read_only, on_complete=done
+                )
+            finally:
+                self._turn_scope = None
+                self._phase = "idle"
+        if scope.cancelled_caught:
+            blocks = []
+            for call in calls:
+                block = results.get(call.id)
+                if block is None:
+                    block = ToolResultBlock(
+                        tool_use_id=call.id, content=INTERRUPTED_TEXT, is_error=True
+                    )
+                    await self._emit_result(block, None)
+                blocks.append(block)
+            self._append_results(blocks)
+            return False
+        self._append_results([results[c.id] for c in calls])
+        return True
+
+    async def _run_call(
+        self, call: ToolUseBlock, bad_input: str | None, run: _Run
+    ) -> ToolResultBlock:
+        """One tool call → its result block (emitted here, as it finishes). Never raises (T4)."""
+        output, data = await self._execute(call, bad_input, run)
+        block = ToolResultBlock(
+            tool_use_id=call.id, content=output.content, is_error=True if output.is_error else None
+        )
+        await self._emit_result(block, data)
+        return block
+
+    async def _execute(
+        self, call: ToolUseBlock, bad_input: str | None, run: _Run
+    ) -> tuple[ToolOutput, dict[str, Any] | None]:
+        tool = self.tools.get(call.name)
+        if tool is None:
+            available = ", ".join(self.tools.names()) or "none"
+            return ToolOutput.error(
+                f"No such tool available: {call.name} (available: {available})"
+            ), None
+        if bad_input is not None:
+            return ToolOutput.error(f"invalid input for {call.name}: {bad_input}"), None
+        tool_input = call.input
+        if self.gate is not None:
+            verdict = await self.gate.check(self, call, tool)
+            if verdict.denied is not None:
+                run.denials.append(
+                    {"tool_name": call.name, "tool_use_id": call.id, "tool_input": call.input}
+                )
+                await self.session.emit(
+                    SystemMessage(
+                        subtype="permission_denied",
+                        data={
+                            "tool_name": call.name,
+                            "tool_use_id": call.id,
+                            "reason": verdict.denied,
+                            "agent_id": self.agent_id,
+                        },
+                    )
+                )
+                if verdict.interrupt and self._turn_scope is not None:
+                    self._turn_scope.cancel(reason="permission denied with interrupt")
+                return ToolOutput.error(verdict.denied), None
+            tool_input = verdict.input
+        try:
+            parsed = tool.validate(tool_input)
+        except ToolInputError as exc:
+            return ToolOutput.error(str(exc)), None
+        ctx = ToolContext(
+            cwd=self.session.cwd,
+            agent_id=self.agent_id,
+            tool_use_id=call.id,
+            session_id=self.session.session_id,
+            state=self.state,
+            session_state=self.session.session_state,
+            agent=self,
+            nursery=self.nursery,
+            cleanup=self.cleanup,
+            backend=self.session.backend,
+            model=self.model,
+            complete=self.complete,
+        )
+        try:
+            output = await tool.handler(parsed, ctx)
+        except Exception as exc:
+            log.info("tool %s raised", call.name, exc_info=True)
+            return ToolOutput.error(
+                f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            ), None
+        return _capped(tool, output), output.data
+
+    # -- helpers for tools ------------------------------------------------------------------------
+
+    async def complete(self, prompt: str, system: str | None = None) -> str:
+        """A one-shot model call (no tools) charged to the tree's budget like any response."""
+        if self.session.ledger.exhausted:
+            raise RuntimeError(BUDGET_LIMIT_TEXT)
+        request = ModelRequest(
+            model=self.model,
+            messages=[{"role": "user", "content": prompt}],
+            max_tokens=4096,
+            system=[{"type": "text", "text": system}] if system else [],
+            agent_id=self.agent_id,
+            agent_type=self.agent_type,
+            purpose="complete",
+        )
+        response = await self._stream_once(request)
+        self.session.charge(self.agent_id, response.model or self.model, response.usage)
+        return response.text
+
+
+def _capped(tool: Tool, output: ToolOutput) -> ToolOutput:
+    cap = tool.output_cap
+    if cap is None:
+        return output
+    content = output.content
+    if isinstance(content, str):
+        if len(content) <= cap:
+            return output
+        return attrs.evolve(output, content=truncate(content, cap))
+    total = sum(len(c.get("text", "")) for c in content if c.get("type") == "text")
+    if total <= cap:
+        return output
+    kept: list[dict[str, Any]] = []
+    budget = cap
+    for item in content:
+        if item.get("type") != "text":
+            kept.append(item)
+            continue
+        text = item.get("text", "")
+        if budget <= 0:
+            continue
+        if len(text) > budget:
+            kept.append({"type": "text", "text": truncate(text, budget)})
+            budget = 0
+        else:
+            kept.append(item)
+            budget -= len(text)
+    return attrs.evolve(output, content=kept)

@@ -1,0 +1,522 @@
+"""``query()`` and ``AgentClient``: sessions as a tree of actors (SPEC L1-L7, C3).
+
+A session is a ``runtime`` supervisor whose root actor is the main agent. Its mailbox takes
+prompts (streaming input), task notifications from background subagents, and wake-ups; its
+:class:`~agents._loop.AgentLoop` emits messages into one bounded output channel that the caller
+reads. ``AgentClient`` owns the session in a nursery of the caller's (structured concurrency).
+
+``query()`` is an async generator, and an async generator cannot safely own a nursery across its
+``yield``s (the caller may abandon it; Trio would then close it from another task). So the
+session runs in a Trio *system task* bound to the generator: the generator's ``finally`` — run
+when the caller finishes, breaks out, is cancelled, or drops the generator — cancels the
+session's scope and waits, shielded, until every actor, tool and process of it has ended.
+Nothing outlives the query.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import logging
+import os
+from collections.abc import AsyncIterable, AsyncIterator
+from typing import Any
+
+import attrs
+import trio
+
+from runtime import Actor, Ledger, Supervisor, open_supervisor
+
+from ._loop import AgentLoop, Session, new_id
+from .backends.base import Backend
+from .messages import Message, ResultError, ResultMessage, SystemMessage
+from .options import AgentOptions
+from .tools.base import SdkMcpServer, ToolRegistry
+
+__all__ = ["AgentClient", "query"]
+
+log = logging.getLogger("agents.query")
+
+OUTPUT_BUFFER = 256
+MAILBOX_CAPACITY = 64
+DEFAULT_SYSTEM_PROMPT = (
+    "You are an agent running in a tool-use loop. Use the tools to act on the user's request, "
+    "then answer with a concise final message."
+)
+
+
+@attrs.frozen
+class Prompt:
+    """A user turn for an agent's mailbox; ``origin`` marks injected turns (task notifications)."""
+
+    content: str | list[dict[str, Any]]
+    origin: dict[str, Any] | None = None
+    max_turns: int | None = None
+
+
+class InputEnd:
+    """No more prompts will come: the agent ends once its background children are done."""
+
+
+class Wake:
+    """Makes an idle agent re-check whether it may end (a background child finished)."""
+
+
+INPUT_END = InputEnd()
+WAKE = Wake()
+
+
+def _abspath(path: str | None) -> str:
+    """The session's working directory (a string operation plus one getcwd: no real I/O)."""
+    return os.path.abspath(path or os.getcwd())
+
+
+def _default_backend() -> Backend:
+    from .backends.anthropic import AnthropicBackend
+
+    return AnthropicBackend()
+
+
+def _system_blocks(options: AgentOptions) -> list[dict[str, Any]]:
+    prompt = options.system_prompt
+    if prompt is None:
+        text = DEFAULT_SYSTEM_PROMPT
+    elif isinstance(prompt, str):
+        text = prompt
+    elif prompt.get("type") == "preset":
+        text = DEFAULT_SYSTEM_PROMPT + ("\n\n" + prompt["append"] if prompt.get("append") else "")
+    else:
+        raise ValueError(f"system_prompt must be a str or a preset dict, got {prompt!r}")
+    return [{"type": "text", "text": text}] if text else []
+
+
+def build_registry(options: AgentOptions) -> ToolRegistry:
+    """The main agent's tools: built-ins per ``tools`` (T2), then in-process MCP tools."""
+    from .tools.builtin import builtin_tools
+
+    registry = ToolRegistry()
+    for tool in builtin_tools(options.tools):
+        registry.add(tool)
+    for key, server in options.mcp_servers.items():
+        if isinstance(server, SdkMcpServer):
+            for tool in server.as_tools(key):
+                registry.add(tool)
+        else:
+            raise NotImplementedError(
+                f"mcp_servers[{key!r}]: external MCP servers (stdio, HTTP, SSE) are not built yet; "
+                "only create_sdk_mcp_server() servers are supported"
+            )
+    for rule in options.disallowed_tools:
+        if "(" not in rule:  # a bare-name deny also hides the tool from the model (T2)
+            registry.remove(rule)
+    return registry
+
+
+def _check_supported(options: AgentOptions) -> None:
+    """Options for features that are not built yet fail loudly instead of being ignored."""
+    unsupported = {
+        "resume": options.resume is not None,
+        "continue_conversation": options.continue_conversation,
+        "fork_session": options.fork_session,
+        "resume_session_at": options.resume_session_at is not None,
+        "session_store": options.session_store is not None,
+        "output_format": options.output_format is not None,
+        "enable_file_checkpointing": options.enable_file_checkpointing,
+        "agents": bool(options.agents),
+        "hooks": bool(options.hooks),
+        "budget_mode='reserve'": options.budget_mode == "reserve",
+    }
+    missing = [name for name, used in unsupported.items() if used]
+    if missing:
+        raise NotImplementedError(f"not built yet: {', '.join(missing)}")
+
+
+@attrs.define(eq=False)
+class SessionHandle:
+    """What a running session exposes to ``query()`` / ``AgentClient``."""
+
+    session: Session
+    main: AgentLoop
+    supervisor: Supervisor
+    actor: Actor = attrs.field(default=None)
+    background: int = 0
+
+    async def send(self, item: Any) -> None:
+        await self.actor.mailbox.send(item)
+
+    def background_started(self) -> None:
+        self.background += 1
+
+    def background_finished(self) -> None:
+        """A background agent ended (after its notification was queued): wake the main agent."""
+        self.background -= 1
+        # a full mailbox wakes the agent anyway; a closed one has nobody to wake
+        with contextlib.suppress(trio.WouldBlock, trio.ClosedResourceError):
+            self.actor.mailbox.send_nowait(WAKE)
+
+
+async def _main_behaviour(handle: SessionHandle, actor: Actor) -> None:
+    """The main agent's actor: one prompt (or notification) from the mailbox at a time."""
+    loop = handle.main
+    session = handle.session
+    mailbox = actor.mailbox
+    input_closed = False
+    async with trio.open_nursery() as services:
+        loop.nursery = services
+        try:
+            while True:
+                try:
+                    item = mailbox.receive_nowait()
+                except trio.WouldBlock:
+                    if input_closed and handle.background == 0:
+                        break
+                    item = await mailbox.receive()
+                except trio.EndOfChannel:
+                    break
+                if isinstance(item, Prompt):
+                    result = await loop.run_prompt(item.content, max_turns=item.max_turns)
+                    await session.emit(result)
+                elif item is INPUT_END:
+                    input_closed = True
+                elif item is WAKE:
+                    continue
+                elif callable(item):  # a control action queued behind the running turn
+                    await item()
+                else:
+                    log.warning("main agent: ignoring unknown mailbox item %r", item)
+        finally:
+            await loop.aclose()
+            services.cancel_scope.cancel()
+
+
+@attrs.define(eq=False)
+class _Starter:
+    """Runs one session, writing its messages to ``output`` and closing it at the end."""
+
+    options: AgentOptions
+    output: trio.MemorySendChannel[Message]
+
+    async def run(
+        self, *, task_status: trio.TaskStatus[SessionHandle] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Run a whole session; ``task_status.started`` hands out its handle."""
+        async with self.output:
+            await self._run(task_status)
+
+    async def emit(self, message: Message) -> None:
+        # Most messages fit in the buffer: skip the scheduling round trip of a full ``send``.
+        # Only a full buffer (a slow reader) waits, which is the backpressure we want.
+        try:
+            self.output.send_nowait(message)
+        except trio.WouldBlock:
+            await self.output.send(message)
+
+    async def _run(self, task_status: trio.TaskStatus[SessionHandle]) -> None:
+        options = self.options
+        _check_supported(options)
+        backend = options.backend if options.backend is not None else _default_backend()
+        cwd = _abspath(options.cwd)
+        ledger = Ledger(cap=options.max_budget_usd)
+        async with open_supervisor(
+            ledger=ledger,
+            max_depth=options.max_subagent_depth,
+            max_concurrent=options.max_concurrent_subagents,
+        ) as supervisor:
+            session = Session(
+                options=options,
+                session_id=options.session_id or new_id(),
+                cwd=cwd,
+                backend=backend,
+                prices=options.price_table(),
+                supervisor=supervisor,
+                emit=self.emit,
+            )
+            registry = build_registry(options)
+            main = AgentLoop(
+                session=session,
+                agent_id="main",
+                agent_type="main",
+                model=options.resolved_model,
+                tools=registry,
+                system=_system_blocks(options),
+                max_turns=options.max_turns,
+                effort=options.effort,
+                thinking=_thinking(options),
+                max_tokens=options.max_tokens or 32_000,
+            )
+            main.gate = _make_gate(options, session)
+            await self.emit(
+                SystemMessage(
+                    subtype="init",
+                    data={
+                        "session_id": session.session_id,
+                        "cwd": cwd,
+                        "model": main.model,
+                        "tools": registry.names(),
+                        "permission_mode": options.resolved_permission_mode,
+                        "agents": sorted(options.agents or {}),
+                        "mcp_servers": [
+                            {"name": key, "status": "connected"} for key in options.mcp_servers
+                        ],
+                    },
+                )
+            )
+            handle = SessionHandle(session=session, main=main, supervisor=supervisor)
+
+            async def behaviour(actor: Actor) -> None:
+                await _main_behaviour(handle, actor)
+
+            handle.actor = await supervisor.spawn(
+                behaviour, name="main", address="main", mailbox_capacity=MAILBOX_CAPACITY
+            )
+            task_status.started(handle)
+
+
+def _thinking(options: AgentOptions) -> dict[str, Any] | None:
+    if options.thinking is not None:
+        return options.thinking
+    if options.max_thinking_tokens is not None:
+        return {"type": "enabled", "budget_tokens": options.max_thinking_tokens}
+    return None
+
+
+def _make_gate(options: AgentOptions, session: Session) -> Any:
+    from ._gate import make_gate
+
+    return make_gate(options, session)
+
+
+def _prompt_items(item: Any) -> Prompt:
+    """A streaming-input item (a str or an Agent SDK user-message dict) as a mailbox Prompt."""
+    if isinstance(item, str):
+        return Prompt(item)
+    if isinstance(item, dict):
+        message = item.get("message", item)
+        if message.get("role", "user") != "user" or "content" not in message:
+            raise ValueError(
+                "streaming prompt items must be str or {'type': 'user', 'message': "
+                f"{{'role': 'user', 'content': ...}}}}, got {item!r}"
+            )
+        return Prompt(message["content"])
+    raise ValueError(f"streaming prompt items must be str or dict, got {type(item).__name__}")
+
+
+async def _feed(handle: SessionHandle, prompt: str | AsyncIterable[Any]) -> None:
+    if isinstance(prompt, str):
+        await handle.send(Prompt(prompt))
+    else:
+        async for item in prompt:
+            await handle.send(_prompt_items(item))
+    await handle.send(INPUT_END)
+
+
+def _unwrap(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
+
+
+async def query(
+    *, prompt: str | AsyncIterable[Any], options: AgentOptions | None = None
+) -> AsyncIterator[Message]:
+    """Run the agent loop on ``prompt`` and yield its messages (SPEC L2).
+
+    With a string prompt the query is single-shot: it ends when the main agent has answered and no
+    background subagent of it is running, and it raises :class:`ResultError` after yielding an
+    error result (SPEC L7). With an async iterable of prompts it is a streaming session that
+    answers each in turn and does not raise on error results::
+
+        async for message in query(prompt="What files are here?"):
+            print(message)
+    """
+    options = options or AgentOptions()
+    if not isinstance(prompt, str) and not isinstance(prompt, AsyncIterable):
+        raise ValueError(f"prompt must be a str or an async iterable, got {type(prompt).__name__}")
+    send, receive = trio.open_memory_channel[Message](OUTPUT_BUFFER)
+    scope = trio.CancelScope()
+    finished = trio.Event()
+    failure: list[BaseException] = []
+
+    async def session_task() -> None:
+        try:
+            with scope:
+                async with trio.open_nursery() as nursery:
+                    handle = await nursery.start(_Starter(options, send).run)
+                    nursery.start_soon(_feed, handle, prompt)
+        except Exception as exc:  # handed to the caller, which re-raises it
+            failure.append(_unwrap(exc))
+        finally:
+            finished.set()
+
+    trio.lowlevel.spawn_system_task(session_task, context=contextvars.copy_context())
+    last_result: ResultMessage | None = None
+    try:
+        async with receive:
+            while True:
+                try:
+                    message = receive.receive_nowait()
+                except trio.WouldBlock:
+                    try:
+                        message = await receive.receive()
+                    except trio.EndOfChannel:
+                        break
+                except trio.EndOfChannel:
+                    break
+                if isinstance(message, ResultMessage):
+                    last_result = message
+                yield message
+        await finished.wait()
+        if failure:
+            raise failure[0]
+    finally:
+        scope.cancel()
+        with trio.CancelScope(shield=True):
+            await finished.wait()
+    if isinstance(prompt, str) and last_result is not None and last_result.is_error:
+        raise ResultError(
+            last_result.subtype, last_result.errors or [], last_result.session_id, last_result
+        )
+
+
+class AgentClient:
+    """A streaming-input session (SPEC C3): send prompts while it works, read messages as they come.
+
+    ::
+
+        async with AgentClient(AgentOptions(backend=backend)) as client:
+            await client.query("first question")
+            async for message in client.receive_response():
+                print(message)
+
+    Prompts sent while a turn runs are queued and each runs as its own turn with its own
+    ``max_turns`` allowance; error results do not end the client.
+    """
+
+    def __init__(self, options: AgentOptions | None = None) -> None:
+        self.options = options or AgentOptions()
+        self._handle: SessionHandle | None = None
+        self._nursery_cm: Any = None
+        self._receive: trio.MemoryReceiveChannel[Message] | None = None
+        self._send: trio.MemorySendChannel[Message] | None = None
+
+    async def __aenter__(self) -> AgentClient:
+        self._send, self._receive = trio.open_memory_channel[Message](OUTPUT_BUFFER)
+        self._nursery_cm = trio.open_nursery()
+        nursery = await self._nursery_cm.__aenter__()
+        try:
+            self._handle = await nursery.start(_Starter(self.options, self._send).run)
+        except BaseException as exc:
+            await self._nursery_cm.__aexit__(type(exc), exc, exc.__traceback__)
+            raise
+        self._nursery = nursery
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> bool | None:
+        handle = self._handle
+        if handle is not None and exc_info[0] is None:
+            with contextlib.suppress(trio.ClosedResourceError):
+                await handle.send(INPUT_END)
+            # drain what is left so the session is never blocked on a full output channel
+            assert self._receive is not None
+            self._nursery.start_soon(_drain, self._receive)
+        else:
+            self._nursery.cancel_scope.cancel()
+        result: bool | None = await self._nursery_cm.__aexit__(*exc_info)
+        return result
+
+    def _require(self) -> SessionHandle:
+        if self._handle is None:
+            raise RuntimeError(
+                "AgentClient is not open: use 'async with AgentClient(...) as client'"
+            )
+        return self._handle
+
+    @property
+    def session_id(self) -> str:
+        return self._require().session.session_id
+
+    async def query(self, prompt: str | AsyncIterable[Any], session_id: str = "default") -> None:
+        """Queue a prompt (or a stream of them) for the main agent."""
+        handle = self._require()
+        if isinstance(prompt, str):
+            await handle.send(Prompt(prompt))
+        else:
+            async for item in prompt:
+                await handle.send(_prompt_items(item))
+
+    def receive_messages(self) -> AsyncIterator[Message]:
+        """Every message of the session, as it comes (until the client closes)."""
+        self._require()
+        assert self._receive is not None
+        return _Messages(self._receive, until_result=False)
+
+    def receive_response(self) -> AsyncIterator[Message]:
+        """Messages up to and including the next ``ResultMessage``."""
+        self._require()
+        assert self._receive is not None
+        return _Messages(self._receive, until_result=True)
+
+    async def interrupt(self) -> None:
+        """Cancel the running turn: its tools are cancelled, its result says it was aborted."""
+        self._require().main.interrupt()
+        await trio.lowlevel.checkpoint()
+
+    async def set_permission_mode(self, mode: str) -> None:
+        """Change the permission mode; it applies from the next tool call."""
+        gate = self._require().main.gate
+        if gate is None:
+            raise RuntimeError("this session has no permission gate")
+        gate.set_mode(mode)
+        await trio.lowlevel.checkpoint()
+
+    async def set_model(self, model: str | None = None) -> None:
+        """Switch the main agent's model from its next request."""
+        from .options import resolve_model
+
+        handle = self._require()
+        handle.main.model = resolve_model(model or self.options.resolved_model)
+        await trio.lowlevel.checkpoint()
+
+    async def stop_task(self, task_id: str) -> None:
+        """Cancel a running subagent (and its subtree) by its agent id."""
+        handle = self._require()
+        try:
+            actor = handle.supervisor.actor(task_id)
+        except KeyError:
+            raise ValueError(f"no running task {task_id!r}") from None
+        actor.cancel(reason="stop_task")
+        await trio.lowlevel.checkpoint()
+
+    def statistics(self) -> Any:
+        """The supervisor's statistics (live actors, depth, mailbox peaks)."""
+        return self._require().supervisor.statistics()
+
+
+class _Messages:
+    """An iterator over the client's output. Not an async generator on purpose: callers break
+    out of these loops all the time, and an abandoned generator would need finalizing."""
+
+    def __init__(self, receive: trio.MemoryReceiveChannel[Message], *, until_result: bool) -> None:
+        self._receive = receive
+        self._until_result = until_result
+        self._done = False
+
+    def __aiter__(self) -> _Messages:
+        return self
+
+    async def __anext__(self) -> Message:
+        if self._done:
+            raise StopAsyncIteration
+        try:
+            message = await self._receive.receive()
+        except (trio.EndOfChannel, trio.ClosedResourceError):
+            self._done = True
+            raise StopAsyncIteration from None
+        if self._until_result and isinstance(message, ResultMessage):
+            self._done = True
+        return message
+
+
+async def _drain(receive: trio.MemoryReceiveChannel[Message]) -> None:
+    async for _ in receive:
+        pass

@@ -1,0 +1,139 @@
+"""Assembling one model response from its stream events.
+
+Kept apart from the loop because it is the hot path of every turn and has one job: fold
+``message_start … message_stop`` into content blocks, usage and ``stop_reason``. A stream that ends
+before ``message_stop`` is an :class:`APIConnectionError` (the loop retries the whole response,
+SPEC L8); malformed tool input JSON is kept as an error marker for the tool call (SPEC E2).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import attrs
+import msgspec
+
+from .backends.base import (
+    APIConnectionError,
+    BackendEvent,
+    ContentBlockDelta,
+    ContentBlockStart,
+    ContentBlockStop,
+    MessageDelta,
+    MessageStart,
+    MessageStop,
+)
+from .messages import ContentBlock, TextBlock, ThinkingBlock, ToolUseBlock
+
+log = logging.getLogger("agents.loop")
+
+_json_decode = msgspec.json.Decoder(dict[str, Any]).decode
+
+
+@attrs.define(eq=False)
+class Response:
+    """A complete model response."""
+
+    message_id: str = ""
+    model: str = ""
+    blocks: list[ContentBlock] = attrs.Factory(list)
+    #: the content in the API's JSON shape, as it goes back into the history
+    api_content: list[dict[str, Any]] = attrs.Factory(list)
+    usage: dict[str, Any] = attrs.Factory(dict)
+    stop_reason: str | None = None
+    #: tool_use id → why its input could not be used (invalid JSON)
+    bad_inputs: dict[str, str] = attrs.Factory(dict)
+    complete: bool = False
+
+    @property
+    def tool_uses(self) -> list[ToolUseBlock]:
+        return [b for b in self.blocks if isinstance(b, ToolUseBlock)]
+
+    @property
+    def text(self) -> str:
+        return "\n".join(b.text for b in self.blocks if isinstance(b, TextBlock))
+
+
+@attrs.define(eq=False)
+class ResponseBuilder:
+    """Folds stream events into a :class:`Response`."""
+
+    response: Response = attrs.Factory(Response)
+    _parts: dict[int, list[str]] = attrs.Factory(dict)
+    _starts: dict[int, dict[str, Any]] = attrs.Factory(dict)
+    _signatures: dict[int, str] = attrs.Factory(dict)
+
+    def feed(self, event: BackendEvent) -> None:
+        r = self.response
+        if isinstance(event, ContentBlockDelta):
+            delta = event.delta
+            kind = delta.get("type")
+            if kind == "text_delta":
+                self._parts[event.index].append(delta["text"])
+            elif kind == "input_json_delta":
+                self._parts[event.index].append(delta["partial_json"])
+            elif kind == "thinking_delta":
+                self._parts[event.index].append(delta["thinking"])
+            elif kind == "signature_delta":
+                self._signatures[event.index] = delta["signature"]
+            else:
+                log.warning("ignoring unknown delta type %r", kind)
+        elif isinstance(event, ContentBlockStart):
+            self._starts[event.index] = event.content_block
+            self._parts[event.index] = []
+        elif isinstance(event, ContentBlockStop):
+            self._finish_block(event.index)
+        elif isinstance(event, MessageStart):
+            message = event.message
+            r.message_id = message.get("id", "")
+            r.model = message.get("model", "")
+            r.usage = dict(message.get("usage") or {})
+        elif isinstance(event, MessageDelta):
+            r.stop_reason = event.delta.get("stop_reason", r.stop_reason)
+            for key, value in event.usage.items():
+                if value is not None:
+                    r.usage[key] = value
+        elif isinstance(event, MessageStop):
+            r.complete = True
+
+    def _finish_block(self, index: int) -> None:
+        start = self._starts.pop(index, None)
+        if start is None:
+            return
+        text = "".join(self._parts.pop(index, ()))
+        kind = start.get("type")
+        r = self.response
+        if kind == "text":
+            body = (start.get("text") or "") + text
+            r.blocks.append(TextBlock(text=body))
+            r.api_content.append({"type": "text", "text": body})
+        elif kind == "tool_use":
+            tool_id, name = start["id"], start["name"]
+            tool_input: dict[str, Any] = start.get("input") or {}
+            if text:
+                try:
+                    tool_input = _json_decode(text)
+                except msgspec.DecodeError as exc:
+                    r.bad_inputs[tool_id] = f"invalid tool input JSON ({exc}): {text[:200]!r}"
+                    log.warning("tool %s %s: %s", name, tool_id, r.bad_inputs[tool_id])
+                    tool_input = {}
+            r.blocks.append(ToolUseBlock(id=tool_id, name=name, input=tool_input))
+            r.api_content.append(
+                {"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}
+            )
+        elif kind == "thinking":
+            body = (start.get("thinking") or "") + text
+            signature = self._signatures.pop(index, start.get("signature") or "")
+            r.blocks.append(ThinkingBlock(thinking=body, signature=signature))
+            r.api_content.append({"type": "thinking", "thinking": body, "signature": signature})
+        else:
+            # redacted_thinking, server tool blocks ...: they must go back to the model unchanged,
+            # but have no message type of their own in the stream (SPEC E2: logged, never fatal).
+            log.info("block type %r kept in history, not streamed", kind)
+            r.api_content.append(start)
+
+    def finish(self) -> Response:
+        if not self.response.complete:
+            raise APIConnectionError("stream ended before message_stop")
+        return self.response

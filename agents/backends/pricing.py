@@ -1,0 +1,147 @@
+"""Model prices and limits, shipped as data (``models.json``) and overridable (SPEC L10, C4).
+
+Prices are USD per million tokens. Dated ids (``claude-sonnet-4-5-20250929``) price as their alias.
+An unknown model has no price: its cost is ``None``, and setting a budget for it is an error at
+construction (SPEC E1)::
+
+    table = default_price_table().with_overrides({"my-model": {"input": 1, "output": 2}})
+    table.cost("my-model", {"input_tokens": 1000, "output_tokens": 10})   # 0.00102
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Mapping
+from importlib import resources
+from typing import Any
+
+import attrs
+
+__all__ = ["ModelInfo", "PriceTable", "default_price_table"]
+
+_DATED = re.compile(r"-\d{8}$")
+_PRICE_FIELDS = ("input", "output", "cache_write_5m", "cache_write_1h", "cache_read")
+
+
+@attrs.frozen
+class ModelInfo:
+    """One model's prices (USD per million tokens) and limits."""
+
+    input: float
+    output: float
+    cache_write_5m: float = 0.0
+    cache_write_1h: float = 0.0
+    cache_read: float = 0.0
+    context_window: int = 200_000
+    max_output_default: int = 32_000
+    max_output: int = 64_000
+    effort: bool = False
+    #: prices that apply instead when the prompt is longer than ``long_context_threshold`` tokens
+    long_context: ModelInfo | None = None
+    long_context_threshold: int | None = None
+
+    @classmethod
+    def from_dict(cls, name: str, data: Mapping[str, Any]) -> ModelInfo:
+        """Build from the JSON shape; errors name the model and the field."""
+        known = {f.name for f in attrs.fields(cls)} | {"long_context"}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            expected = ", ".join(sorted(known))
+            raise ValueError(
+                f"pricing[{name!r}]: unknown field {unknown[0]!r} (expected some of {expected})"
+            )
+        for field in ("input", "output"):
+            if field not in data:
+                raise ValueError(f"pricing[{name!r}]: missing required field {field!r}")
+        kwargs: dict[str, Any] = {}
+        for key, value in data.items():
+            if key == "long_context":
+                long = dict(value)
+                kwargs["long_context_threshold"] = int(long.pop("threshold"))
+                prices: dict[str, Any] = {k: float(v) for k, v in long.items()}
+                kwargs["long_context"] = cls(**prices)
+            elif key in _PRICE_FIELDS:
+                if not isinstance(value, int | float) or value < 0:
+                    raise ValueError(
+                        f"pricing[{name!r}].{key} must be a number >= 0, got {value!r}"
+                    )
+                kwargs[key] = float(value)
+            else:
+                kwargs[key] = value
+        return cls(**kwargs)
+
+    def cost(self, usage: Mapping[str, Any]) -> float:
+        """USD cost of one response's usage (input, output, cache write 5 min / 1 h, cache read)."""
+        inp = usage.get("input_tokens") or 0
+        out = usage.get("output_tokens") or 0
+        read = usage.get("cache_read_input_tokens") or 0
+        write = usage.get("cache_creation_input_tokens") or 0
+        split = usage.get("cache_creation")
+        w1h = (split or {}).get("ephemeral_1h_input_tokens") or 0
+        w5m = write - w1h if split else write
+        price = self
+        if (
+            self.long_context is not None
+            and self.long_context_threshold is not None
+            and inp + read + write > self.long_context_threshold
+        ):
+            price = self.long_context
+        micro = (
+            inp * price.input
+            + out * price.output
+            + w5m * price.cache_write_5m
+            + w1h * price.cache_write_1h
+            + read * price.cache_read
+        )
+        return micro / 1_000_000
+
+
+@attrs.frozen
+class PriceTable:
+    """Model id → :class:`ModelInfo`; looks dated ids up under their alias."""
+
+    models: Mapping[str, ModelInfo]
+    web_search_per_request: float = 0.01
+
+    def get(self, model: str) -> ModelInfo | None:
+        """The model's info, or ``None`` when the table does not know it."""
+        info = self.models.get(model)
+        if info is None:
+            info = self.models.get(_DATED.sub("", model))
+        return info
+
+    def cost(self, model: str, usage: Mapping[str, Any]) -> float | None:
+        """USD cost of a response's usage on ``model``; ``None`` for an unknown model."""
+        info = self.get(model)
+        if info is None:
+            return None
+        cost = info.cost(usage)
+        searches = (usage.get("server_tool_use") or {}).get("web_search_requests") or 0
+        return cost + searches * self.web_search_per_request
+
+    def with_overrides(self, overrides: Mapping[str, ModelInfo | Mapping[str, Any]]) -> PriceTable:
+        """A new table where ``overrides`` replace or add models (``AgentOptions(pricing=...)``)."""
+        models = dict(self.models)
+        for name, value in overrides.items():
+            if not isinstance(name, str):
+                raise ValueError(f"pricing keys must be model ids (str), got {name!r}")
+            if isinstance(value, ModelInfo):
+                models[name] = value
+            elif isinstance(value, Mapping):
+                models[name] = ModelInfo.from_dict(name, value)
+            else:
+                kind = type(value).__name__
+                raise ValueError(
+                    f"pricing[{name!r}] must be a ModelInfo or a dict of prices, got {kind}"
+                )
+        return attrs.evolve(self, models=models)
+
+
+@functools.cache
+def default_price_table() -> PriceTable:
+    """The table shipped with the package (read once)."""
+    raw = json.loads(resources.files("agents.backends").joinpath("models.json").read_text())
+    models = {name: ModelInfo.from_dict(name, data) for name, data in raw["models"].items()}
+    return PriceTable(models=models, web_search_per_request=raw["web_search_per_request"])

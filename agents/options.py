@@ -1,0 +1,268 @@
+"""``AgentOptions`` and ``AgentDefinition``: what a session is configured with (SPEC §0, E1).
+
+Names follow the Python Claude Agent SDK's ``ClaudeAgentOptions`` so programs port by changing
+imports; the options this runtime adds (``backend``, ``pricing``, ``budget_mode``, limits) are
+keyword-only extras with defaults. Everything is validated at construction: a bad value raises
+``ValueError`` naming the field, the value and what is allowed, before any model call is made::
+
+    AgentOptions(max_turns=0)
+    # ValueError: max_turns must be >= 1, got 0
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from .backends.pricing import PriceTable, default_price_table
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "EFFORTS",
+    "MODEL_ALIASES",
+    "PERMISSION_MODES",
+    "AgentDefinition",
+    "AgentOptions",
+    "resolve_model",
+]
+
+DEFAULT_MODEL = "claude-opus-5-5"
+EFFORTS = ("low", "medium", "high", "xhigh", "max")
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "dontAsk", "auto", "bypassPermissions")
+BUDGET_MODES = ("soft", "reserve")
+SETTING_SOURCES = ("user", "project", "local")
+#: short names accepted wherever a model is named (``AgentDefinition(model="haiku")``)
+MODEL_ALIASES = {
+    "opus": "claude-opus-5-5",
+    "sonnet": "claude-sonnet-5-5",
+    "haiku": "claude-haiku-5-5",
+}
+
+
+def resolve_model(name: str) -> str:
+    """A model alias (``opus``/``sonnet``/``haiku``) resolved to its id; other names unchanged."""
+    return MODEL_ALIASES.get(name, name)
+
+
+def _one_of(field: str, allowed: Sequence[str]) -> Any:
+    def check(_inst: Any, _attr: Any, value: Any) -> None:
+        if value is not None and value not in allowed:
+            raise ValueError(f"unknown {field} {value!r} (expected one of {', '.join(allowed)})")
+
+    return check
+
+
+def _at_least(field: str, low: float) -> Any:
+    def check(_inst: Any, _attr: Any, value: Any) -> None:
+        if value is None:
+            return
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError(f"{field} must be a number, got {value!r}")
+        if value < low:
+            raise ValueError(f"{field} must be >= {low:g}, got {value!r}")
+
+    return check
+
+
+def _str_list(field: str) -> Any:
+    def check(_inst: Any, _attr: Any, value: Any) -> None:
+        if value is None:
+            return
+        if isinstance(value, str) or not isinstance(value, Sequence):
+            raise ValueError(f"{field} must be a list of strings, got {value!r}")
+        for i, item in enumerate(value):
+            if not isinstance(item, str):
+                raise ValueError(f"{field}[{i}] must be a string, got {item!r}")
+
+    return check
+
+
+def _opt_list(value: Any) -> Any:
+    # strings are sequences too: keep them as they are so the validator can refuse them
+    return value if value is None or isinstance(value, str) else list(value)
+
+
+@attrs.frozen
+class AgentDefinition:
+    """A subagent type the model can spawn with the ``Agent`` tool (SPEC S1).
+
+    ``model`` may be an id, an alias (``sonnet``, ``opus``, ``haiku``) or ``inherit``;
+    ``background=True`` makes spawns of this type run in the background unless the call says
+    otherwise.
+    """
+
+    description: str
+    prompt: str
+    tools: list[str] | None = attrs.field(
+        default=None, converter=_opt_list, validator=_str_list("AgentDefinition.tools")
+    )
+    disallowed_tools: list[str] | None = attrs.field(
+        default=None, converter=_opt_list, validator=_str_list("AgentDefinition.disallowed_tools")
+    )
+    model: str | None = None
+    max_turns: int | None = attrs.field(
+        default=None, validator=_at_least("AgentDefinition.max_turns", 1)
+    )
+    background: bool | None = None
+    effort: str | None = attrs.field(default=None, validator=_one_of("effort", EFFORTS))
+    permission_mode: str | None = attrs.field(
+        default=None, validator=_one_of("permission_mode", PERMISSION_MODES)
+    )
+    skills: list[str] | None = None
+    mcp_servers: list[Any] | None = None
+
+
+def _check_agents(_inst: Any, _attr: Any, value: Any) -> None:
+    if value is None:
+        return
+    if not isinstance(value, Mapping):
+        raise ValueError(f"agents must be a dict of name -> AgentDefinition, got {value!r}")
+    for name, definition in value.items():
+        if not isinstance(name, str) or not name or "/" in name:
+            raise ValueError(f"agents: invalid agent name {name!r} (non-empty, no '/')")
+        if not isinstance(definition, AgentDefinition):
+            raise ValueError(
+                f"agents[{name!r}] must be an AgentDefinition, got {type(definition).__name__}"
+            )
+
+
+def _paths(values: Sequence[str | os.PathLike[str]]) -> list[str]:
+    return [os.fspath(p) for p in values]
+
+
+def _path_or_none(value: str | os.PathLike[str] | None) -> str | None:
+    return None if value is None else os.fspath(value)
+
+
+@attrs.frozen(kw_only=True)
+class AgentOptions:
+    """Configuration of a session (``query()`` or ``AgentClient``). See SPEC §0-§6.
+
+    Defaults match the Agent SDK: the Anthropic API as backend, model ``claude-opus-5-5``, no turn
+    or budget limit, permission mode ``default``.
+    """
+
+    # -- the loop ---------------------------------------------------------------------------------
+    model: str | None = None
+    fallback_model: str | None = None
+    system_prompt: str | dict[str, Any] | None = None
+    max_turns: int | None = attrs.field(default=None, validator=_at_least("max_turns", 1))
+    max_tokens: int | None = attrs.field(default=None, validator=_at_least("max_tokens", 1))
+    effort: str | None = attrs.field(default=None, validator=_one_of("effort", EFFORTS))
+    thinking: dict[str, Any] | None = None
+    max_thinking_tokens: int | None = attrs.field(
+        default=None, validator=_at_least("max_thinking_tokens", 1024)
+    )
+    include_partial_messages: bool = False
+    output_format: dict[str, Any] | None = None
+    backend: Any = None
+    cwd: str | None = attrs.field(default=None, converter=_path_or_none)
+    add_dirs: list[str] = attrs.field(factory=list, converter=_paths)
+    env: dict[str, str] = attrs.field(factory=dict)
+    # -- tools and permissions --------------------------------------------------------------------
+    tools: list[str] | None = attrs.field(
+        default=None, converter=_opt_list, validator=_str_list("tools")
+    )
+    allowed_tools: list[str] = attrs.field(
+        factory=list, converter=_opt_list, validator=_str_list("allowed_tools")
+    )
+    disallowed_tools: list[str] = attrs.field(
+        factory=list, converter=_opt_list, validator=_str_list("disallowed_tools")
+    )
+    mcp_servers: dict[str, Any] = attrs.field(factory=dict)
+    permission_mode: str | None = attrs.field(
+        default=None, validator=_one_of("permission_mode", PERMISSION_MODES)
+    )
+    can_use_tool: Any = None
+    hooks: dict[str, Any] | None = None
+    max_tool_concurrency: int = attrs.field(
+        default=10, validator=_at_least("max_tool_concurrency", 1)
+    )
+    # -- subagents and budget ---------------------------------------------------------------------
+    agents: dict[str, AgentDefinition] | None = attrs.field(default=None, validator=_check_agents)
+    forward_subagent_text: bool = False
+    max_subagent_depth: int = attrs.field(default=3, validator=_at_least("max_subagent_depth", 0))
+    max_concurrent_subagents: int = attrs.field(
+        default=20, validator=_at_least("max_concurrent_subagents", 1)
+    )
+    max_budget_usd: float | None = attrs.field(
+        default=None, validator=_at_least("max_budget_usd", 0)
+    )
+    budget_mode: str = attrs.field(default="soft", validator=_one_of("budget_mode", BUDGET_MODES))
+    pricing: Mapping[str, Any] | None = None
+    # -- sessions and context ---------------------------------------------------------------------
+    resume: str | None = None
+    session_id: str | None = None
+    continue_conversation: bool = False
+    fork_session: bool = False
+    resume_session_at: str | None = None
+    session_store: Any = None
+    setting_sources: list[str] | None = attrs.field(
+        default=None, converter=_opt_list, validator=_str_list("setting_sources")
+    )
+    compact_threshold: float = attrs.field(default=0.8)
+    enable_file_checkpointing: bool = False
+    user: str | None = None
+    extra: dict[str, Any] = attrs.field(factory=dict)
+
+    def __attrs_post_init__(self) -> None:
+        if self.setting_sources is not None:
+            for source in self.setting_sources:
+                if source not in SETTING_SOURCES:
+                    allowed = ", ".join(SETTING_SOURCES)
+                    raise ValueError(
+                        f"unknown setting_sources entry {source!r} (expected one of {allowed})"
+                    )
+        if not 0 < self.compact_threshold <= 1:
+            raise ValueError(f"compact_threshold must be in (0, 1], got {self.compact_threshold!r}")
+        if self.cwd is not None and not Path(self.cwd).is_dir():
+            raise ValueError(f"cwd {self.cwd!r} is not a directory")
+        if not isinstance(self.mcp_servers, Mapping):
+            raise ValueError(
+                f"mcp_servers must be a dict of name -> server, got {self.mcp_servers!r}"
+            )
+        if self.hooks is not None and not isinstance(self.hooks, Mapping):
+            raise ValueError(f"hooks must be a dict of event -> [HookMatcher], got {self.hooks!r}")
+        if self.can_use_tool is not None and not callable(self.can_use_tool):
+            raise ValueError(f"can_use_tool must be an async callable, got {self.can_use_tool!r}")
+        if self.fork_session and self.resume is None:
+            raise ValueError("fork_session=True needs resume=<session id>")
+        if self.session_id is not None and self.resume is not None and not self.fork_session:
+            raise ValueError(
+                "session_id cannot be combined with resume unless fork_session=True "
+                f"(session_id={self.session_id!r}, resume={self.resume!r})"
+            )
+        if self.max_budget_usd is not None:
+            table = self.price_table()
+            for model in self._budgeted_models():
+                if table.get(model) is None:
+                    raise ValueError(
+                        f"max_budget_usd set but no price for model {model!r}; pass pricing="
+                    )
+
+    def _budgeted_models(self) -> list[str]:
+        models = [self.resolved_model]
+        if self.fallback_model:
+            models.append(resolve_model(self.fallback_model))
+        for definition in (self.agents or {}).values():
+            if definition.model and definition.model != "inherit":
+                models.append(resolve_model(definition.model))
+        return models
+
+    @property
+    def resolved_model(self) -> str:
+        """The main agent's model id (aliases resolved, default applied)."""
+        return resolve_model(self.model or DEFAULT_MODEL)
+
+    @property
+    def resolved_permission_mode(self) -> str:
+        return self.permission_mode or "default"
+
+    def price_table(self) -> PriceTable:
+        """The shipped price table with ``pricing`` overrides applied."""
+        table = default_price_table()
+        return table.with_overrides(self.pricing) if self.pricing else table

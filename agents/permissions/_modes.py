@@ -1,0 +1,283 @@
+"""What each permission mode approves on its own, and the removals no mode may approve (P2, P6).
+
+The mode is step 4 of the pipeline: it can only *approve* (or, under ``dontAsk``, refuse to ask);
+deny and ask rules have already been applied. Approval is deliberately narrow: anything this
+module cannot prove harmless for the mode — an unknown variable in a path, a redirection, a ``sed``
+script that could write or execute — is left to the allow rules and the callback.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ._bash import SimpleCommand, basename, command_start
+from ._memo import CallMemo
+from ._paths import EDIT_PATH_TOOLS, READ_PATH_TOOLS, absolute, real, within
+from ._types import PermissionCheck
+
+__all__ = ["WorkingDirs", "critical_removal", "is_write_tool", "mode_approves"]
+
+#: Commands ``acceptEdits`` approves when all their paths are inside the working directories.
+_ACCEPT_EDITS_COMMANDS = frozenset({"mkdir", "touch", "rm", "rmdir", "mv", "cp", "sed"})
+#: Raw-text characters after which a word's value is not known statically.
+_DYNAMIC = re.compile(r"[$`{}()]")
+_GLOB = re.compile(r"[*?\[]")
+_SED_OPTION = re.compile(
+    r"-[nrEsuz]*i?[nrEsuz]*|-i[\w.~-]*|--(?:in-place(?:=[\w.~-]*)?|quiet|silent|"
+    r"regexp-extended|separate|null-data|posix|debug|sandbox)"
+)
+_SED_ADDRESS = r"(?:\d+|\$|/(?:[^/\\\n]|\\.)*/)"
+_SED_PREFIX = re.compile(rf"\s*(?:{_SED_ADDRESS}(?:\s*,\s*{_SED_ADDRESS})?)?\s*!?\s*")
+
+
+class WorkingDirs:
+    """``cwd`` plus ``add_dirs``, absolute, with their resolved forms computed once."""
+
+    __slots__ = ("dirs", "home", "real_dirs")
+
+    def __init__(self, cwd: str, add_dirs: Sequence[str], home: str) -> None:
+        self.home = home
+        self.dirs = tuple(
+            dict.fromkeys([absolute(cwd, "/", home)] + [absolute(d, cwd, home) for d in add_dirs])
+        )
+        self.real_dirs = tuple(dict.fromkeys(real(d) for d in self.dirs))
+
+    @property
+    def cwd(self) -> str:
+        return self.dirs[0]
+
+    def contain(self, path: str, memo: CallMemo) -> bool:
+        """Whether ``path`` and its symlink target both lie inside a working directory."""
+        if not any(within(path, d) for d in self.dirs):
+            return False
+        target = memo.real(path)
+        return target == path or any(within(target, d) for d in self.real_dirs + self.dirs)
+
+
+def is_write_tool(tool_name: str) -> bool:
+    """File-editing tools and the shell: what ``plan`` mode never auto-approves."""
+    return tool_name in EDIT_PATH_TOOLS or tool_name == "Bash"
+
+
+def mode_approves(
+    mode: str,
+    check: PermissionCheck,
+    tool_input: Mapping[str, Any],
+    dirs: WorkingDirs,
+    memo: CallMemo,
+) -> bool:
+    """Whether ``mode`` alone approves this call (step 4 of P1)."""
+    if mode == "bypassPermissions":
+        return True
+    if mode == "dontAsk":
+        return False  # only explicit allow rules (and hooks) pre-approve under dontAsk
+    name = check.tool_name
+    if name in EDIT_PATH_TOOLS:
+        if mode != "acceptEdits":
+            return False
+        path = memo.tool_path(name, tool_input, dirs.cwd, dirs.home)
+        return path is not None and dirs.contain(path, memo)
+    if name == "Bash":
+        command = tool_input.get("command")
+        return (
+            mode == "acceptEdits"
+            and isinstance(command, str)
+            and _accept_edits_bash(command, dirs, memo)
+        )
+    if name in READ_PATH_TOOLS:
+        path = memo.tool_path(name, tool_input, dirs.cwd, dirs.home)
+        return check.read_only and path is not None and dirs.contain(path, memo)
+    return check.read_only
+
+
+def _accept_edits_bash(command: str, dirs: WorkingDirs, memo: CallMemo) -> bool:
+    parts = memo.split(command)
+    if not parts:
+        return False
+    for part in parts:
+        if part.redirect:
+            return False
+        start = command_start(part.words, strip_env=False)
+        words, raw = part.words[start:], part.raw[start:]
+        if not words or words[0] not in _ACCEPT_EDITS_COMMANDS:
+            return False
+        if words[0] == "sed":
+            if not _sed_ok(words[1:], raw[1:], dirs, memo):
+                return False
+        elif not _paths_ok(words[1:], raw[1:], dirs, memo):
+            return False
+    return True
+
+
+def _path_ok(value: str, raw: str, dirs: WorkingDirs, memo: CallMemo) -> bool:
+    if _DYNAMIC.search(raw) or (value.startswith("~") and value != "~" and value[1] != "/"):
+        return False  # an expansion, or another user's home
+    if any(_GLOB.search(c) and c.startswith(".") for c in value.split("/")):
+        return False  # `.*` may expand to `..`
+    return dirs.contain(absolute(value, dirs.cwd, dirs.home), memo)
+
+
+def _paths_ok(args: Sequence[str], raws: Sequence[str], dirs: WorkingDirs, memo: CallMemo) -> bool:
+    options_done = False
+    for value, raw in zip(args, raws, strict=True):
+        if not options_done and value == "--":
+            options_done = True
+        elif not options_done and value.startswith("-") and value != "-":
+            if _DYNAMIC.search(raw):
+                return False
+            if "=" in value:
+                if not _path_ok(value.partition("=")[2] or ".", raw, dirs, memo):
+                    return False
+            elif any(ch in value for ch in "/~."):
+                return False  # an attached option value such as `-t/etc`
+        elif not _path_ok(value, raw, dirs, memo):
+            return False
+    return True
+
+
+def _sed_ok(args: Sequence[str], raws: Sequence[str], dirs: WorkingDirs, memo: CallMemo) -> bool:
+    """``sed`` running only ``s``/``y``/``d``/``p`` (never ``w``, ``e``, ``r``) on inside paths."""
+    scripts: list[str] = []
+    files: list[tuple[str, str]] = []
+    has_e = any(a in ("-e", "--expression") or a.startswith("--expression=") for a in args)
+    i = 0
+    options_done = False
+    while i < len(args):
+        value, raw = args[i], raws[i]
+        if not options_done and value == "--":
+            options_done = True
+        elif not options_done and value in ("-e", "--expression"):
+            if i + 1 >= len(args) or not _static_script(raws[i + 1]):
+                return False
+            scripts.append(args[i + 1])
+            i += 1
+        elif not options_done and value.startswith("--expression="):
+            if not _static_script(raw):
+                return False
+            scripts.append(value.partition("=")[2])
+        elif not options_done and value.startswith("-") and value != "-":
+            if not _SED_OPTION.fullmatch(value) or _DYNAMIC.search(raw):
+                return False
+        elif not has_e and not scripts:
+            if not _static_script(raw):
+                return False
+            scripts.append(value)
+        else:
+            files.append((value, raw))
+        i += 1
+    if not scripts or not all(_sed_script_ok(s) for s in scripts):
+        return False
+    return all(_path_ok(value, raw, dirs, memo) for value, raw in files)
+
+
+def _static_script(raw: str) -> bool:
+    """A script is static if fully single-quoted or free of expansions."""
+    return (len(raw) >= 2 and raw[0] == raw[-1] == "'" and raw.count("'") == 2) or not (
+        "$" in raw or "`" in raw
+    )
+
+
+def _sed_script_ok(script: str) -> bool:
+    i = 0
+    n = len(script)
+    while i < n:
+        if script[i] in "; \t\n":
+            i += 1
+            continue
+        m = _SED_PREFIX.match(script, i)
+        i = m.end() if m else i
+        if i >= n:
+            return False
+        op = script[i]
+        if op in "dp":
+            i += 1
+        elif op in "sy":
+            i += 1
+            if i >= n or script[i] in "\\\n":
+                return False
+            delimiter = script[i]
+            for _ in range(2):
+                i += 1
+                while i < n and script[i] != delimiter:
+                    i += 2 if script[i] == "\\" else 1
+                if i >= n:
+                    return False
+            i += 1
+            if op == "s":
+                while i < n and (script[i] in "gpiIm" or script[i].isdigit()):
+                    i += 1
+        else:
+            return False
+        while i < n and script[i] in " \t":
+            i += 1
+        if i < n and script[i] not in ";\n}":
+            return False
+    return True
+
+
+def critical_removal(
+    tool_name: str, tool_input: Mapping[str, Any], dirs: WorkingDirs, memo: CallMemo
+) -> str | None:
+    """The argument of an ``rm``/``rmdir`` that would remove a critical path (P6), else None.
+
+    Critical: ``/``, its direct children, the home directory, ``cwd`` and its parents, and a
+    glob that empties one of them (``rm -rf ~/*``). An argument whose value is not known
+    statically (``$DIR``, ``$(...)``, ``{a,b}``, ``~user``) counts as critical: ``rm -rf "$X/"``
+    with ``X`` unset removes ``/``.
+    """
+    if tool_name != "Bash":
+        return None
+    command = tool_input.get("command")
+    if not isinstance(command, str):
+        return None
+    for part in memo.split(command):
+        found = _critical_in(part, dirs, memo)
+        if found is not None:
+            return found
+    return None
+
+
+def _critical_in(part: SimpleCommand, dirs: WorkingDirs, memo: CallMemo) -> str | None:
+    words, raws = part.words, part.raw
+    start = command_start(words, strip_env=True)
+    while start < len(words) and basename(words[start]) in ("sudo", "doas", "exec", "builtin"):
+        start += 1
+        while start < len(words) and words[start].startswith("-"):
+            start += 1
+        start += command_start(words[start:], strip_env=True)
+    if start >= len(words) or basename(words[start]) not in ("rm", "rmdir"):
+        return None
+    options_done = False
+    for value, raw in zip(words[start + 1 :], raws[start + 1 :], strict=True):
+        if not options_done and value == "--":
+            options_done = True
+            continue
+        if not options_done and value.startswith("-") and value != "-":
+            continue
+        expanded = value.replace("${HOME}", dirs.home).replace("$HOME", dirs.home)
+        if (
+            "`" in raw
+            or ("$" in raw and "$" in expanded)
+            or ("{" in raw and "}" in raw)
+            or (value.startswith("~") and not value.startswith("~/") and value != "~")
+        ):
+            return value
+        path = absolute(expanded, dirs.cwd, dirs.home)
+        if _is_critical(path, dirs) or _is_critical(memo.real(path), dirs):
+            return value
+        components = path.split("/")
+        for index, component in enumerate(components):
+            if _GLOB.search(component):
+                parent = "/".join(components[:index]) or "/"
+                if re.fullmatch(r"[*?.]+", component) and (
+                    parent == "/" or _is_critical(parent, dirs)
+                ):
+                    return value
+                break
+    return None
+
+
+def _is_critical(path: str, dirs: WorkingDirs) -> bool:
+    return path == "/" or path.count("/") == 1 or path == dirs.home or within(dirs.cwd, path)

@@ -1,0 +1,218 @@
+"""File paths in permission rules and tool inputs, with gitignore-style patterns.
+
+A ``Read(...)``/``Edit(...)`` specifier is compiled once into an *anchor* (filesystem root, home
+or the settings root, which is ``cwd`` here) and a regular expression over the path relative to
+that anchor, so the same compiled rule serves any ``cwd``:
+
+========================  =======================================================
+``//abs/path``            absolute path ``/abs/path``
+``~/x``                   ``x`` under the home directory
+``/x``                    ``x`` under the settings root (``cwd``), *not* absolute
+``./x``, ``x/y``          relative to ``cwd``
+``name`` (no slash)       a file or directory called ``name`` at any depth under ``cwd``
+``*``, ``?``, ``**``      one component, one character, any number of components
+========================  =======================================================
+
+As in gitignore, a pattern that matches a directory also covers everything beneath it, and ``a/**``
+covers ``a`` itself. Character classes (``[abc]``) are not supported: ``[`` is literal.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from collections.abc import Mapping
+from typing import Any, Literal
+
+__all__ = [
+    "EDIT_PATH_TOOLS",
+    "READ_PATH_TOOLS",
+    "Anchor",
+    "absolute",
+    "compile_path_pattern",
+    "real",
+    "relative_to",
+    "tool_path",
+    "within",
+]
+
+Anchor = Literal["root", "home", "cwd"]
+
+#: Tools that read files, and the input field holding the path (``Read(...)`` rules govern them).
+READ_PATH_TOOLS: Mapping[str, str] = {
+    "Read": "file_path",
+    "Glob": "path",
+    "Grep": "path",
+    "NotebookRead": "notebook_path",
+    "LS": "path",
+}
+#: Tools that write files, and the input field holding the path (``Edit(...)`` rules govern them).
+EDIT_PATH_TOOLS: Mapping[str, str] = {
+    "Write": "file_path",
+    "Edit": "file_path",
+    "MultiEdit": "file_path",
+    "NotebookEdit": "notebook_path",
+}
+
+_GLOB_CHARS = re.compile(r"[*?\[]")
+
+
+def absolute(path: str, cwd: str, home: str) -> str:
+    """``path`` made absolute against ``cwd`` with ``~`` expanded and ``..`` resolved lexically.
+
+    >>> absolute("./a/../secrets/k", "/repo", "/home/u")
+    '/repo/secrets/k'
+    """
+    if path == "~" or path.startswith("~/"):
+        path = home + path[1:]
+    result = posixpath.normpath(posixpath.join(cwd, path))
+    if result.startswith("//"):  # POSIX lets normpath keep a leading `//`; it is just `/`
+        result = "/" + result.lstrip("/")
+    return result
+
+
+_O_PATH = getattr(os, "O_PATH", 0)
+_PROC_FD = _O_PATH != 0 and os.path.isdir("/proc/self/fd")
+
+
+def real(path: str) -> str:
+    """The absolute ``path`` with symlinks resolved; the path itself when it cannot be resolved.
+
+    On Linux an existing path is resolved by the kernel (``open(O_PATH)`` + ``/proc/self/fd``):
+    three system calls instead of one ``lstat`` per component. A path that does not exist
+    yet (a file about to be written) is its resolved parent plus its name — unless it is a
+    dangling symlink, which the portable ``os.path.realpath`` follows.
+    """
+    try:
+        if _PROC_FD:
+            return _kernel_real(path, 8)
+        return os.path.realpath(path)
+    except (OSError, ValueError):
+        return path
+
+
+def _kernel_real(path: str, budget: int) -> str:
+    try:
+        fd = os.open(path, _O_PATH | os.O_CLOEXEC)
+    except FileNotFoundError:
+        parent, name = posixpath.split(path)
+        if budget == 0 or not name or parent == path:
+            return os.path.realpath(path)
+        try:
+            os.lstat(path)
+        except FileNotFoundError:
+            return posixpath.join(_kernel_real(parent, budget - 1), name)
+        return os.path.realpath(path)  # a dangling symlink: follow it the portable way
+    except OSError:
+        return os.path.realpath(path)
+    try:
+        resolved = os.readlink(f"/proc/self/fd/{fd}")
+    finally:
+        os.close(fd)
+    return resolved if resolved.startswith("/") else os.path.realpath(path)
+
+
+def relative_to(path: str, directory: str) -> str | None:
+    """``path`` relative to ``directory`` ('' for the directory itself), None if outside it."""
+    if directory == "/":
+        return path[1:]
+    if path == directory:
+        return ""
+    if path.startswith(directory) and path[len(directory) : len(directory) + 1] == "/":
+        return path[len(directory) + 1 :]
+    return None
+
+
+def within(path: str, directory: str) -> bool:
+    """Whether ``path`` is ``directory`` or lies beneath it (both absolute and normalized)."""
+    return relative_to(path, directory) is not None
+
+
+def tool_path(tool_name: str, tool_input: Mapping[str, Any], cwd: str, home: str) -> str | None:
+    """The absolute path a file tool call touches, or None when the tool has no path input.
+
+    ``Glob`` and ``Grep`` default to ``cwd``; for ``Glob`` the fixed leading part of the pattern
+    counts too, so ``pattern="../../etc/*"`` is judged as ``/etc``-ish, not as ``cwd``.
+    """
+    key = READ_PATH_TOOLS.get(tool_name) or EDIT_PATH_TOOLS.get(tool_name)
+    if key is None:
+        return None
+    value = tool_input.get(key)
+    if tool_name in ("Glob", "Grep", "LS") and (value is None or value == ""):
+        value = cwd
+    if not isinstance(value, str):
+        return None
+    base = absolute(value, cwd, home)
+    pattern = tool_input.get("pattern") if tool_name == "Glob" else None
+    if isinstance(pattern, str) and pattern:
+        fixed: list[str] = []
+        for part in pattern.split("/"):
+            if _GLOB_CHARS.search(part):
+                break
+            fixed.append(part)
+        if len(fixed) == len(pattern.split("/")):
+            fixed = fixed[:-1]  # no glob at all: the pattern names a file; judge its directory
+        prefix = "/".join(fixed)
+        if prefix or pattern.startswith("/"):
+            base = absolute(prefix or "/", base, home)
+    return base
+
+
+def _translate_component(component: str) -> str:
+    out: list[str] = []
+    for ch in component:
+        if ch == "*":
+            if not out or out[-1] != "[^/]*":
+                out.append("[^/]*")
+        elif ch == "?":
+            out.append("[^/]")
+        else:
+            out.append(re.escape(ch))
+    return "".join(out)
+
+
+def compile_path_pattern(spec: str) -> tuple[Anchor, str]:
+    """The anchor and the regex source (for ``fullmatch`` on the anchor-relative path) of ``spec``.
+
+    >>> compile_path_pattern("./secrets/**")
+    ('cwd', 'secrets(?:/.*)?')
+    """
+    anchor: Anchor = "cwd"
+    any_depth = False
+    if spec.startswith("//"):
+        anchor, rest = "root", spec[2:]
+    elif spec == "~" or spec.startswith("~/"):
+        anchor, rest = "home", spec[2:]
+    elif spec.startswith("/"):
+        rest = spec[1:]
+    elif spec.startswith("./"):
+        rest = spec[2:]
+    else:
+        rest = spec
+        any_depth = "/" not in spec.rstrip("/")
+    rest = rest.strip("/")
+    if ".." in rest.split("/") or "." in rest.split("/") or "//" in rest:
+        rest = posixpath.normpath(rest).lstrip("/")
+        rest = "" if rest == "." else rest
+    components = rest.split("/") if rest else []
+    pieces: list[str] = []
+    for index, component in enumerate(components):
+        last = index == len(components) - 1
+        if component == "**":
+            if last:
+                if pieces:
+                    pieces[-1] = pieces[-1].removesuffix("/")
+                pieces.append("(?:/.*)?" if pieces else ".*")
+            else:
+                pieces.append("(?:.*/)?")
+        else:
+            pieces.append(_translate_component(component) + ("" if last else "/"))
+    body = "".join(pieces)
+    if not body:
+        return anchor, ".*"
+    if any_depth and not body.startswith(".*"):
+        body = "(?:.*/)?" + body
+    if not body.endswith((".*", "(?:/.*)?")):
+        body += "(?:/.*)?"  # a matching directory covers its contents
+    return anchor, body

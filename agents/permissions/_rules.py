@@ -1,0 +1,471 @@
+"""Permission rules: ``Tool`` / ``Tool(specifier)`` strings, parsed once and matched fast.
+
+A :class:`RuleSet` compiles its rules when it is built: Bash patterns are indexed by their literal
+first word and fused into one alternation regex per word, path patterns into one regex per anchor,
+so that a check costs a few dictionary lookups and regex calls whatever the number of rules.
+
+What a specifier means depends on the tool:
+
+* ``Bash(spec)`` — a command pattern; see :func:`bash_pattern_regex` and :mod:`._bash`.
+* ``Read(spec)`` / ``Edit(spec)`` — a gitignore-style path (:mod:`._paths`). ``Read`` governs the
+  file-reading tools (Read, Glob, Grep, NotebookRead, LS), ``Edit`` every file-writing tool (Write,
+  Edit, MultiEdit, NotebookEdit). A bare ``Read``/``Edit`` rule covers its whole family.
+* ``WebFetch(domain:host)`` — the URL's host equals ``host`` (case-insensitive, port ignored);
+  ``domain:*.host`` matches any subdomain of ``host`` but not ``host`` itself.
+* ``Agent(type)`` (alias ``Task``) — the input's ``subagent_type``; ``*`` is a wildcard.
+* ``mcp__server`` and ``mcp__server__*`` — every tool of that MCP server.
+* Any other tool: a bare name matches the tool; a specifier on it never matches (no semantics).
+"""
+
+from __future__ import annotations
+
+import re
+import urllib.parse
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
+
+import attrs
+
+from ._bash import SimpleCommand, basename, command_start
+from ._memo import CallMemo
+from ._paths import (
+    EDIT_PATH_TOOLS,
+    READ_PATH_TOOLS,
+    compile_path_pattern,
+    relative_to,
+)
+
+__all__ = ["PermissionRule", "RuleKind", "RuleSet", "bash_pattern_regex", "parse_rule"]
+
+RuleKind = Literal["deny", "ask", "allow"]
+
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]+(?:__\*)?")
+_MCP_SERVER_RULE = re.compile(r"mcp__([^_].*?)(?:__\*)?")
+
+
+@attrs.frozen
+class PermissionRule:
+    """One parsed rule: ``Bash(npm *)`` is ``PermissionRule("Bash", "npm *")``.
+
+    ``str(rule)`` gives the rule back as written, for messages.
+    """
+
+    tool: str
+    specifier: str | None = None
+
+    def __str__(self) -> str:
+        return self.tool if self.specifier is None else f"{self.tool}({self.specifier})"
+
+
+def parse_rule(text: str) -> PermissionRule:
+    """Parse ``Tool`` or ``Tool(specifier)``; raise ValueError naming the rule if malformed.
+
+    Unknown tool names are accepted (the caller may warn): MCP and custom tools come and go.
+
+    >>> parse_rule("Bash(npm run test:*)")
+    PermissionRule(tool='Bash', specifier='npm run test:*')
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"permission rule must be a str, got {type(text).__name__}")
+    rule = text.strip()
+
+    def bad(why: str) -> ValueError:
+        return ValueError(f"malformed permission rule {text!r}: {why}")
+
+    if not rule:
+        raise bad("empty rule")
+    open_at = rule.find("(")
+    if open_at < 0:
+        if ")" in rule:
+            raise bad("unexpected ')'")
+        name, specifier = rule, None
+    else:
+        name = rule[:open_at].strip()
+        if not rule.endswith(")"):
+            raise bad("missing ')'" if rule.count("(") > rule.count(")") else "text after ')'")
+        specifier = rule[open_at + 1 : -1]
+        depth = 0
+        for ch in specifier:
+            depth += (ch == "(") - (ch == ")")
+            if depth < 0:
+                raise bad("unbalanced parentheses")
+        if depth:
+            raise bad("missing ')'")
+        if not specifier.strip():
+            raise bad("empty specifier (write the bare tool name to match every call)")
+    if not name:
+        raise bad("empty tool name")
+    if not _TOOL_NAME.fullmatch(name):
+        raise bad(f"invalid tool name {name!r}")
+    if name == "WebFetch" and specifier is not None:
+        host = specifier.removeprefix("domain:")
+        if host == specifier or not host.strip():
+            raise bad("WebFetch specifier must be 'domain:<host>'")
+    return PermissionRule(name, specifier)
+
+
+def bash_pattern_regex(pattern: str) -> str:
+    """The regex source (for ``fullmatch``) of a Bash command pattern.
+
+    ``*`` matches anything; a trailing `` *`` (or ``:*``) matches the prefix alone or followed by
+    a space and anything, so ``ls *`` matches ``ls`` and ``ls -la`` but not ``lsof``. Without a
+    ``*`` the pattern matches only the exact command. Whitespace runs count as one space.
+    """
+    pattern = " ".join(pattern.split())
+    if pattern.endswith(":*"):
+        pattern = pattern[:-2] + " *"
+    suffix = ""
+    if pattern.endswith(" *"):
+        pattern, suffix = pattern[:-2], "(?: .*)?"
+    return ".*".join(re.escape(piece) for piece in pattern.split("*")) + suffix
+
+
+def _bash_first_word(pattern: str) -> str | None:
+    words = " ".join(pattern.split()).removesuffix(":*").split(" ")
+    first = words[0]
+    return None if "*" in first or not first else first
+
+
+@attrs.frozen
+class _Alternation:
+    """Several rules fused into one ``(?P<r0>...)|(?P<r1>...)`` regex; ``match`` names the rule."""
+
+    regex: re.Pattern[str]
+    rules: tuple[PermissionRule, ...]
+
+    @classmethod
+    def build(cls, items: list[tuple[str, PermissionRule]], flags: int = 0) -> _Alternation:
+        source = "|".join(f"(?P<r{i}>{body})" for i, (body, _) in enumerate(items))
+        return cls(re.compile(source, flags | re.DOTALL), tuple(rule for _, rule in items))
+
+    def match(self, text: str) -> PermissionRule | None:
+        m = self.regex.fullmatch(text)
+        if m is None or m.lastgroup is None:
+            return None
+        return self.rules[int(m.lastgroup[1:])]
+
+
+def _group(
+    items: Iterable[tuple[str, str, PermissionRule]], flags: int = 0
+) -> dict[str, _Alternation]:
+    grouped: dict[str, list[tuple[str, PermissionRule]]] = {}
+    for key, body, rule in items:
+        grouped.setdefault(key, []).append((body, rule))
+    return {key: _Alternation.build(group, flags) for key, group in grouped.items()}
+
+
+@attrs.frozen
+class _KindIndex:
+    """Every rule of one kind (deny, ask or allow), compiled and indexed by tool."""
+
+    bare: Mapping[str, PermissionRule]
+    mcp_servers: Mapping[str, PermissionRule]
+    bash_by_word: Mapping[str, _Alternation]
+    bash_wild: _Alternation | None
+    read_paths: Mapping[str, _Alternation]  # anchor -> alternation
+    edit_paths: Mapping[str, _Alternation]
+    domains: Mapping[str, PermissionRule]
+    domain_wild: _Alternation | None
+    agents: _Alternation | None
+
+    @classmethod
+    def build(cls, rules: tuple[PermissionRule, ...]) -> _KindIndex:
+        bare: dict[str, PermissionRule] = {}
+        mcp: dict[str, PermissionRule] = {}
+        bash: list[tuple[str, str, PermissionRule]] = []
+        reads: list[tuple[str, str, PermissionRule]] = []
+        edits: list[tuple[str, str, PermissionRule]] = []
+        domains: dict[str, PermissionRule] = {}
+        domain_wild: list[tuple[str, str, PermissionRule]] = []
+        agents: list[tuple[str, str, PermissionRule]] = []
+        for rule in rules:
+            spec = rule.specifier
+            server = _MCP_SERVER_RULE.fullmatch(rule.tool)
+            if spec is None:
+                if server and (rule.tool.endswith("__*") or "__" not in server.group(1)):
+                    mcp.setdefault(server.group(1), rule)
+                else:
+                    bare.setdefault(rule.tool, rule)
+            elif rule.tool == "Bash":
+                bash.append((_bash_first_word(spec) or "*", bash_pattern_regex(spec), rule))
+            elif rule.tool in ("Read", "Edit"):
+                anchor, body = compile_path_pattern(spec)
+                (reads if rule.tool == "Read" else edits).append((anchor, body, rule))
+            elif rule.tool == "WebFetch":
+                host = _normalize_host(spec.removeprefix("domain:"))
+                if "*" in host:
+                    body = ".*".join(re.escape(p) for p in host.split("*"))
+                    domain_wild.append(("*", body, rule))
+                else:
+                    domains.setdefault(host, rule)
+            elif rule.tool in ("Agent", "Task"):
+                body = ".*".join(re.escape(p) for p in spec.strip().split("*"))
+                agents.append(("*", body, rule))
+        by_word = _group(bash)
+        return cls(
+            bare=bare,
+            mcp_servers=mcp,
+            bash_by_word=by_word,
+            bash_wild=by_word.pop("*", None),
+            read_paths=_group(reads),
+            edit_paths=_group(edits),
+            domains=domains,
+            domain_wild=_group(domain_wild).get("*"),
+            agents=_group(agents).get("*"),
+        )
+
+    def match_text(self, text: str) -> PermissionRule | None:
+        """The Bash rule matching one command text, if any."""
+        alternation = self.bash_by_word.get(text.partition(" ")[0])
+        if alternation is not None:
+            rule = alternation.match(text)
+            if rule is not None:
+                return rule
+        return self.bash_wild.match(text) if self.bash_wild is not None else None
+
+
+def _normalize_host(host: str) -> str:
+    return host.strip().lower().rstrip(".")
+
+
+def _deny_forms(command: SimpleCommand) -> list[str]:
+    """Every spelling a deny/ask rule is tried on: as written, unwrapped, unquoted, basename."""
+    words, raw = command.words, command.raw
+    forms = [command.text]
+    start = command_start(words, strip_env=False)
+    if start:
+        forms.append(" ".join(raw[start:]))
+    start_env = command_start(words, strip_env=True)
+    if start_env != start:
+        forms.append(" ".join(raw[start_env:]))
+    unquoted = list(words[start_env:])
+    if unquoted:
+        unquoted[0] = basename(unquoted[0])
+        plain = " ".join(" ".join(w.split()) for w in unquoted)
+        if plain not in forms:
+            forms.append(plain)
+    return forms
+
+
+def _allow_forms(command: SimpleCommand) -> list[str]:
+    """Spellings an allow rule is tried on: as written, and without leading wrappers."""
+    forms = [command.text]
+    start = command_start(command.words, strip_env=False)
+    if start:
+        forms.append(" ".join(command.raw[start:]))
+    return forms
+
+
+def _rule_tuple(rules: Iterable[PermissionRule]) -> tuple[PermissionRule, ...]:
+    return tuple(rules)
+
+
+@attrs.frozen
+class RuleSet:
+    """The allow, deny and ask rules of a session, compiled once.
+
+    Deny beats ask beats allow whatever their specificity: the pipeline asks :meth:`match` for
+    each kind in that order.
+
+    >>> rules = RuleSet.from_strings(allow=["Bash(npm *)"], deny=["Bash(rm *)"])
+    >>> str(rules.match("allow", "Bash", {"command": "npm test"}, cwd="/r", home="/h"))
+    'Bash(npm *)'
+    >>> rules.match("allow", "Bash", {"command": "npm test && rm -rf x"}, cwd="/r", home="/h")
+    """
+
+    allow: tuple[PermissionRule, ...] = attrs.field(default=(), converter=_rule_tuple)
+    deny: tuple[PermissionRule, ...] = attrs.field(default=(), converter=_rule_tuple)
+    ask: tuple[PermissionRule, ...] = attrs.field(default=(), converter=_rule_tuple)
+    _index: Mapping[str, _KindIndex] = attrs.field(init=False, repr=False, eq=False)
+
+    def __attrs_post_init__(self) -> None:
+        for kind in ("allow", "deny", "ask"):
+            for rule in getattr(self, kind):
+                if not isinstance(rule, PermissionRule):
+                    raise TypeError(
+                        f"RuleSet.{kind} entries must be PermissionRule, got {type(rule).__name__}"
+                    )
+        index = {
+            "allow": _KindIndex.build(self.allow),
+            "deny": _KindIndex.build(self.deny),
+            "ask": _KindIndex.build(self.ask),
+        }
+        object.__setattr__(self, "_index", index)
+
+    @classmethod
+    def from_strings(
+        cls, allow: Iterable[str] = (), deny: Iterable[str] = (), ask: Iterable[str] = ()
+    ) -> RuleSet:
+        """Parse rule strings (``allowed_tools``/``disallowed_tools`` style) into a RuleSet."""
+        return cls(
+            allow=tuple(parse_rule(r) for r in allow),
+            deny=tuple(parse_rule(r) for r in deny),
+            ask=tuple(parse_rule(r) for r in ask),
+        )
+
+    def removed_tools(self) -> frozenset[str]:
+        """Names of bare deny rules: these tools are taken out of the model's tool list (T2).
+
+        ``mcp__server`` entries stand for all tools of that server; :meth:`removes_tool` applies
+        that for one name.
+        """
+        return frozenset(rule.tool for rule in self.deny if rule.specifier is None)
+
+    def removes_tool(self, tool_name: str) -> bool:
+        """Whether a bare deny rule removes ``tool_name`` entirely (MCP server rules included)."""
+        return self._bare_rule(self._index["deny"], tool_name, families=False) is not None
+
+    @staticmethod
+    def _bare_rule(index: _KindIndex, tool_name: str, *, families: bool) -> PermissionRule | None:
+        rule = index.bare.get(tool_name)
+        if rule is not None:
+            return rule
+        if tool_name.startswith("mcp__") and index.mcp_servers:
+            server = tool_name[5:].partition("__")[0]
+            rule = index.mcp_servers.get(server)
+            if rule is not None:
+                return rule
+        if families:
+            if tool_name in READ_PATH_TOOLS:
+                return index.bare.get("Read")
+            if tool_name in EDIT_PATH_TOOLS:
+                return index.bare.get("Edit")
+            if tool_name == "Task":
+                return index.bare.get("Agent")
+        return None
+
+    def match(
+        self,
+        kind: RuleKind,
+        tool_name: str,
+        tool_input: Mapping[str, Any],
+        *,
+        cwd: str,
+        home: str,
+    ) -> PermissionRule | None:
+        """The rule of ``kind`` that covers this call, or None.
+
+        For Bash, a deny or ask rule covers a compound command if it matches *any* part; an allow
+        rule result means *every* part matched some allow rule (the one returned matched the
+        first part). For paths, symlinks are followed: an allow must match both the link and its
+        target, a deny or ask either of them.
+        """
+        return self._match(kind, tool_name, tool_input, cwd, home, CallMemo())
+
+    def _match(
+        self,
+        kind: RuleKind,
+        tool_name: str,
+        tool_input: Mapping[str, Any],
+        cwd: str,
+        home: str,
+        memo: CallMemo,
+    ) -> PermissionRule | None:
+        """:meth:`match` sharing splits and resolved paths with the rest of one check."""
+        index = self._index[kind]
+        rule = self._bare_rule(index, tool_name, families=True)
+        if rule is not None:
+            return rule
+        if tool_name == "Bash":
+            if not index.bash_by_word and index.bash_wild is None:
+                return None
+            return self._match_bash(kind, index, tool_input, memo)
+        if tool_name in READ_PATH_TOOLS:
+            return _match_path(kind, index.read_paths, tool_name, tool_input, cwd, home, memo)
+        if tool_name in EDIT_PATH_TOOLS:
+            return _match_path(kind, index.edit_paths, tool_name, tool_input, cwd, home, memo)
+        if tool_name == "WebFetch":
+            return _match_domain(index, tool_input)
+        if tool_name in ("Agent", "Task"):
+            agent = tool_input.get("subagent_type")
+            if index.agents is None or not isinstance(agent, str):
+                return None
+            return index.agents.match(agent)
+        return None
+
+    @staticmethod
+    def _match_bash(
+        kind: RuleKind, index: _KindIndex, tool_input: Mapping[str, Any], memo: CallMemo
+    ) -> PermissionRule | None:
+        command = tool_input.get("command")
+        if not isinstance(command, str):
+            return None
+        commands = memo.split(command)
+        if kind == "allow":
+            first: PermissionRule | None = None
+            for part in commands:
+                found = None
+                for text in _allow_forms(part):
+                    found = index.match_text(text)
+                    if found is not None:
+                        break
+                if found is None:
+                    return None
+                first = first or found
+            return first
+        for part in commands:
+            for text in _deny_forms(part):
+                found = index.match_text(text)
+                if found is not None:
+                    return found
+        return None
+
+
+def _match_path(
+    kind: RuleKind,
+    by_anchor: Mapping[str, _Alternation],
+    tool_name: str,
+    tool_input: Mapping[str, Any],
+    cwd: str,
+    home: str,
+    memo: CallMemo,
+) -> PermissionRule | None:
+    if not by_anchor:
+        return None
+    path = memo.tool_path(tool_name, tool_input, cwd, home)
+    if path is None:
+        return None
+    anchors = {"root": "/", "home": home, "cwd": cwd}
+    found = _match_one_path(by_anchor, anchors, path)
+    resolved = memo.real(path)
+    if resolved == path:
+        return found
+    if kind != "allow" and found is not None:
+        return found
+    if kind == "allow" and found is None:
+        return None
+    # The target of a symlink is judged against the anchors as resolved too.
+    real_anchors = {"root": "/", "home": memo.real(home), "cwd": memo.real(cwd)}
+    target = _match_one_path(by_anchor, anchors, resolved) or _match_one_path(
+        by_anchor, real_anchors, resolved
+    )
+    return target if kind != "allow" else (found if target is not None else None)
+
+
+def _match_one_path(
+    by_anchor: Mapping[str, _Alternation], anchors: Mapping[str, str], path: str
+) -> PermissionRule | None:
+    for anchor, alternation in by_anchor.items():
+        rel = relative_to(path, anchors[anchor])
+        if rel is not None:
+            rule = alternation.match(rel)
+            if rule is not None:
+                return rule
+    return None
+
+
+def _match_domain(index: _KindIndex, tool_input: Mapping[str, Any]) -> PermissionRule | None:
+    url = tool_input.get("url")
+    if not isinstance(url, str) or (not index.domains and index.domain_wild is None):
+        return None
+    try:
+        host = urllib.parse.urlsplit(url.strip()).hostname
+    except ValueError:
+        return None
+    if not host:
+        return None
+    host = _normalize_host(host)
+    rule = index.domains.get(host)
+    if rule is None and index.domain_wild is not None:
+        rule = index.domain_wild.match(host)
+    return rule

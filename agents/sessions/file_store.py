@@ -1,0 +1,313 @@
+"""``FileSessionStore``: the default store, JSON-lines files in a data directory (SPEC C1, E3).
+
+Layout under ``root`` (default ``$TRIO_AGENTS_DATA_DIR/projects``, else
+``~/.trio-agents/projects``)::
+
+    <project_key>/<session_id>.jsonl                                main transcript
+    <project_key>/<session_id>/subagents/agent-<id>.jsonl           one per subagent
+
+Durability: every entry is written with a single ``os.write`` of its whole line on an ``O_APPEND``
+descriptor kept open per key, so it reaches the kernel before ``append`` returns and a process
+killed at any point (SIGKILL included) loses at most the line being written. The write is done
+synchronously on the Trio thread on purpose: a transcript line is small, one ``write(2)`` into the
+page cache costs microseconds, and a thread hop would cost more than the write and would let two
+appends of the same key interleave. Loading a large file (reading and decoding megabytes) and
+walking directories go through ``trio.to_thread.run_sync``. Power loss is out of scope (no fsync).
+
+When a descriptor is opened on a file whose last byte is not a newline (the previous writer died
+mid-line), a newline is written first so the partial line stays a line of its own: it is reported
+by ``load`` (E3) and the new entries are kept.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections import OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import BinaryIO
+
+import attrs
+import msgspec
+import trio
+
+from agents.sessions.entry import (
+    LoadReport,
+    TranscriptEntry,
+    decode_entry,
+    decode_transcript,
+    encode_entry_into,
+)
+from agents.sessions.store import (
+    SessionInfo,
+    SessionKey,
+    default_projects_dir,
+    prompt_text,
+    summarize_prompt,
+)
+
+__all__ = ["FileSessionStore"]
+
+_SUFFIX = ".jsonl"
+_INLINE_LOAD_BYTES = 64 * 1024  # below this, reading on the Trio thread beats a thread hop
+_HEAD_BYTES = 256 * 1024  # how much of a file list_sessions reads to find the first prompt
+_OPEN_FLAGS = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+
+
+def _to_root(root: str | os.PathLike[str] | None) -> Path:
+    return default_projects_dir() if root is None else Path(root).expanduser()
+
+
+def _check_component(what: str, value: str) -> None:
+    if not value or value in (".", "..") or "/" in value or "\\" in value or "\x00" in value:
+        raise ValueError(f"{what} must be a single non-empty path component, got {value!r}")
+
+
+class _Stamp(msgspec.Struct):
+    timestamp: float
+
+
+_stamp_decoder = msgspec.json.Decoder(_Stamp)
+
+
+@attrs.define(eq=False)
+class FileSessionStore:
+    """Transcripts as append-only JSON-lines files; see the module docstring.
+
+    Open descriptors are cached per key (at most ``max_open_files``, least recently used closed
+    first); close them with ``aclose()`` or ``async with``::
+
+        async with FileSessionStore() as store:
+            await store.append(key, [entry])
+            entries = await store.load(key)
+    """
+
+    root: Path = attrs.field(default=None, converter=_to_root)
+    max_open_files: int = 64
+    _fds: OrderedDict[SessionKey, int] = attrs.field(init=False, factory=OrderedDict)
+    _buf: bytearray = attrs.field(init=False, factory=bytearray)
+
+    def __attrs_post_init__(self) -> None:
+        if self.max_open_files < 1:
+            raise ValueError(f"max_open_files must be >= 1, got {self.max_open_files}")
+
+    # -- paths -----------------------------------------------------------------------------
+
+    def path_for(self, key: SessionKey) -> Path:
+        """The file holding ``key``'s transcript (it may not exist)."""
+        _check_component("project_key", key.project_key)
+        _check_component("session_id", key.session_id)
+        base = self.root / key.project_key
+        if key.subpath is None:
+            return base / (key.session_id + _SUFFIX)
+        parts = key.subpath.split("/")
+        for part in parts:
+            _check_component("subpath component", part)
+        return base.joinpath(key.session_id, *parts[:-1], parts[-1] + _SUFFIX)
+
+    # -- writing ---------------------------------------------------------------------------
+
+    async def append(self, key: SessionKey, entries: Sequence[TranscriptEntry]) -> None:
+        """Write each entry as one line with one ``os.write`` (see the module docstring)."""
+        if entries:
+            fd = self._fd(key)
+            buf = self._buf
+            for entry in entries:
+                del buf[:]
+                encode_entry_into(entry, buf)
+                _write_all(fd, buf)
+        await trio.lowlevel.checkpoint()
+
+    def _fd(self, key: SessionKey) -> int:
+        fd = self._fds.get(key)
+        if fd is not None:
+            self._fds.move_to_end(key)
+            return fd
+        path = self.path_for(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, _OPEN_FLAGS, 0o644)
+        try:
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                _write_all(fd, b"\n")  # terminate a line cut short by a dead writer
+        except BaseException:
+            os.close(fd)
+            raise
+        self._fds[key] = fd
+        while len(self._fds) > self.max_open_files:
+            _, old = self._fds.popitem(last=False)
+            os.close(old)
+        return fd
+
+    def _close_keys(self, keys: list[SessionKey]) -> None:
+        for key in keys:
+            fd = self._fds.pop(key, None)
+            if fd is not None:
+                os.close(fd)
+
+    def close(self) -> None:
+        """Close every cached descriptor; the store stays usable (they reopen on demand)."""
+        self._close_keys(list(self._fds))
+
+    async def aclose(self) -> None:
+        """Close every cached descriptor (``close()`` as a checkpoint)."""
+        self.close()
+        await trio.lowlevel.checkpoint()
+
+    async def __aenter__(self) -> FileSessionStore:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    # -- reading ---------------------------------------------------------------------------
+
+    async def load(self, key: SessionKey) -> list[TranscriptEntry] | None:
+        """Every usable entry in order, or ``None`` if the session does not exist (E3: see
+        ``load_report`` for the lines that were skipped)."""
+        report = await self.load_report(key)
+        return None if report is None else report.entries
+
+    async def load_report(self, key: SessionKey) -> LoadReport | None:
+        """The entries plus one error per corrupt or truncated line, naming file and line."""
+        path = self.path_for(key)
+        try:
+            size = path.stat().st_size
+        except FileNotFoundError:
+            await trio.lowlevel.checkpoint()
+            return None
+        if size < _INLINE_LOAD_BYTES:
+            report = _load_file(path)
+            await trio.lowlevel.checkpoint()
+        else:
+            report = await trio.to_thread.run_sync(_load_file, path)
+        return report
+
+    async def list_subkeys(self, key: SessionKey) -> list[str]:
+        """Sorted subpaths (``subagents/agent-<id>``) stored under the key's session."""
+        base = self.path_for(key.main()).with_suffix("")
+        return await trio.to_thread.run_sync(_subkeys, base)
+
+    async def list_sessions(self, project_key: str) -> list[SessionInfo]:
+        """The project's sessions, newest activity first."""
+        _check_component("project_key", project_key)
+        return await trio.to_thread.run_sync(_list_sessions, self.root / project_key)
+
+    async def delete(self, key: SessionKey) -> None:
+        """Remove a transcript; a main key takes its subagent transcripts with it."""
+        path = self.path_for(key)
+        if key.subpath is None:
+            self._close_keys(
+                [
+                    k
+                    for k in self._fds
+                    if (k.project_key, k.session_id) == (key.project_key, key.session_id)
+                ]
+            )
+            await trio.to_thread.run_sync(_delete_session, path)
+        else:
+            self._close_keys([key])
+            path.unlink(missing_ok=True)
+            await trio.lowlevel.checkpoint()
+
+
+def _write_all(fd: int, data: bytes | bytearray) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _load_file(path: Path) -> LoadReport | None:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    return decode_transcript(str(path), data)
+
+
+def _subkeys(base: Path) -> list[str]:
+    if not base.is_dir():
+        return []
+    return sorted(
+        p.relative_to(base).as_posix()[: -len(_SUFFIX)]
+        for p in base.rglob("*" + _SUFFIX)
+        if p.is_file()
+    )
+
+
+def _delete_session(path: Path) -> None:
+    path.unlink(missing_ok=True)
+    shutil.rmtree(path.with_suffix(""), ignore_errors=True)
+
+
+def _list_sessions(project_dir: Path) -> list[SessionInfo]:
+    try:
+        files = [e for e in os.scandir(project_dir) if e.name.endswith(_SUFFIX) and e.is_file()]
+    except FileNotFoundError:
+        return []
+    infos = []
+    for entry in files:
+        try:
+            infos.append(_file_info(entry.name[: -len(_SUFFIX)], Path(entry.path)))
+        except OSError:
+            continue  # deleted while listing
+    infos.sort(key=lambda info: info.mtime, reverse=True)
+    return infos
+
+
+def _file_info(session_id: str, path: Path) -> SessionInfo:
+    """Read the head (first prompt, creation time) and the tail (last activity) of a transcript."""
+    with path.open("rb") as f:
+        stat = os.fstat(f.fileno())
+        head = f.read(_HEAD_BYTES)
+        first_prompt = None
+        created = None
+        lines = head.split(b"\n")
+        for line in lines[:-1] if len(head) == _HEAD_BYTES else lines:
+            if not line.strip():
+                continue
+            try:
+                entry = decode_entry(line)
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                break
+            if created is None:
+                created = entry.timestamp
+            first_prompt = prompt_text(entry)
+            if first_prompt is not None:
+                break
+        last = _last_timestamp(f, stat.st_size)
+    return SessionInfo(
+        session_id=session_id,
+        mtime=last if last is not None else stat.st_mtime,
+        first_prompt=first_prompt,
+        summary=summarize_prompt(first_prompt),
+        created=created,
+    )
+
+
+def _last_timestamp(f: BinaryIO, size: int) -> float | None:
+    """The timestamp of the last decodable line, reading backwards in growing chunks."""
+    chunk = 64 * 1024
+    while True:
+        start = max(0, size - chunk)
+        f.seek(start)
+        lines = f.read(size - start).split(b"\n")
+        if start > 0:
+            lines = lines[1:]  # the first piece may be the tail of an earlier line
+        for line in reversed(lines):
+            if line.strip():
+                try:
+                    return _stamp_decoder.decode(line).timestamp
+                except (msgspec.DecodeError, msgspec.ValidationError):
+                    continue
+        if start == 0:
+            return None
+        chunk *= 4

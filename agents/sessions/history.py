@@ -1,0 +1,164 @@
+"""Rebuild the Messages API ``messages`` list from a transcript, repairing what a crash left (C2).
+
+The transcript stores the message *stream* (one ``AssistantMessage`` per content block, one
+``UserMessage`` per tool result, system and result messages in between); the model needs the
+*conversation*: alternating ``{"role", "content"}`` dicts in the API's JSON shape. The rules:
+
+* only main-agent entries (``agent_id == "main"``) whose message is not a subagent's
+  (``parent_tool_use_id is None``) count; ``system``, ``result`` and ``stream_event`` are skipped,
+  and so are synthetic assistant error messages (``error`` set), which the model never wrote;
+* assistant blocks sharing a ``message_id`` form one assistant message;
+* the tool results answering one assistant message form one user message, in call order;
+* a ``history_snapshot`` entry (written after compaction) replaces everything rebuilt so far with
+  its ``data["messages"]``;
+* repair: a ``tool_use`` without a ``tool_result`` (the process died while the tool ran) gets an
+  error result saying the call was interrupted; a ``tool_result`` answering no call of the
+  preceding assistant message is dropped, since the API would reject it.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable
+from typing import Any, assert_never
+
+from agents.messages import (
+    AssistantMessage,
+    ContentBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
+from agents.sessions.entry import HISTORY_SNAPSHOT, TranscriptEntry
+
+__all__ = ["INTERRUPTED_TOOL_RESULT", "block_to_api", "history_from_entries", "repair_history"]
+
+#: The content of the error result that answers a tool call cut short by the end of the process.
+INTERRUPTED_TOOL_RESULT = "Tool call was interrupted: the session ended before it completed."
+
+
+def block_to_api(block: ContentBlock) -> dict[str, Any]:
+    """One content block in the Messages API's JSON shape."""
+    match block:
+        case TextBlock(text=text):
+            return {"type": "text", "text": text}
+        case ThinkingBlock(thinking=thinking, signature=signature):
+            return {"type": "thinking", "thinking": thinking, "signature": signature}
+        case ToolUseBlock(id=id_, name=name, input=input_):
+            return {"type": "tool_use", "id": id_, "name": name, "input": input_}
+        case ToolResultBlock(tool_use_id=tool_use_id, content=content, is_error=is_error):
+            out: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id}
+            if content is not None:
+                out["content"] = content
+            if is_error is not None:
+                out["is_error"] = is_error
+            return out
+        case _:
+            assert_never(block)
+
+
+def _is_tool_results(message: dict[str, Any]) -> bool:
+    content = message["content"]
+    return (
+        message["role"] == "user"
+        and isinstance(content, list)
+        and bool(content)
+        and all(b.get("type") == "tool_result" for b in content)
+    )
+
+
+def history_from_entries(entries: Iterable[TranscriptEntry]) -> list[dict[str, Any]]:
+    """The API ``messages`` list for the main agent's transcript entries, repaired.
+
+    Example: a prompt, a response with a text block and a tool call, and its result become::
+
+        [{"role": "user", "content": "List files"},
+         {"role": "assistant", "content": [{"type": "text", ...}, {"type": "tool_use", ...}]},
+         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": ..., ...}]}]
+    """
+    history: list[dict[str, Any]] = []
+    message_ids: list[str | None] = []  # parallel to history: the assistant message_id, if any
+    for entry in entries:
+        if entry.agent_id != "main":
+            continue
+        if entry.kind == HISTORY_SNAPSHOT:
+            history = copy.deepcopy(list(entry.data.get("messages", [])))
+            message_ids = [None] * len(history)
+            continue
+        message = entry.message
+        if isinstance(message, AssistantMessage):
+            if message.parent_tool_use_id is not None or message.error is not None:
+                continue
+            blocks = [block_to_api(b) for b in message.content]
+            mid = message.message_id or None
+            if mid is not None and message_ids and message_ids[-1] == mid:
+                history[-1]["content"].extend(blocks)
+            else:
+                history.append({"role": "assistant", "content": blocks})
+                message_ids.append(mid)
+        elif isinstance(message, UserMessage):
+            if message.parent_tool_use_id is not None:
+                continue
+            if isinstance(message.content, str):
+                content: str | list[dict[str, Any]] = message.content
+            else:
+                content = [block_to_api(b) for b in message.content]
+            new = {"role": "user", "content": content}
+            if _is_tool_results(new) and history and _is_tool_results(history[-1]):
+                history[-1]["content"].extend(content)
+            else:
+                history.append(new)
+                message_ids.append(None)
+        # system, result and stream_event messages, and other kinds, are not conversation
+    return repair_history(history)
+
+
+def repair_history(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Answer dangling tool calls as interrupted, drop orphan results, order results by call.
+
+    Returns a new list; the input is not modified. Idempotent.
+    """
+    out: list[dict[str, Any]] = []
+    pending: list[str] = []  # tool_use ids of the last assistant message, in call order
+    for message in history:
+        content = message["content"]
+        if message["role"] == "assistant":
+            if pending:  # two assistant messages in a row with calls in between unanswered
+                out.append({"role": "user", "content": _interrupted(pending)})
+            out.append(message)
+            pending = [
+                b["id"] for b in content if isinstance(b, dict) and b.get("type") == "tool_use"
+            ]
+            continue
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+        results = {
+            b["tool_use_id"]: b
+            for b in blocks
+            if b.get("type") == "tool_result" and b.get("tool_use_id") in pending
+        }
+        others = [b for b in blocks if b.get("type") != "tool_result"]
+        if not pending and len(others) == len(blocks):
+            out.append(message)  # an ordinary prompt, untouched
+            continue
+        answered = [results.get(i) or _interrupted([i])[0] for i in pending]
+        merged = answered + others
+        if merged:
+            out.append({"role": "user", "content": merged})
+        pending = []
+    if pending:
+        out.append({"role": "user", "content": _interrupted(pending)})
+    return out
+
+
+def _interrupted(ids: list[str]) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "tool_result",
+            "tool_use_id": i,
+            "content": INTERRUPTED_TOOL_RESULT,
+            "is_error": True,
+        }
+        for i in ids
+    ]

@@ -1,0 +1,107 @@
+"""``InMemorySessionStore``: the ``SessionStore`` semantics without a disk, for tests and embedding.
+
+It keeps each transcript as the encoded JSON-lines bytes the file store would write, not as live
+objects, so it is a faithful model of persistence: what comes back from ``load`` went through the
+same encoder and decoder, shares nothing with what was appended, and is subject to the same E3
+rules (``append_raw`` lets a test plant a corrupt or truncated line).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+import trio
+
+from agents.sessions.entry import LoadReport, TranscriptEntry, decode_transcript, encode_entry_into
+from agents.sessions.store import SessionInfo, SessionKey, session_info
+
+__all__ = ["InMemorySessionStore"]
+
+_INLINE_DECODE_BYTES = 64 * 1024
+
+
+def _label(key: SessionKey) -> str:
+    tail = f"/{key.subpath}" if key.subpath else ""
+    return f"memory:{key.project_key}/{key.session_id}{tail}.jsonl"
+
+
+@attrs.define(eq=False)
+class InMemorySessionStore:
+    """Transcripts held in memory as encoded bytes; same semantics as ``FileSessionStore``::
+
+    store = InMemorySessionStore()
+    await store.append(key, [entry])
+    assert await store.load(key) == [entry]
+    """
+
+    _data: dict[SessionKey, bytearray] = attrs.field(init=False, factory=dict)
+
+    async def append(self, key: SessionKey, entries: Sequence[TranscriptEntry]) -> None:
+        """Encode and append each entry as one line."""
+        if entries:
+            buf = self._data.setdefault(key, bytearray())
+            for entry in entries:
+                encode_entry_into(entry, buf)
+        await trio.lowlevel.checkpoint()
+
+    def append_raw(self, key: SessionKey, data: bytes) -> None:
+        """Append raw bytes to a transcript, e.g. a truncated line, to exercise E3 in tests."""
+        self._data.setdefault(key, bytearray()).extend(data)
+
+    def raw(self, key: SessionKey) -> bytes | None:
+        """The stored bytes of a transcript (what the file store would have on disk)."""
+        data = self._data.get(key)
+        return None if data is None else bytes(data)
+
+    async def load(self, key: SessionKey) -> list[TranscriptEntry] | None:
+        """Every usable entry in order, or ``None`` if the session does not exist."""
+        report = await self.load_report(key)
+        return None if report is None else report.entries
+
+    async def load_report(self, key: SessionKey) -> LoadReport | None:
+        """The entries plus one error per corrupt or truncated line (E3)."""
+        data = self._data.get(key)
+        if data is None or len(data) < _INLINE_DECODE_BYTES:
+            await trio.lowlevel.checkpoint()
+            return None if data is None else decode_transcript(_label(key), bytes(data))
+        # decoding megabytes would stall the event loop, as reading a big file would
+        return await trio.to_thread.run_sync(decode_transcript, _label(key), bytes(data))
+
+    async def list_subkeys(self, key: SessionKey) -> list[str]:
+        """Sorted subpaths stored under the key's session."""
+        await trio.lowlevel.checkpoint()
+        return sorted(
+            k.subpath
+            for k in self._data
+            if k.subpath is not None
+            and (k.project_key, k.session_id) == (key.project_key, key.session_id)
+        )
+
+    async def list_sessions(self, project_key: str) -> list[SessionInfo]:
+        """The project's sessions, newest activity first."""
+        await trio.lowlevel.checkpoint()
+        infos = [
+            session_info(k.session_id, decode_transcript(_label(k), bytes(v)).entries)
+            for k, v in self._data.items()
+            if k.project_key == project_key and k.subpath is None
+        ]
+        infos.sort(key=lambda info: info.mtime, reverse=True)
+        return infos
+
+    async def delete(self, key: SessionKey) -> None:
+        """Remove a transcript; a main key takes its subagent transcripts with it."""
+        await trio.lowlevel.checkpoint()
+        if key.subpath is not None:
+            self._data.pop(key, None)
+            return
+        for k in [
+            k
+            for k in self._data
+            if (k.project_key, k.session_id) == (key.project_key, key.session_id)
+        ]:
+            del self._data[k]
+
+    async def aclose(self) -> None:
+        """Nothing to release; present so code can close any store the same way."""
+        await trio.lowlevel.checkpoint()

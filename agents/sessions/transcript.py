@@ -1,0 +1,263 @@
+"""Recording, resuming and forking transcripts, and the public session helpers (SPEC C1, C2).
+
+A :class:`Transcript` is what the agent loop holds: bound to a store, a key and an agent id, it
+turns each streamed message into a :class:`TranscriptEntry` whose ``parent_uuid`` is the previous
+entry's ``uuid`` and appends it at once (one line, flushed). Resuming loads the entries, follows
+the active branch, optionally truncates at a message (``resume_session_at``) and continues the
+chain from there; forking copies the entries under a new session id and never writes to the
+original.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+import msgspec
+
+from agents.messages import Message, SystemMessage
+from agents.sessions.entry import LoadReport, TranscriptEntry
+from agents.sessions.file_store import FileSessionStore
+from agents.sessions.store import (
+    SessionInfo,
+    SessionKey,
+    SessionNotFoundError,
+    SessionStore,
+    SupportsListSessions,
+    load_with_report,
+    project_key_for,
+)
+
+__all__ = [
+    "Transcript",
+    "active_branch",
+    "fork_session",
+    "get_session_messages",
+    "list_sessions",
+    "newest_session_id",
+    "truncate_at",
+]
+
+
+@attrs.define(eq=False)
+class Transcript:
+    """The recorder of one agent's transcript; keeps the chain of ``parent_uuid`` links.
+
+    ::
+
+        transcript = Transcript(store, SessionKey(project_key_for(cwd), session_id))
+        entry = await transcript.record(UserMessage(content="hi"))   # uuid assigned if empty
+        resumed, report = await Transcript.resume(store, key)        # report.entries: the history
+    """
+
+    store: SessionStore
+    key: SessionKey
+    agent_id: str = "main"
+    last_uuid: str | None = None
+
+    async def record(self, message: Message) -> TranscriptEntry:
+        """Append ``message`` as the next entry; returns it (``entry.message`` has its uuid).
+
+        A message whose ``uuid`` is empty gets a fresh uuid4, which is also the entry's uuid, so
+        ``resume_session_at`` can name any message the caller saw. ``SystemMessage`` has no uuid
+        field; its entry still gets one.
+        """
+        message_uuid = getattr(message, "uuid", "")
+        if not message_uuid:
+            message_uuid = str(uuid.uuid4())
+            if not isinstance(message, SystemMessage):
+                message = msgspec.structs.replace(message, uuid=message_uuid)
+        return await self._append(
+            TranscriptEntry(
+                uuid=message_uuid,
+                parent_uuid=self.last_uuid,
+                session_id=self.key.session_id,
+                timestamp=time.time(),
+                agent_id=self.agent_id,
+                message=message,
+            )
+        )
+
+    async def record_kind(self, kind: str, data: dict[str, Any]) -> TranscriptEntry:
+        """Append a non-message entry.
+
+        E.g. ``record_kind(HISTORY_SNAPSHOT, {"messages": [...]})`` after compaction.
+        """
+        return await self._append(
+            TranscriptEntry(
+                uuid=str(uuid.uuid4()),
+                parent_uuid=self.last_uuid,
+                session_id=self.key.session_id,
+                timestamp=time.time(),
+                agent_id=self.agent_id,
+                kind=kind,
+                data=data,
+            )
+        )
+
+    async def _append(self, entry: TranscriptEntry) -> TranscriptEntry:
+        await self.store.append(self.key, [entry])
+        self.last_uuid = entry.uuid
+        return entry
+
+    @classmethod
+    async def resume(
+        cls,
+        store: SessionStore,
+        key: SessionKey,
+        *,
+        agent_id: str = "main",
+        at: str | None = None,
+    ) -> tuple[Transcript, LoadReport]:
+        """Load ``key`` (active branch, truncated at message ``at`` if given) and continue it.
+
+        The report's ``entries`` are what ``history_from_entries`` turns into the API history;
+        its ``errors`` are the E3 lines to surface. New entries chain from the last of them.
+        Raises ``SessionNotFoundError`` if the session does not exist and ``ValueError`` if
+        ``at`` names no entry.
+        """
+        report = await load_with_report(store, key)
+        if report is None:
+            raise SessionNotFoundError(
+                f"no session {key.session_id!r} in project {key.project_key!r}"
+            )
+        entries = active_branch(report.entries)
+        if at is not None:
+            entries = truncate_at(entries, at)
+        transcript = cls(store, key, agent_id, entries[-1].uuid if entries else None)
+        return transcript, LoadReport(entries, report.errors)
+
+    async def fork(self, new_session_id: str, *, at: str | None = None) -> Transcript:
+        """Copy this session (and its subagent transcripts) under ``new_session_id``; see
+        :func:`fork_session`. Returns a transcript recording into the copy."""
+        entries = await fork_session(self.store, self.key.main(), new_session_id, at=at)
+        new_key = SessionKey(self.key.project_key, new_session_id, self.key.subpath)
+        if self.key.subpath is None:
+            last = entries[-1].uuid if entries else None
+        else:
+            copied = await self.store.load(new_key)
+            last = copied[-1].uuid if copied else None
+        return Transcript(self.store, new_key, self.agent_id, last)
+
+
+def active_branch(entries: Sequence[TranscriptEntry]) -> list[TranscriptEntry]:
+    """The entries on the path from the root to the last entry, in order.
+
+    After ``resume_session_at`` the new entries chain from an earlier message; the abandoned tail
+    is still in the file but not on this path. A linear transcript comes back unchanged. An entry
+    whose ``parent_uuid`` is unknown ends the walk (it is treated as a root).
+    """
+    if not entries:
+        return []
+    by_uuid = {e.uuid: i for i, e in enumerate(entries)}
+    path: list[int] = []
+    index: int | None = len(entries) - 1
+    seen: set[int] = set()
+    while index is not None and index not in seen:
+        seen.add(index)
+        path.append(index)
+        parent = entries[index].parent_uuid
+        index = by_uuid.get(parent) if parent is not None else None
+    if len(path) == len(entries):
+        return list(entries)
+    return [entries[i] for i in sorted(path)]
+
+
+def truncate_at(entries: Sequence[TranscriptEntry], message_uuid: str) -> list[TranscriptEntry]:
+    """The entries up to and including the one with uuid ``message_uuid`` (``resume_session_at``).
+
+    Raises ``ValueError`` naming the uuid when no entry has it.
+    """
+    for i, entry in enumerate(entries):
+        if entry.uuid == message_uuid or getattr(entry.message, "uuid", None) == message_uuid:
+            return list(entries[: i + 1])
+    raise ValueError(
+        f"resume_session_at: no message with uuid {message_uuid!r} in the transcript "
+        f"({len(entries)} entries)"
+    )
+
+
+def _rebrand(entry: TranscriptEntry, session_id: str) -> TranscriptEntry:
+    message = entry.message
+    if message is not None and getattr(message, "session_id", "") == entry.session_id:
+        message = msgspec.structs.replace(message, session_id=session_id)
+    return msgspec.structs.replace(entry, session_id=session_id, message=message)
+
+
+async def fork_session(
+    store: SessionStore, key: SessionKey, new_session_id: str, *, at: str | None = None
+) -> list[TranscriptEntry]:
+    """Copy session ``key`` under ``new_session_id`` (``fork_session=True``); returns the copy.
+
+    Only reads the original, so its bytes stay identical. Entries keep their uuids and links;
+    ``session_id`` (the entry's, and the message's where it named the old session) becomes the new
+    id. With ``at``, the main transcript is cut after that message. Subagent transcripts are copied
+    too. Raises ``SessionNotFoundError`` if the original does not exist.
+    """
+    if new_session_id == key.session_id:
+        raise ValueError(
+            f"new_session_id must differ from the forked session, got {new_session_id!r}"
+        )
+    main = key.main()
+    report = await load_with_report(store, main)
+    if report is None:
+        raise SessionNotFoundError(
+            f"no session {main.session_id!r} in project {main.project_key!r}"
+        )
+    entries = active_branch(report.entries)
+    if at is not None:
+        entries = truncate_at(entries, at)
+    copied = [_rebrand(e, new_session_id) for e in entries]
+    await store.append(SessionKey(main.project_key, new_session_id), copied)
+    for subpath in await store.list_subkeys(main):
+        sub = await store.load(SessionKey(main.project_key, main.session_id, subpath))
+        if sub:
+            await store.append(
+                SessionKey(main.project_key, new_session_id, subpath),
+                [_rebrand(e, new_session_id) for e in sub],
+            )
+    return copied
+
+
+async def list_sessions(
+    cwd: str | os.PathLike[str] | None = None, store: SessionStore | None = None
+) -> list[SessionInfo]:
+    """The sessions of ``cwd``'s project (default: the current directory), newest first.
+
+    ``store`` defaults to a ``FileSessionStore`` at the default data directory; a store without
+    ``list_sessions`` raises ``TypeError``.
+    """
+    project_key = project_key_for(cwd)
+    if store is None:
+        async with FileSessionStore() as default:
+            return await default.list_sessions(project_key)
+    if not isinstance(store, SupportsListSessions):
+        raise TypeError(f"store {type(store).__name__} does not implement list_sessions")
+    return await store.list_sessions(project_key)
+
+
+async def get_session_messages(
+    session_id: str,
+    cwd: str | os.PathLike[str] | None = None,
+    store: SessionStore | None = None,
+) -> list[Message]:
+    """The messages recorded in a session's main transcript, in order (``[]`` if none)."""
+    key = SessionKey(project_key_for(cwd), session_id)
+    if store is None:
+        async with FileSessionStore() as default:
+            entries = await default.load(key)
+    else:
+        entries = await store.load(key)
+    return [e.message for e in entries or () if e.message is not None]
+
+
+async def newest_session_id(store: SessionStore, project_key: str) -> str | None:
+    """The id of the project's most recently active session (``continue_conversation``)."""
+    if not isinstance(store, SupportsListSessions):
+        raise TypeError(f"store {type(store).__name__} does not implement list_sessions")
+    sessions = await store.list_sessions(project_key)
+    return sessions[0].session_id if sessions else None

@@ -1,0 +1,32 @@
+"""Test doubles shipped with the library: scripted models, a fake Messages API server.
+
+``ScriptedBackend`` plays scripted responses in-process (virtual time friendly);
+``FakeAnthropicServer`` serves the same scripts over HTTP on 127.0.0.1 so tests can drive the real
+``anthropic`` client.
+"""
+
+from __future__ import annotations
+
+from .fake_api import FakeAnthropicServer as FakeAnthropicServer
+from .scripted import Fault as Fault
+from .scripted import Script as Script
+from .scripted import ScriptedBackend as ScriptedBackend
+from .scripted import ScriptExhausted as ScriptExhausted
+from .scripted import Step as Step
+from .scripted import text as text
+from .scripted import thinking as thinking
+from .scripted import tool_use as tool_use
+from .scripted import usage as usage
+
+__all__ = [
+    "FakeAnthropicServer",
+    "Fault",
+    "Script",
+    "ScriptExhausted",
+    "ScriptedBackend",
+    "Step",
+    "text",
+    "thinking",
+    "tool_use",
+    "usage",
+]

@@ -1,0 +1,374 @@
+"""Tools: the definition the model sees, input validation, and the handler that runs.
+
+A :class:`Tool` couples a JSON Schema (sent to the model) with a validator (applied before the
+handler runs, SPEC T4) and a read-only flag (which the scheduler uses to fan calls out, SPEC T5).
+Built-in tools validate with a msgspec ``Struct`` (fast, errors carry a JSON path); custom tools
+made with :func:`tool` validate against their schema.
+
+Custom tools follow the Agent SDK::
+
+    @tool("add", "Add two numbers", {"a": float, "b": float},
+          annotations=ToolAnnotations(readOnlyHint=True))
+    async def add(args):
+        return {"content": [{"type": "text", "text": str(args["a"] + args["b"])}]}
+
+    server = create_sdk_mcp_server("calc", "1.0.0", [add])
+    options = AgentOptions(mcp_servers={"calc": server})      # the model sees mcp__calc__add
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any
+
+import attrs
+import msgspec
+import trio
+
+__all__ = [
+    "SdkMcpServer",
+    "SdkMcpTool",
+    "Tool",
+    "ToolAnnotations",
+    "ToolContext",
+    "ToolInputError",
+    "ToolOutput",
+    "ToolRegistry",
+    "create_sdk_mcp_server",
+    "tool",
+]
+
+#: Characters kept from a custom/MCP tool's output (SPEC T8: about 25 000 tokens).
+MCP_OUTPUT_CAP_CHARS = 100_000
+
+
+class ToolInputError(Exception):
+    """The model's tool input does not fit the tool's schema; the text names the JSON path."""
+
+
+@attrs.frozen
+class ToolAnnotations:
+    """MCP tool annotations; ``readOnlyHint=True`` lets the scheduler run the tool concurrently."""
+
+    title: str | None = None
+    readOnlyHint: bool | None = None
+    destructiveHint: bool | None = None
+    idempotentHint: bool | None = None
+    openWorldHint: bool | None = None
+
+
+@attrs.frozen
+class ToolOutput:
+    """What a handler produced: ``content`` for the model, ``data`` for ``tool_use_result``."""
+
+    content: str | list[dict[str, Any]]
+    is_error: bool = False
+    data: dict[str, Any] | None = None
+
+    @classmethod
+    def error(cls, text: str) -> ToolOutput:
+        return cls(content=text, is_error=True)
+
+
+@attrs.define(eq=False)
+class ToolContext:
+    """What a running tool may know about its caller.
+
+    ``state`` is per agent and lives as long as the agent (read-file bookkeeping, the persistent
+    shell); ``session_state`` is shared by the whole session's agents (the task list).
+    ``agent`` is the calling agent's loop (used by the Agent tool and tools that call the model).
+    ``nursery`` lives as long as the agent (background shells run there) and ``cleanup`` holds
+    async callables the agent awaits, shielded, when it ends — so no process outlives it (T7).
+    ``complete(prompt, system)`` asks the session's model a one-shot question (WebFetch, the
+    ``auto`` classifier), charged to the budget like any other response.
+    """
+
+    cwd: str
+    agent_id: str
+    tool_use_id: str
+    session_id: str
+    state: dict[str, Any] = attrs.Factory(dict)
+    session_state: dict[str, Any] = attrs.Factory(dict)
+    agent: Any = None
+    nursery: trio.Nursery | None = None
+    cleanup: list[Callable[[], Awaitable[None]]] = attrs.Factory(list)
+    backend: Any = None
+    model: str = ""
+    complete: Callable[[str, str | None], Awaitable[str]] | None = None
+
+
+Handler = Callable[[Any, ToolContext], Awaitable[ToolOutput]]
+
+
+@attrs.define(eq=False)
+class Tool:
+    """A tool the model can call.
+
+    ``input_type`` (a msgspec Struct) validates and converts the input for built-ins; without it,
+    the input is checked against ``input_schema`` and handed over as a dict.
+    """
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    handler: Handler
+    read_only: bool = False
+    input_type: type | None = None
+    output_cap: int | None = None
+    _validator: Any = attrs.field(default=None, init=False, repr=False)
+    _definition: dict[str, Any] | None = attrs.field(default=None, init=False, repr=False)
+
+    def definition(self) -> dict[str, Any]:
+        """The Messages API tool definition (built once)."""
+        if self._definition is None:
+            self._definition = {
+                "name": self.name,
+                "description": self.description,
+                "input_schema": self.input_schema,
+            }
+        return self._definition
+
+    def validate(self, raw: Mapping[str, Any]) -> Any:
+        """Validated input for the handler, or :class:`ToolInputError` naming what is wrong."""
+        if self.input_type is not None:
+            try:
+                return msgspec.convert(raw, self.input_type, str_keys=True)
+            except msgspec.ValidationError as exc:
+                raise ToolInputError(f"invalid input for {self.name}: {exc}") from None
+        if self._validator is None:
+            self._validator = _schema_validator(self.input_schema)
+        message = self._validator(raw)
+        if message is not None:
+            raise ToolInputError(f"invalid input for {self.name}: {message}")
+        return dict(raw)
+
+
+_JSON_TYPES: dict[str, Callable[[Any], bool]] = {
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+    "array": lambda v: isinstance(v, list),
+    "object": lambda v: isinstance(v, dict),
+    "null": lambda v: v is None,
+}
+_ANNOTATION_KEYS = frozenset({"description", "title", "default", "examples"})
+
+
+def _simple_validator(schema: Mapping[str, Any]) -> Callable[[Any], str | None] | None:
+    """A fast validator for the common shape — an object of typed properties — or None.
+
+    Custom tools are mostly ``{field: type}`` maps; checking them by hand costs a microsecond
+    where a general JSON Schema validator costs tens (and 100 ms to import).
+    """
+    if (
+        set(schema) - {"type", "properties", "required", "$schema"}
+        or schema.get("type") != "object"
+    ):
+        return None
+    checks: list[tuple[str, str, Callable[[Any], bool]]] = []
+    for name, prop in (schema.get("properties") or {}).items():
+        if not isinstance(prop, Mapping) or set(prop) - _ANNOTATION_KEYS - {"type"}:
+            return None
+        kind = prop.get("type")
+        if kind is None:
+            continue
+        if not isinstance(kind, str) or kind not in _JSON_TYPES:
+            return None
+        checks.append((name, kind, _JSON_TYPES[kind]))
+    required = tuple(schema.get("required") or ())
+
+    def check(instance: Any) -> str | None:
+        if not isinstance(instance, dict):
+            return f"{instance!r} is not of type 'object' - at `$`"
+        for name in required:
+            if name not in instance:
+                return f"{name!r} is a required property - at `$`"
+        for name, kind, ok in checks:
+            if name in instance and not ok(instance[name]):
+                return f"{instance[name]!r} is not of type {kind!r} - at `$.{name}`"
+        return None
+
+    return check
+
+
+def _schema_validator(schema: Mapping[str, Any]) -> Callable[[Any], str | None]:
+    """A validator for a JSON Schema: the first error as ``message - at `$.path```, or None."""
+    simple = _simple_validator(schema)
+    if simple is not None:
+        return simple
+    import jsonschema  # lazy: only tools with richer schemas need it (and it costs 100 ms)
+
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft7Validator)
+    validator = cls(schema)
+
+    def check(instance: Any) -> str | None:
+        error = jsonschema.exceptions.best_match(validator.iter_errors(instance))
+        if error is None:
+            return None
+        return f"{error.message} - at `{error.json_path}`"
+
+    return check
+
+
+_PY_TYPES: dict[Any, str] = {
+    str: "string",
+    int: "integer",
+    float: "number",
+    bool: "boolean",
+    list: "array",
+    dict: "object",
+}
+
+
+def schema_from_shorthand(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """``{field: type}`` → a JSON Schema object with every field required (the Agent SDK's rule).
+
+    A mapping that already looks like a JSON Schema (has ``type`` or ``properties``) is returned
+    as it is.
+    """
+    if "type" in spec or "properties" in spec or "$schema" in spec:
+        return dict(spec)
+    properties: dict[str, Any] = {}
+    for field, typ in spec.items():
+        if typ in _PY_TYPES:
+            properties[field] = {"type": _PY_TYPES[typ]}
+        elif isinstance(typ, str) and typ in _PY_TYPES.values():
+            properties[field] = {"type": typ}
+        elif isinstance(typ, Mapping):
+            properties[field] = dict(typ)
+        else:
+            raise ValueError(
+                f"input_schema[{field!r}]: unsupported type {typ!r} "
+                "(expected str, int, float, bool, list, dict or a JSON Schema)"
+            )
+    return {"type": "object", "properties": properties, "required": list(spec)}
+
+
+@attrs.frozen
+class SdkMcpTool:
+    """A custom tool made by :func:`tool`: the Agent SDK's ``SdkMcpTool``."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    handler: Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+    annotations: ToolAnnotations | None = None
+
+
+def tool(
+    name: str,
+    description: str,
+    input_schema: Mapping[str, Any],
+    annotations: ToolAnnotations | None = None,
+) -> Callable[[Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]], SdkMcpTool]:
+    """Decorate ``async def handler(args) -> {"content": [...], "is_error"?: bool}`` as a tool."""
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"tool name must be a non-empty string, got {name!r}")
+    schema = schema_from_shorthand(input_schema)
+
+    def decorate(handler: Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]) -> SdkMcpTool:
+        return SdkMcpTool(name, description, schema, handler, annotations)
+
+    return decorate
+
+
+@attrs.frozen
+class SdkMcpServer:
+    """An in-process tool server (``create_sdk_mcp_server``).
+
+    Its tools appear to the model as ``mcp__<key>__<name>``.
+    """
+
+    name: str
+    version: str
+    tools: tuple[SdkMcpTool, ...]
+    type: str = "sdk"
+
+    def as_tools(self, key: str) -> list[Tool]:
+        """This server's tools under the names the model sees."""
+        return [_wrap_sdk_tool(f"mcp__{key}__{t.name}", t) for t in self.tools]
+
+
+def create_sdk_mcp_server(
+    name: str, version: str = "1.0.0", tools: Iterable[SdkMcpTool] | None = None
+) -> SdkMcpServer:
+    """Bundle custom tools into an in-process server for ``AgentOptions(mcp_servers=...)``."""
+    tools = tuple(tools or ())
+    for i, t in enumerate(tools):
+        if not isinstance(t, SdkMcpTool):
+            raise ValueError(
+                f"create_sdk_mcp_server tools[{i}] must be made with @tool, got {type(t).__name__}"
+            )
+    names = [t.name for t in tools]
+    dup = next((n for n in names if names.count(n) > 1), None)
+    if dup is not None:
+        raise ValueError(f"create_sdk_mcp_server {name!r}: duplicate tool name {dup!r}")
+    return SdkMcpServer(name=name, version=version, tools=tools)
+
+
+def _wrap_sdk_tool(full_name: str, sdk: SdkMcpTool) -> Tool:
+    async def run(args: Any, ctx: ToolContext) -> ToolOutput:
+        result = await sdk.handler(args)
+        if not isinstance(result, Mapping) or "content" not in result:
+            return ToolOutput.error(
+                f"tool {full_name} returned {type(result).__name__}; expected a dict with 'content'"
+            )
+        content = result["content"]
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        return ToolOutput(content=list(content), is_error=bool(result.get("is_error", False)))
+
+    read_only = bool(sdk.annotations and sdk.annotations.readOnlyHint)
+    return Tool(
+        name=full_name,
+        description=sdk.description,
+        input_schema=sdk.input_schema,
+        handler=run,
+        read_only=read_only,
+        output_cap=MCP_OUTPUT_CAP_CHARS,
+    )
+
+
+def truncate(text: str, cap: int) -> str:
+    """``text`` cut to ``cap`` characters with a note saying how much was cut (SPEC T8)."""
+    if len(text) <= cap:
+        return text
+    cut = len(text) - cap
+    return f"{text[:cap]}\n\n... [output truncated: {cut} more characters not shown]"
+
+
+@attrs.define(eq=False)
+class ToolRegistry:
+    """The tools one agent can call, by name, with their definitions built once."""
+
+    _tools: dict[str, Tool] = attrs.field(factory=dict)
+    _definitions: list[dict[str, Any]] | None = attrs.field(default=None, init=False)
+
+    def add(self, tool: Tool) -> None:
+        if tool.name in self._tools:
+            raise ValueError(f"duplicate tool name {tool.name!r}")
+        self._tools[tool.name] = tool
+        self._definitions = None
+
+    def remove(self, name: str) -> None:
+        self._tools.pop(name, None)
+        self._definitions = None
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def definitions(self) -> list[dict[str, Any]]:
+        """Definitions for the model, in registration order (a stable, cacheable prefix)."""
+        if self._definitions is None:
+            self._definitions = [t.definition() for t in self._tools.values()]
+        return self._definitions

@@ -1,0 +1,515 @@
+"""Read, Write and Edit: the file tools, with Claude Code's schemas and its read-before-write rule.
+
+The model is trained on Claude Code's behaviour, so these tools mirror it: ``Read`` returns
+``cat -n`` style numbered lines (``{n:>6}\\t{line}``), at most 2000 lines from ``offset`` and
+at most 2000 characters per line; ``Write`` and ``Edit`` refuse to touch an existing file the
+agent has not read (or that changed on disk since it read it), so the model never overwrites what
+it has not seen. The bookkeeping lives in ``ctx.state["read_files"]`` (real path →
+``st_mtime_ns`` at read), which is per agent.
+
+Large files are read and written in a worker thread behind a :class:`trio.CapacityLimiter`, so a
+2 GB log never stalls the event loop (DESIGN concurrency rule 5); small ones are handled inline,
+where a thread hop would cost more than the I/O.
+
+Files are decoded as UTF-8 with ``surrogateescape``, so an edit round-trips bytes that are not
+valid UTF-8 unchanged.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import stat
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
+
+import msgspec
+import trio
+
+from .base import Tool, ToolContext, ToolOutput
+
+__all__ = ["edit_tool", "read_tool", "write_tool"]
+
+T = TypeVar("T")
+
+#: Lines returned by Read when no ``limit`` is given (Claude Code's default).
+DEFAULT_READ_LIMIT = 2000
+#: Characters kept of one line; the rest is cut with a marker.
+MAX_LINE_CHARS = 2000
+#: Files (or contents) larger than this are read/written in a worker thread.
+INLINE_IO_BYTES = 256 * 1024
+#: Images up to this size are returned as image blocks (the Messages API's limit is 5 MB base64).
+MAX_IMAGE_BYTES = 3_750_000
+#: Lines of context shown around an edit.
+SNIPPET_CONTEXT = 4
+
+_ENCODING = "utf-8"
+_ERRORS = "surrogateescape"
+
+_IMAGE_TYPES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+}
+_BINARY_EXTENSIONS = frozenset(
+    """.bmp .ico .tiff .tif .psd .pdf .zip .gz .tgz .bz2 .xz .zst .7z .rar .tar .jar .war .ear
+    .class .exe .dll .so .dylib .o .a .lib .obj .pyc .pyo .whl .egg .wasm .bin .dat .db .sqlite
+    .sqlite3 .mp3 .mp4 .m4a .wav .flac .ogg .avi .mov .mkv .webm .woff .woff2 .ttf .otf .eot
+    .deb .rpm .dmg .iso .img .parquet .npy .npz .pkl .pickle .h5 .onnx .pt .safetensors""".split()  # noqa: SIM905 - a word list reads better
+)
+
+_io_limiter: trio.lowlevel.RunVar[trio.CapacityLimiter] = trio.lowlevel.RunVar("files_io_limiter")
+
+
+def _limiter() -> trio.CapacityLimiter:
+    """One limiter per Trio run: at most 8 file tools doing blocking I/O in threads at once."""
+    try:
+        return _io_limiter.get()
+    except LookupError:
+        limiter = trio.CapacityLimiter(8)
+        _io_limiter.set(limiter)
+        return limiter
+
+
+async def _blocking(fn: Callable[[], T], size: int) -> T:
+    """Run ``fn`` inline when the I/O is small, else in a worker thread (never stall the loop)."""
+    if size <= INLINE_IO_BYTES:
+        return fn()
+    return await trio.to_thread.run_sync(fn, limiter=_limiter())
+
+
+def _stat(path: str) -> os.stat_result | None:
+    """``os.stat`` or None if missing: metadata only, microseconds, fine on the event loop."""
+    try:
+        return os.stat(path)
+    except FileNotFoundError:
+        return None
+
+
+def _require_absolute(path: str) -> str | None:
+    if not os.path.isabs(path):
+        return f"file_path must be an absolute path, got {path!r}"
+    return None
+
+
+def _key(path: str) -> str:
+    """The read-bookkeeping key: symlinks and ``..`` resolved, so two spellings are one file."""
+    return os.path.realpath(path)
+
+
+def _read_files(ctx: ToolContext) -> dict[str, int]:
+    files: dict[str, int] = ctx.state.setdefault("read_files", {})
+    return files
+
+
+def _numbered(lines: list[str], first: int) -> str:
+    """``cat -n`` format: the line number right-aligned in 6 columns, a tab, the line."""
+    out = []
+    for n, line in enumerate(lines, start=first):
+        if len(line) > MAX_LINE_CHARS:
+            line = line[:MAX_LINE_CHARS] + "... [line truncated]"
+        out.append(f"{n:>6}\t{line}")
+    return "\n".join(out)
+
+
+def _looks_binary(path: str, head: bytes) -> bool:
+    ext = os.path.splitext(path)[1].lower()
+    return ext in _BINARY_EXTENSIONS or b"\x00" in head
+
+
+# --- Read -------------------------------------------------------------------------------------
+
+
+class ReadInput(msgspec.Struct, forbid_unknown_fields=False):
+    """Read's input: Claude Code's ``{file_path, offset?, limit?}``."""
+
+    file_path: str
+    offset: Annotated[int, msgspec.Meta(ge=0)] | None = None
+    limit: Annotated[int, msgspec.Meta(ge=1)] | None = None
+
+
+READ_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "file_path": {"type": "string", "description": "The absolute path to the file to read"},
+        "offset": {
+            "type": "number",
+            "description": "The line number to start reading from. Only provide if the file is "
+            "too large to read at once",
+        },
+        "limit": {
+            "type": "number",
+            "description": "The number of lines to read. Only provide if the file is too large "
+            "to read at once.",
+        },
+    },
+    "required": ["file_path"],
+    "additionalProperties": False,
+    "$schema": "http://json-schema.org/draft-07/schema#",
+}
+
+READ_DESCRIPTION = """Reads a file from the local filesystem.
+
+Usage:
+- The file_path parameter must be an absolute path, not a relative path
+- By default, it reads up to 2000 lines starting from the beginning of the file
+- You can optionally specify a line offset and limit (especially handy for long files)
+- Any lines longer than 2000 characters will be truncated
+- Results are returned using cat -n format, with line numbers starting at 1
+- Images (PNG, JPG, GIF, WEBP) are returned as images; other binary files are refused
+- This tool can only read files, not directories. To list a directory, use ls via the Bash tool
+- If you read a file that exists but has empty contents you will receive a warning"""
+
+
+def _read_slice(path: str, start: int, limit: int) -> tuple[list[str], bool, bool]:
+    """Lines ``start..start+limit`` (0-based) of a text file, whether more follow, whether binary.
+
+    Stops reading as soon as one line past the window is seen, so a window near the top of a
+    huge file costs only that much I/O.
+    """
+    lines: list[str] = []
+    more = False
+    with open(path, "rb") as f:
+        head = f.read(8192)
+        if _looks_binary(path, head):
+            return [], False, True
+        f.seek(0)
+        for i, raw in enumerate(f):
+            if i < start:
+                continue
+            if len(lines) == limit:
+                more = True
+                break
+            lines.append(raw.decode(_ENCODING, _ERRORS).rstrip("\r\n"))
+    return lines, more, False
+
+
+def _count_lines(path: str) -> int:
+    with open(path, "rb") as f:
+        return sum(1 for _ in f)
+
+
+async def _read(args: ReadInput, ctx: ToolContext) -> ToolOutput:
+    path = args.file_path
+    if (problem := _require_absolute(path)) is not None:
+        return ToolOutput.error(problem)
+    try:
+        st = _stat(path)
+    except OSError as exc:
+        return ToolOutput.error(f"Cannot read {path}: {exc.strerror}")
+    if st is None:
+        return ToolOutput.error(f"File does not exist: {path}")
+    if stat.S_ISDIR(st.st_mode):
+        return ToolOutput.error(
+            f"Path is a directory, not a file: {path}. Use Glob, or ls through Bash, to list it."
+        )
+    ext = os.path.splitext(path)[1].lower()
+    if ext in _IMAGE_TYPES:
+        return await _read_image(path, st.st_size, ext, ctx)
+    if st.st_size == 0:
+        _read_files(ctx)[_key(path)] = st.st_mtime_ns
+        return ToolOutput(
+            "<system-reminder>Warning: the file exists but the contents are empty."
+            "</system-reminder>"
+        )
+    start = max(args.offset or 1, 1) - 1
+    limit = args.limit or DEFAULT_READ_LIMIT
+    try:
+        lines, more, binary = await _blocking(lambda: _read_slice(path, start, limit), st.st_size)
+    except OSError as exc:
+        return ToolOutput.error(f"Cannot read {path}: {exc.strerror}")
+    if binary:
+        return ToolOutput.error(
+            f"Cannot read binary file: {path} (this tool reads text files and images only)"
+        )
+    _read_files(ctx)[_key(path)] = st.st_mtime_ns
+    if not lines:
+        total = await _blocking(lambda: _count_lines(path), st.st_size)
+        return ToolOutput(
+            "<system-reminder>Warning: the file exists but is shorter than the provided offset "
+            f"({start + 1}). The file has {total} lines.</system-reminder>"
+        )
+    text = _numbered(lines, start + 1)
+    if more:
+        end = start + len(lines)
+        text += (
+            f"\n\n(Showing lines {start + 1}-{end}; the file has more. "
+            f"Read with offset={end + 1} to continue.)"
+        )
+    data = {"file_path": path, "start_line": start + 1, "num_lines": len(lines), "more": more}
+    return ToolOutput(text, data=data)
+
+
+async def _read_image(path: str, size: int, ext: str, ctx: ToolContext) -> ToolOutput:
+    if size > MAX_IMAGE_BYTES:
+        return ToolOutput.error(
+            f"Image too large: {path} is {size} bytes (max {MAX_IMAGE_BYTES} bytes)"
+        )
+
+    def load() -> bytes:
+        with open(path, "rb") as f:
+            return f.read()
+
+    raw = await _blocking(load, size)
+    _read_files(ctx)[_key(path)] = os.stat(path).st_mtime_ns
+    block = {
+        "type": "image",
+        "source": {
+            "type": "base64",
+            "media_type": _IMAGE_TYPES[ext],
+            "data": base64.b64encode(raw).decode("ascii"),
+        },
+    }
+    return ToolOutput([block], data={"file_path": path, "bytes": size})
+
+
+def read_tool() -> Tool:
+    """A fresh ``Read`` tool (read-only, so the scheduler may run several at once)."""
+    return Tool(
+        name="Read",
+        description=READ_DESCRIPTION,
+        input_schema=READ_SCHEMA,
+        handler=_read,
+        read_only=True,
+        input_type=ReadInput,
+    )
+
+
+# --- Write and Edit: the read-first rule ---------------------------------------------------
+
+
+def _check_read_first(path: str, ctx: ToolContext, verb: str) -> str | None:
+    """Why writing ``path`` is refused (not read, or changed since read), or None if allowed."""
+    try:
+        mtime = os.stat(path).st_mtime_ns
+    except FileNotFoundError:
+        return None
+    seen = _read_files(ctx).get(_key(path))
+    if seen is None:
+        return f"File has not been read yet. Read it first before {verb} to it: {path}"
+    if seen != mtime:
+        return (
+            f"File has been modified since read, either by the user or by a linter: {path}. "
+            f"Read it again before {verb} to it."
+        )
+    return None
+
+
+def _write_text(path: str, content: str) -> int:
+    """Write ``content`` (creating parent directories); the new ``st_mtime_ns``."""
+    parent = os.path.dirname(path)
+    if parent:
+        os.makedirs(parent, exist_ok=True)
+    with open(path, "w", encoding=_ENCODING, errors=_ERRORS, newline="") as f:
+        f.write(content)
+    return os.stat(path).st_mtime_ns
+
+
+def _load_text(path: str) -> str:
+    with open(path, encoding=_ENCODING, errors=_ERRORS, newline="") as f:
+        return f.read()
+
+
+class WriteInput(msgspec.Struct, forbid_unknown_fields=False):
+    """Write's input: ``{file_path, content}``."""
+
+    file_path: str
+    content: str
+
+
+WRITE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "file_path": {
+            "type": "string",
+            "description": "The absolute path to the file to write (must be absolute, "
+            "not relative)",
+        },
+        "content": {"type": "string", "description": "The content to write to the file"},
+    },
+    "required": ["file_path", "content"],
+    "additionalProperties": False,
+    "$schema": "http://json-schema.org/draft-07/schema#",
+}
+
+WRITE_DESCRIPTION = """Writes a file to the local filesystem.
+
+Usage:
+- This tool will overwrite the existing file if there is one at the provided path.
+- If this is an existing file, you MUST use the Read tool first to read the file's contents. This tool will fail if you did not read the file first.
+- Parent directories are created as needed.
+- ALWAYS prefer editing existing files with the Edit tool. NEVER write new files unless explicitly required."""  # noqa: E501
+
+
+async def _write(args: WriteInput, ctx: ToolContext) -> ToolOutput:
+    path = args.file_path
+    if (problem := _require_absolute(path)) is not None:
+        return ToolOutput.error(problem)
+    st = _stat(path)
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        return ToolOutput.error(f"Path is a directory, not a file: {path}")
+    existed = st is not None
+    if (problem := _check_read_first(path, ctx, "writing")) is not None:
+        return ToolOutput.error(problem)
+    content = args.content
+    try:
+        mtime = await _blocking(lambda: _write_text(path, content), len(content))
+    except OSError as exc:
+        return ToolOutput.error(f"Cannot write {path}: {exc.strerror}")
+    _read_files(ctx)[_key(path)] = mtime
+    kind = "update" if existed else "create"
+    text = (
+        f"The file {path} has been updated successfully."
+        if existed
+        else f"File created successfully at: {path}"
+    )
+    return ToolOutput(text, data={"type": kind, "file_path": path})
+
+
+def write_tool() -> Tool:
+    """A fresh ``Write`` tool (mutating)."""
+    return Tool(
+        name="Write",
+        description=WRITE_DESCRIPTION,
+        input_schema=WRITE_SCHEMA,
+        handler=_write,
+        read_only=False,
+        input_type=WriteInput,
+    )
+
+
+class EditInput(msgspec.Struct, forbid_unknown_fields=False):
+    """Edit's input: ``{file_path, old_string, new_string, replace_all?}``."""
+
+    file_path: str
+    old_string: str
+    new_string: str
+    replace_all: bool = False
+
+
+EDIT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "file_path": {"type": "string", "description": "The absolute path to the file to modify"},
+        "old_string": {"type": "string", "description": "The text to replace"},
+        "new_string": {
+            "type": "string",
+            "description": "The text to replace it with (must be different from old_string)",
+        },
+        "replace_all": {
+            "type": "boolean",
+            "default": False,
+            "description": "Replace all occurences of old_string (default false)",
+        },
+    },
+    "required": ["file_path", "old_string", "new_string"],
+    "additionalProperties": False,
+    "$schema": "http://json-schema.org/draft-07/schema#",
+}
+
+EDIT_DESCRIPTION = """Performs exact string replacements in files.
+
+Usage:
+- You must use your `Read` tool at least once in the conversation before editing. This tool will error if you attempt an edit without reading the file.
+- When editing text from Read tool output, preserve the exact indentation (tabs/spaces) as it appears AFTER the line number prefix (spaces + line number + tab). Never include any part of the line number prefix in the old_string or new_string.
+- The edit will FAIL if `old_string` is not unique in the file. Either provide a larger string with more surrounding context to make it unique or use `replace_all` to change every instance of `old_string`.
+- Use `replace_all` for replacing and renaming strings across the file."""  # noqa: E501
+
+
+def count_occurrences(text: str, needle: str) -> int:
+    """Occurrences of ``needle`` in ``text``, overlapping ones included (``"aa"`` is twice in
+    ``"aaa"``): an edit is unambiguous only if the string can be found at exactly one place."""
+    count = 0
+    at = text.find(needle)
+    while at != -1:
+        count += 1
+        at = text.find(needle, at + 1)
+    return count
+
+
+def _snippet(content: str, start: int, length: int) -> str:
+    """Numbered lines around ``content[start:start+length]``, with a few lines of context."""
+    first = content.count("\n", 0, start)
+    last = first + content.count("\n", start, start + length)
+    lines = content.split("\n")
+    lo = max(first - SNIPPET_CONTEXT, 0)
+    hi = min(last + SNIPPET_CONTEXT + 1, len(lines))
+    return _numbered(lines[lo:hi], lo + 1)
+
+
+async def _edit(args: EditInput, ctx: ToolContext) -> ToolOutput:
+    path = args.file_path
+    old, new = args.old_string, args.new_string
+    if (problem := _require_absolute(path)) is not None:
+        return ToolOutput.error(problem)
+    if old == new:
+        return ToolOutput.error(
+            "No changes to make: old_string and new_string are exactly the same."
+        )
+    st = _stat(path)
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        return ToolOutput.error(f"Path is a directory, not a file: {path}")
+    if st is None:
+        if old == "":
+            # Claude Code's rule: an empty old_string on a missing file creates it.
+            mtime = await _blocking(lambda: _write_text(path, new), len(new))
+            _read_files(ctx)[_key(path)] = mtime
+            return ToolOutput(f"File created successfully at: {path}")
+        return ToolOutput.error(f"File does not exist: {path}")
+    if (problem := _check_read_first(path, ctx, "writing")) is not None:
+        return ToolOutput.error(problem)
+    try:
+        content = await _blocking(lambda: _load_text(path), st.st_size)
+    except OSError as exc:
+        return ToolOutput.error(f"Cannot read {path}: {exc.strerror}")
+    if old == "":
+        if content.strip():
+            return ToolOutput.error(
+                "Cannot create new file - file already exists. "
+                "Provide the old_string to replace instead."
+            )
+        updated, at = new, 0
+    else:
+        n = count_occurrences(content, old)
+        if n == 0:
+            return ToolOutput.error(f"String to replace not found in file.\nString: {old}")
+        if n > 1 and not args.replace_all:
+            return ToolOutput.error(
+                f"Found {n} matches of the string to replace, but replace_all is false. To "
+                "replace all occurrences, set replace_all to true. To replace only one "
+                "occurrence, please provide more context to uniquely identify the instance.\n"
+                f"String: {old}"
+            )
+        at = content.find(old)
+        updated = content.replace(old, new) if args.replace_all else content.replace(old, new, 1)
+    try:
+        mtime = await _blocking(lambda: _write_text(path, updated), len(updated))
+    except OSError as exc:
+        return ToolOutput.error(f"Cannot write {path}: {exc.strerror}")
+    _read_files(ctx)[_key(path)] = mtime
+    data = {"file_path": path, "replace_all": args.replace_all}
+    if args.replace_all:
+        text = (
+            f"The file {path} has been updated. All occurrences of '{old}' were successfully "
+            f"replaced with '{new}'."
+        )
+        return ToolOutput(text, data=data)
+    text = (
+        f"The file {path} has been updated. Here's the result of running `cat -n` on a snippet "
+        f"of the edited file:\n{_snippet(updated, at, len(new))}"
+    )
+    return ToolOutput(text, data=data)
+
+
+def edit_tool() -> Tool:
+    """A fresh ``Edit`` tool (mutating)."""
+    return Tool(
+        name="Edit",
+        description=EDIT_DESCRIPTION,
+        input_schema=EDIT_SCHEMA,
+        handler=_edit,
+        read_only=False,
+        input_type=EditInput,
+    )

@@ -1,0 +1,486 @@
+"""Glob and Grep on ripgrep: Claude Code's search tools, with ripgrep's speed and semantics.
+
+Both tools run the ``rg`` binary (``ripgrep==14.1.0`` on PyPI ships it in the venv's ``bin``) rather
+than walking the tree in Python: ripgrep respects ``.gitignore``, skips binary files and searches in
+parallel, which a Python walk cannot match. The binary is found once per process, with
+``shutil.which("rg")`` first and then next to ``sys.executable``; without it both tools return an
+error result saying how to install it.
+
+Glob lists files with ``rg --files`` and matches the pattern itself (:func:`glob_regex`), because
+an ``rg --glob`` that happens to match a directory whitelists it past ``.gitignore``.
+
+Each search is one ``trio.run_process`` in its own process group, killed (the whole group) when
+the call is cancelled (DESIGN rule 6). ``.gitignore`` files are honoured even outside a git
+repository (``--no-require-git``); hidden files are searched, ``.git`` itself never.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+from typing import Any, Literal
+
+import msgspec
+import trio
+
+from .base import Tool, ToolContext, ToolOutput, truncate
+
+__all__ = ["find_ripgrep", "glob_tool", "grep_tool", "run_ripgrep"]
+
+#: Paths returned by Glob at most (Claude Code's cap).
+GLOB_LIMIT = 100
+#: Characters of Grep output kept (SPEC T8's default cap).
+GREP_OUTPUT_CAP = 30_000
+#: Longest line ripgrep prints in content mode (longer ones become a placeholder).
+MAX_COLUMNS = 500
+
+_GLOB_CHARS = frozenset("*?[]{}")
+
+
+@functools.cache
+def find_ripgrep() -> str | None:
+    """The ``rg`` executable: on ``PATH``, else beside this Python (the ripgrep wheel), or None."""
+    found = shutil.which("rg")
+    if found:
+        return found
+    candidate = os.path.join(os.path.dirname(sys.executable), "rg")
+    if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+        return candidate
+    return None
+
+
+RG_MISSING = (
+    "ripgrep (rg) is not available: install it (pip install ripgrep==14.1.0, or your system's "
+    "ripgrep package) so that Grep and Glob can search"
+)
+
+
+async def _kill_group(process: trio.Process) -> None:
+    """``deliver_cancel`` for run_process: SIGKILL the whole process group, not just rg."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+
+
+async def run_ripgrep(args: list[str], cwd: str) -> tuple[int, bytes, bytes]:
+    """Run ``rg args`` in ``cwd``; (exit code, stdout, stderr). The caller checks rg exists."""
+    rg = find_ripgrep()
+    assert rg is not None
+    result = await trio.run_process(
+        [rg, *args],
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        capture_stdout=True,
+        capture_stderr=True,
+        check=False,
+        start_new_session=True,
+        deliver_cancel=_kill_group,
+    )
+    return result.returncode, result.stdout, result.stderr
+
+
+def _kind(path: str) -> str | None:
+    """``"dir"``, ``"file"`` or None if missing (a stat: cheap enough for the event loop)."""
+    try:
+        return "dir" if os.path.isdir(path) else ("file" if os.path.exists(path) else None)
+    except OSError:
+        return None
+
+
+def _resolve(path: str | None, cwd: str) -> str:
+    if not path:
+        return cwd
+    return os.path.normpath(os.path.join(cwd, os.path.expanduser(path)))
+
+
+def _split_absolute_pattern(pattern: str) -> tuple[str, str]:
+    """``/a/b/**/*.py`` → (``/a/b``, ``**/*.py``): the literal directory prefix becomes the root."""
+    parts = pattern.split("/")
+    i = 1
+    while i < len(parts) - 1 and not (_GLOB_CHARS & set(parts[i])):
+        i += 1
+    root = "/".join(parts[:i]) or "/"
+    return root, "/".join(parts[i:])
+
+
+_COMMON_RG = ["--no-config", "--no-require-git", "--hidden", "--glob", "!.git"]
+
+
+# --- Glob -------------------------------------------------------------------------------------
+
+
+class GlobInput(msgspec.Struct):
+    """Glob's input: ``{pattern, path?}``."""
+
+    pattern: str
+    path: str | None = None
+
+
+GLOB_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "pattern": {"type": "string", "description": "The glob pattern to match files against"},
+        "path": {
+            "type": "string",
+            "description": "The directory to search in. If not specified, the current working "
+            "directory will be used. IMPORTANT: Omit this field to use the default directory. "
+            'DO NOT enter "undefined" or "null" - simply omit it for the default behavior. '
+            "Must be a valid directory path if provided.",
+        },
+    },
+    "required": ["pattern"],
+    "additionalProperties": False,
+    "$schema": "http://json-schema.org/draft-07/schema#",
+}
+
+GLOB_DESCRIPTION = """- Fast file pattern matching tool that works with any codebase size
+- Supports glob patterns like "**/*.js" or "src/**/*.ts"
+- Returns matching file paths sorted by modification time (newest first), respecting .gitignore
+- Use this tool when you need to find files by name patterns"""
+
+
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A glob as an anchored regex over ``/``-separated relative paths.
+
+    ``**/`` matches any number of directories (none included), ``**`` anything, ``*`` and ``?``
+    stay within one path component, ``[...]`` is a character class and ``{a,b}`` alternation.
+    """
+    out: list[str] = []
+    i, n, depth = 0, len(pattern), 0
+    while i < n:
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+            continue
+        if pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            end = pattern.find("]", i + 2 if pattern[i + 1 : i + 2] in ("!", "^") else i + 1)
+            if end == -1:
+                out.append(re.escape(c))
+            else:
+                body = pattern[i + 1 : end]
+                if body[:1] in ("!", "^"):
+                    body = "^" + body[1:]
+                out.append(f"[{body.replace(chr(92), chr(92) * 2)}]")
+                i = end
+        elif c == "{":
+            out.append("(?:")
+            depth += 1
+        elif c == "}" and depth:
+            out.append(")")
+            depth -= 1
+        elif c == "," and depth:
+            out.append("|")
+        elif c == "\\" and i + 1 < n:
+            i += 1
+            out.append(re.escape(pattern[i]))
+        else:
+            out.append(re.escape(c))
+        i += 1
+    out.extend(")" * depth)
+    return re.compile("".join(out), re.DOTALL)
+
+
+def _literal_prefix(pattern: str) -> tuple[str, str]:
+    """``src/app/**/*.ts`` → (``src/app``, ``**/*.ts``): literal leading directories to descend."""
+    parts = pattern.split("/")
+    i = 0
+    while i < len(parts) - 1 and not (_GLOB_CHARS & set(parts[i])) and "\\" not in parts[i]:
+        i += 1
+    return "/".join(parts[:i]), "/".join(parts[i:])
+
+
+def _newest_first(paths: list[str]) -> list[str]:
+    """Sorted by modification time, newest first; ties (and unstat-able paths) by name."""
+
+    def key(p: str) -> tuple[float, str]:
+        try:
+            return (-os.stat(p).st_mtime, p)
+        except OSError:
+            return (0.0, p)
+
+    return sorted(paths, key=key)
+
+
+async def _glob(args: GlobInput, ctx: ToolContext) -> ToolOutput:
+    pattern = args.pattern
+    root = _resolve(args.path, ctx.cwd)
+    if os.path.isabs(pattern):
+        # An absolute pattern carries its own root (and overrides ``path``).
+        root, pattern = _split_absolute_pattern(pattern)
+    kind = _kind(root)
+    if kind is None:
+        return ToolOutput.error(f"Directory does not exist: {root}")
+    if kind != "dir":
+        return ToolOutput.error(f"Path is not a directory: {root}")
+    if find_ripgrep() is None:
+        return ToolOutput.error(RG_MISSING)
+    if not pattern:
+        return ToolOutput.error("pattern must not be empty")
+    prefix, rest = _literal_prefix(pattern.removeprefix("./"))
+    base = _resolve(prefix, root) if prefix else root
+    if _kind(base) != "dir":
+        return ToolOutput("No files found", data={"filenames": [], "numFiles": 0})
+    # rg lists the files (parallel, .gitignore-aware); the glob is matched here, because an rg
+    # --glob that matches a directory would whitelist it past .gitignore.
+    code, out, err = await run_ripgrep(["--files", *_COMMON_RG, base], cwd=base)
+    if code not in (0, 1) and not out:
+        return ToolOutput.error(f"Glob failed: {err.decode(errors='replace').strip()}")
+    matcher = glob_regex(rest).fullmatch
+    cut = len(base) + 1
+    paths = [p for p in out.decode(errors="surrogateescape").splitlines() if matcher(p[cut:])]
+    if not paths:
+        return ToolOutput("No files found", data={"filenames": [], "numFiles": 0})
+    if len(paths) > 2_000:
+        paths = await trio.to_thread.run_sync(_newest_first, paths)
+    else:
+        paths = _newest_first(paths)
+    shown = paths[:GLOB_LIMIT]
+    text = "\n".join(shown)
+    if len(paths) > GLOB_LIMIT:
+        text += (
+            f"\n(Results are truncated: showing {GLOB_LIMIT} of {len(paths)} files. "
+            "Consider using a more specific path or pattern.)"
+        )
+    data = {"filenames": shown, "numFiles": len(paths), "truncated": len(paths) > GLOB_LIMIT}
+    return ToolOutput(text, data=data)
+
+
+def glob_tool() -> Tool:
+    """A fresh ``Glob`` tool (read-only)."""
+    return Tool(
+        name="Glob",
+        description=GLOB_DESCRIPTION,
+        input_schema=GLOB_SCHEMA,
+        handler=_glob,
+        read_only=True,
+        input_type=GlobInput,
+    )
+
+
+# --- Grep -------------------------------------------------------------------------------------
+
+
+class GrepInput(msgspec.Struct):
+    """Grep's input, with Claude Code's field names (``-i``, ``-n``, ``-A``, ``-B``, ``-C``)."""
+
+    pattern: str
+    path: str | None = None
+    glob: str | None = None
+    type: str | None = None
+    output_mode: Literal["content", "files_with_matches", "count"] = "files_with_matches"
+    case_insensitive: bool = msgspec.field(default=False, name="-i")
+    line_numbers: bool = msgspec.field(default=True, name="-n")
+    after: int | None = msgspec.field(default=None, name="-A")
+    before: int | None = msgspec.field(default=None, name="-B")
+    context: int | None = msgspec.field(default=None, name="-C")
+    multiline: bool = False
+    head_limit: int | None = None
+    offset: int = 0
+
+
+GREP_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "pattern": {
+            "type": "string",
+            "description": "The regular expression pattern to search for in file contents",
+        },
+        "path": {
+            "type": "string",
+            "description": "File or directory to search in (rg PATH). Defaults to current "
+            "working directory.",
+        },
+        "glob": {
+            "type": "string",
+            "description": 'Glob pattern to filter files (e.g. "*.js", "*.{ts,tsx}") - maps to '
+            "rg --glob",
+        },
+        "output_mode": {
+            "type": "string",
+            "enum": ["content", "files_with_matches", "count"],
+            "description": 'Output mode: "content" shows matching lines (supports -A/-B/-C '
+            'context, -n line numbers, head_limit), "files_with_matches" shows file paths '
+            '(supports head_limit), "count" shows match counts (supports head_limit). Defaults '
+            'to "files_with_matches".',
+        },
+        "-B": {
+            "type": "number",
+            "description": "Number of lines to show before each match (rg -B). Requires "
+            'output_mode: "content", ignored otherwise.',
+        },
+        "-A": {
+            "type": "number",
+            "description": "Number of lines to show after each match (rg -A). Requires "
+            'output_mode: "content", ignored otherwise.',
+        },
+        "-C": {
+            "type": "number",
+            "description": "Number of lines to show before and after each match (rg -C). "
+            'Requires output_mode: "content", ignored otherwise.',
+        },
+        "-n": {
+            "type": "boolean",
+            "description": "Show line numbers in output (rg -n). Requires output_mode: "
+            '"content", ignored otherwise. Defaults to true.',
+        },
+        "-i": {"type": "boolean", "description": "Case insensitive search (rg -i)"},
+        "type": {
+            "type": "string",
+            "description": "File type to search (rg --type). Common types: js, py, rust, go, "
+            "java, etc. More efficient than include for standard file types.",
+        },
+        "head_limit": {
+            "type": "number",
+            "description": 'Limit output to first N lines/entries, equivalent to "| head -N". '
+            "Works across all output modes.",
+        },
+        "offset": {
+            "type": "number",
+            "description": "Skip first N lines/entries before applying head_limit, equivalent "
+            'to "| tail -n +N | head -N". Defaults to 0.',
+        },
+        "multiline": {
+            "type": "boolean",
+            "description": "Enable multiline mode where . matches newlines and patterns can "
+            "span lines (rg -U --multiline-dotall). Default: false.",
+        },
+    },
+    "required": ["pattern"],
+    "additionalProperties": False,
+    "$schema": "http://json-schema.org/draft-07/schema#",
+}
+
+GREP_DESCRIPTION = """A powerful search tool built on ripgrep
+
+Usage:
+- ALWAYS use Grep for search tasks. NEVER invoke `grep` or `rg` as a Bash command.
+- Supports full regex syntax (e.g., "log.*Error", "function\\s+\\w+")
+- Filter files with glob parameter (e.g., "*.js", "**/*.tsx") or type parameter (e.g., "js", "py", "rust")
+- Output modes: "content" shows matching lines, "files_with_matches" shows only file paths (default), "count" shows match counts
+- Pattern syntax: Uses ripgrep (not grep) - literal braces need escaping (use `interface\\{\\}` to find `interface{}` in Go code)
+- Multiline matching: By default patterns match within single lines only. For cross-line patterns, use `multiline: true`"""  # noqa: E501
+
+
+def _grep_args(args: GrepInput, target: str, is_dir: bool) -> list[str]:
+    argv = [*_COMMON_RG, "--max-columns", str(MAX_COLUMNS), "--max-columns-preview"]
+    if args.case_insensitive:
+        argv.append("-i")
+    if args.multiline:
+        argv += ["-U", "--multiline-dotall"]
+    if args.type:
+        argv += ["--type", args.type]
+    if args.glob:
+        for g in _split_globs(args.glob):
+            argv += ["--glob", g]
+    if args.output_mode == "files_with_matches":
+        argv.append("--files-with-matches")
+    elif args.output_mode == "count":
+        argv.append("--count-matches")
+    else:
+        argv.append("--line-number" if args.line_numbers else "--no-line-number")
+        if args.context is not None:
+            argv += ["-C", str(args.context)]
+        else:
+            if args.after is not None:
+                argv += ["-A", str(args.after)]
+            if args.before is not None:
+                argv += ["-B", str(args.before)]
+    if is_dir:
+        argv.append("--with-filename")
+    # -e keeps a pattern that starts with "-" from being read as a flag.
+    argv += ["-e", args.pattern, "--", target]
+    return argv
+
+
+def _split_globs(spec: str) -> list[str]:
+    """``"*.ts *.tsx"`` or ``"*.ts,*.tsx"`` → two globs; commas inside ``{a,b}`` are kept."""
+    out: list[str] = []
+    for word in spec.split():
+        if "{" in word:
+            out.append(word)
+        else:
+            out += [g for g in word.split(",") if g]
+    return out
+
+
+async def _grep(args: GrepInput, ctx: ToolContext) -> ToolOutput:
+    target = _resolve(args.path, ctx.cwd)
+    kind = _kind(target)
+    if kind is None:
+        return ToolOutput.error(f"Path does not exist: {target}")
+    for name, value in (("-A", args.after), ("-B", args.before), ("-C", args.context)):
+        if value is not None and value < 0:
+            return ToolOutput.error(f"{name} must be >= 0, got {value}")
+    if args.head_limit is not None and args.head_limit < 0:
+        return ToolOutput.error(f"head_limit must be >= 0, got {args.head_limit}")
+    if find_ripgrep() is None:
+        return ToolOutput.error(RG_MISSING)
+    cwd = target if kind == "dir" else os.path.dirname(target)
+    code, out, err = await run_ripgrep(_grep_args(args, target, kind == "dir"), cwd=cwd)
+    if code == 2 and not out:
+        return ToolOutput.error(f"Grep failed: {err.decode(errors='replace').strip()}")
+    lines = out.decode(errors="replace").splitlines()
+    mode = args.output_mode
+    if mode == "files_with_matches" and len(lines) > 1:
+        if len(lines) <= 2_000:
+            lines = _newest_first(lines)
+        else:
+            lines = await trio.to_thread.run_sync(_newest_first, lines)
+    total = len(lines)
+    start = max(args.offset, 0)
+    end = None if args.head_limit in (None, 0) else start + args.head_limit
+    window = lines[start:end]
+    data: dict[str, Any] = {"mode": mode, "numLines": total}
+    if mode == "files_with_matches":
+        data["numFiles"] = total
+        if not window:
+            return ToolOutput("No files found", data=data)
+        head = f"Found {total} file{'s' if total != 1 else ''}"
+        if len(window) < total:
+            head += f" (showing {len(window)} from entry {start + 1})"
+        return ToolOutput(truncate(head + "\n" + "\n".join(window), GREP_OUTPUT_CAP), data=data)
+    if mode == "count":
+        matches = 0
+        for line in lines:
+            _, _, n = line.rpartition(":")
+            matches += int(n) if n.isdigit() else 0
+        data.update(numFiles=total, numMatches=matches)
+        if not window:
+            return ToolOutput("No matches found", data=data)
+        tail = (
+            f"\n\nFound {matches} total occurrence{'s' if matches != 1 else ''} across "
+            f"{total} file{'s' if total != 1 else ''}."
+        )
+        return ToolOutput(truncate("\n".join(window), GREP_OUTPUT_CAP) + tail, data=data)
+    if not window:
+        return ToolOutput("No matches found", data=data)
+    text = "\n".join(window)
+    if len(window) < total:
+        text += f"\n\n(Showing {len(window)} of {total} lines; use offset/head_limit for more.)"
+    return ToolOutput(truncate(text, GREP_OUTPUT_CAP), data=data)
+
+
+def grep_tool() -> Tool:
+    """A fresh ``Grep`` tool (read-only)."""
+    return Tool(
+        name="Grep",
+        description=GREP_DESCRIPTION,
+        input_schema=GREP_SCHEMA,
+        handler=_grep,
+        read_only=True,
+        input_type=GrepInput,
+    )

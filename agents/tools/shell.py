@@ -1,0 +1,493 @@
+"""Bash, BashOutput and KillShell: a persistent shell per agent, and background shells.
+
+**The persistent shell.** Each agent gets one ``bash`` process (started on first use, in its own
+session so its process group id is its pid). A command is written to its stdin wrapped so that:
+
+* the shell reads it literally from a quoted here-document and ``eval``\\ s it in the current shell,
+  so ``cd`` and ``export`` persist between calls and a syntax error is reported as the command's
+  own error instead of desynchronising the shell;
+* it runs with stdin from ``/dev/null`` (a command that reads stdin must not eat the next one);
+* a sentinel line ``__AGENTS_DONE_<uuid>__ <status> <pwd>`` follows it, printed with the marker
+  split in two so that not even ``set -x`` can echo it early.
+
+stdout and stderr are one pipe (merged, in order). Output is capped at 30 000 characters with a
+note (SPEC T8), and never more than about 128 KB of it is kept in memory whatever the command
+prints.
+
+**Timeouts and cancellation (SPEC T7).** A timeout is a cancel scope around the wait for the
+sentinel. On timeout, on cancellation, or on any error while a command runs, the whole process
+group is SIGKILLed and reaped (shielded), and the next command starts a fresh shell in the last
+known working directory. A command that outlives its budget never keeps running unseen.
+
+**Background shells.** ``run_in_background`` starts ``bash -c command`` in its own process group,
+from the persistent shell's current directory, with a reader task in the agent's nursery
+(``ctx.nursery``), and returns an id; ``BashOutput`` returns what it printed since the last read,
+``KillShell`` kills its group. A cleanup callable registered in ``ctx.cleanup`` kills every shell
+when the agent ends, so no process outlives the session.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import uuid
+from typing import Annotated, Any, Literal
+
+import attrs
+import msgspec
+import trio
+
+from .base import Tool, ToolContext, ToolOutput
+
+__all__ = ["bash_output_tool", "bash_tool", "kill_shell_tool"]
+
+#: Characters of output returned (SPEC T8).
+OUTPUT_CAP = 30_000
+#: Default and maximum timeouts, in milliseconds (Claude Code's).
+DEFAULT_TIMEOUT_MS = 120_000
+MAX_TIMEOUT_MS = 600_000
+#: Bytes kept from the start of a command's output (enough for OUTPUT_CAP characters of UTF-8).
+_HEAD_BYTES = OUTPUT_CAP * 4
+#: Bytes kept at the end, where the sentinel arrives.
+_TAIL_BYTES = 8192
+#: Unread bytes a background shell keeps; older output is dropped with a note.
+_BACKGROUND_KEEP = 4 * 1024 * 1024
+
+_SHELL_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_EDITOR": "true", "CLAUDECODE": "1"}
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, **_SHELL_ENV}
+
+
+def _kill_group(pid: int) -> None:
+    """SIGKILL process group ``pid`` (every shell here leads its own group)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+async def _reap(process: trio.Process) -> None:
+    """Kill ``process``'s group and wait for it, shielded and bounded: safe inside a cancel."""
+    _kill_group(process.pid)
+    with trio.CancelScope(shield=True), trio.move_on_after(5):
+        await process.wait()
+        for stream in (process.stdin, process.stdout):
+            if stream is not None:
+                await trio.aclose_forcefully(stream)
+
+
+def _cap(data: bytes, dropped: int = 0) -> str:
+    text = data.decode("utf-8", "replace").rstrip()
+    over = len(text) - OUTPUT_CAP + dropped
+    if over > 0:
+        text = (
+            f"{text[:OUTPUT_CAP]}\n\n... [output truncated: "
+            f"{'about ' if dropped else ''}{over} more characters not shown]"
+        )
+    return text
+
+
+# --- The persistent shell ------------------------------------------------------------------
+
+
+@attrs.define(eq=False)
+class _Shell:
+    """One live ``bash`` process fed commands over stdin."""
+
+    process: trio.Process
+    lock: trio.Lock = attrs.Factory(trio.Lock)
+
+    @classmethod
+    async def start(cls, cwd: str) -> _Shell:
+        process = await trio.lowlevel.open_process(
+            ["bash", "--noprofile", "--norc"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            cwd=cwd,
+            env=_env(),
+            start_new_session=True,
+        )
+        return cls(process)
+
+
+@attrs.define
+class _Finished:
+    output: bytes
+    dropped: int
+    status: int | None  # None: the shell itself exited (e.g. the command ran `exit`)
+    pwd: str | None = None
+    shell_exit: int | None = None
+
+
+async def _collect(shell: _Shell, marker: bytes) -> _Finished:
+    """Read merged output until ``marker`` and its line end, keeping head and tail only."""
+    stdout = shell.process.stdout
+    assert stdout is not None
+    buf = bytearray()
+    dropped = 0
+    while True:
+        chunk = await stdout.receive_some(65536)
+        if not chunk:  # the shell exited
+            code = await shell.process.wait()
+            return _Finished(bytes(buf), dropped, None, shell_exit=code)
+        buf += chunk
+        at = buf.find(marker, max(0, len(buf) - len(chunk) - len(marker)))
+        if at != -1:
+            end = buf.find(b"\n", at + len(marker))
+            while end == -1:
+                more = await stdout.receive_some(65536)
+                if not more:
+                    break
+                buf += more
+                end = buf.find(b"\n", at + len(marker))
+            line = buf[at + len(marker) : end if end != -1 else len(buf)].decode(errors="replace")
+            status, _, pwd = line.partition(" ")
+            return _Finished(bytes(buf[:at]), dropped, int(status or 0), pwd or None)
+        if len(buf) > _HEAD_BYTES + 2 * _TAIL_BYTES:
+            excess = len(buf) - _HEAD_BYTES - _TAIL_BYTES
+            del buf[_HEAD_BYTES : _HEAD_BYTES + excess]
+            dropped += excess
+
+
+def _script(command: str, token: str) -> bytes:
+    eof = f"__AGENTS_EOF_{token}"
+    return (
+        f"IFS= read -r -d '' __agents_cmd <<'{eof}'\n{command}\n{eof}\n"
+        'eval "$__agents_cmd" </dev/null\n'
+        f"printf '\\n%s%s %d %s\\n' __AGENTS_ 'DONE_{token}__' \"$?\" \"$PWD\"\n"
+    ).encode()
+
+
+@attrs.define(eq=False)
+class _ShellState:
+    """Per-agent shell bookkeeping, kept in ``ctx.state["shell"]``."""
+
+    shell: _Shell | None = None
+    cwd: str | None = None
+    background: dict[str, _Background] = attrs.Factory(dict)
+    counter: int = 0
+    cleanup_registered: bool = False
+    start_lock: trio.Lock = attrs.Factory(trio.Lock)
+
+    def start_dir(self, ctx: ToolContext) -> str:
+        """Where a new shell starts: the last known directory, if it still exists."""
+        return self.cwd if self.cwd and os.path.isdir(self.cwd) else ctx.cwd
+
+    async def close_all(self) -> None:
+        """Kill the persistent shell and every background shell (the agent's cleanup)."""
+        if self.shell is not None:
+            shell, self.shell = self.shell, None
+            await _reap(shell.process)
+        for bg in self.background.values():
+            await bg.kill()
+
+
+def _state(ctx: ToolContext) -> _ShellState:
+    state = ctx.state.get("shell")
+    if state is None:
+        state = ctx.state["shell"] = _ShellState(cwd=ctx.cwd)
+    if not state.cleanup_registered:
+        ctx.cleanup.append(state.close_all)
+        state.cleanup_registered = True
+    assert isinstance(state, _ShellState)
+    return state
+
+
+async def _get_shell(state: _ShellState, ctx: ToolContext) -> _Shell:
+    async with state.start_lock:
+        if state.shell is None or state.shell.process.returncode is not None:
+            state.shell = await _Shell.start(state.start_dir(ctx))
+        return state.shell
+
+
+class BashInput(msgspec.Struct):
+    """Bash's input: ``{command, timeout? (ms, ≤ 600000), description?, run_in_background?}``."""
+
+    command: str
+    timeout: Annotated[float, msgspec.Meta(gt=0, le=MAX_TIMEOUT_MS)] | None = None
+    description: str | None = None
+    run_in_background: bool = False
+
+
+BASH_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "command": {"type": "string", "description": "The command to execute"},
+        "timeout": {
+            "type": "number",
+            "description": f"Optional timeout in milliseconds (max {MAX_TIMEOUT_MS})",
+        },
+        "description": {
+            "type": "string",
+            "description": "Clear, concise description of what this command does in 5-10 words",
+        },
+        "run_in_background": {
+            "type": "boolean",
+            "description": "Set to true to run this command in the background. Use BashOutput "
+            "to read the output later.",
+        },
+    },
+    "required": ["command"],
+    "additionalProperties": False,
+    "$schema": "http://json-schema.org/draft-07/schema#",
+}
+
+BASH_DESCRIPTION = f"""Executes a given bash command in a persistent shell session with optional timeout.
+
+- The working directory and exported variables persist between commands.
+- Always quote file paths that contain spaces with double quotes.
+- You can specify an optional timeout in milliseconds (up to {MAX_TIMEOUT_MS}ms / 10 minutes). If not specified, commands will timeout after {DEFAULT_TIMEOUT_MS}ms (2 minutes).
+- If the output exceeds {OUTPUT_CAP} characters, output will be truncated before being returned to you.
+- Use run_in_background (not a trailing `&`) to run a command in the background; read its output with BashOutput and stop it with KillShell.
+- Avoid using search commands like `find` and `grep`, and reading commands like `cat`, `head`, `tail`: use Glob, Grep and Read instead.
+- Commands do not read stdin; interactive commands are not supported."""  # noqa: E501
+
+
+async def _bash(args: BashInput, ctx: ToolContext) -> ToolOutput:
+    state = _state(ctx)
+    if args.run_in_background:
+        return await _start_background(args.command, state, ctx)
+    timeout_ms = args.timeout if args.timeout is not None else DEFAULT_TIMEOUT_MS
+    shell = await _get_shell(state, ctx)
+    token = uuid.uuid4().hex
+    marker = f"\n__AGENTS_DONE_{token}__ ".encode()
+    finished: _Finished | None = None
+    async with shell.lock:
+        try:
+            stdin = shell.process.stdin
+            assert stdin is not None
+            with trio.move_on_after(timeout_ms / 1000):
+                await stdin.send_all(_script(args.command, token))
+                finished = await _collect(shell, marker)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            finished = _Finished(b"", 0, None, None)
+        finally:
+            if finished is None or finished.status is None:
+                # Timed out, cancelled, failed, or the shell exited: no half-run shell is reused.
+                state.shell = None
+                await _reap(shell.process)
+    if finished is None:
+        seconds = f"{timeout_ms / 1000:g}"
+        return ToolOutput.error(f"Command timed out after {seconds}s (the process was killed)")
+    text = _cap(finished.output, finished.dropped)
+    data: dict[str, Any] = {"stdout": text, "interrupted": False}
+    if finished.status is None:
+        note = f"(the shell exited with status {finished.shell_exit}; a new shell starts next time)"
+        return ToolOutput(f"{text}\n{note}" if text else note, data=data)
+    state.cwd = finished.pwd or state.cwd
+    data.update(exit_code=finished.status, cwd=state.cwd)
+    if finished.status != 0:
+        return ToolOutput(f"Exit code {finished.status}\n{text}".rstrip(), is_error=True, data=data)
+    return ToolOutput(text or "(no output)", data=data)
+
+
+def bash_tool() -> Tool:
+    """A fresh ``Bash`` tool (mutating)."""
+    return Tool(
+        name="Bash",
+        description=BASH_DESCRIPTION,
+        input_schema=BASH_SCHEMA,
+        handler=_bash,
+        read_only=False,
+        input_type=BashInput,
+    )
+
+
+# --- Background shells ---------------------------------------------------------------------
+
+
+@attrs.define(eq=False)
+class _Background:
+    """A ``bash -c`` running in the background; its reader task lives in the agent's nursery."""
+
+    id: str
+    command: str
+    cwd: str
+    process: trio.Process | None = None
+    unread: bytearray = attrs.Factory(bytearray)
+    dropped: int = 0
+    status: Literal["running", "completed", "failed", "killed"] = "running"
+    exit_code: int | None = None
+    done: trio.Event = attrs.Factory(trio.Event)
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        process = await trio.lowlevel.open_process(
+            ["bash", "-c", self.command],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            cwd=self.cwd,
+            env=_env(),
+            start_new_session=True,
+        )
+        self.process = process
+        try:
+            task_status.started()
+            assert process.stdout is not None
+            async for chunk in process.stdout:
+                self.unread += chunk
+                if len(self.unread) > _BACKGROUND_KEEP:
+                    excess = len(self.unread) - _BACKGROUND_KEEP
+                    del self.unread[:excess]
+                    self.dropped += excess
+            code = await process.wait()
+            self.exit_code = code
+            if self.status == "running":
+                self.status = "completed" if code == 0 else "failed"
+        finally:
+            if process.returncode is None:
+                await _reap(process)
+                if self.status == "running":
+                    self.status = "killed"
+            self.done.set()
+
+    async def kill(self) -> None:
+        """Kill the group; the reader task sees EOF, reaps the process and sets ``done``."""
+        if self.process is None or self.done.is_set():
+            return
+        if self.status == "running":
+            self.status = "killed"
+        _kill_group(self.process.pid)
+        with trio.CancelScope(shield=True), trio.move_on_after(5):
+            await self.done.wait()
+
+    def poll_status(self) -> str:
+        """The status, seeing an exit even while a grandchild still holds the pipe open."""
+        if self.status == "running" and self.process is not None:
+            code = self.process.poll()
+            if code is not None:
+                self.exit_code = code
+                self.status = "completed" if code == 0 else "failed"
+        return self.status
+
+
+async def _start_background(command: str, state: _ShellState, ctx: ToolContext) -> ToolOutput:
+    if ctx.nursery is None:
+        return ToolOutput.error("run_in_background is unavailable: the agent has no nursery")
+    state.counter += 1
+    shell_id = f"bash_{state.counter}"
+    bg = _Background(shell_id, command, state.start_dir(ctx))
+    state.background[shell_id] = bg
+    await ctx.nursery.start(bg.run)
+    return ToolOutput(
+        f"Command running in background with ID: {shell_id}. Use BashOutput with "
+        f"bash_id={shell_id!r} to read its output and KillShell to stop it.",
+        data={"backgroundTaskId": shell_id},
+    )
+
+
+class BashOutputInput(msgspec.Struct):
+    """BashOutput's input: ``{bash_id, filter?}`` (filter: a regex lines must match)."""
+
+    bash_id: str
+    filter: str | None = None
+
+
+BASH_OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "bash_id": {
+            "type": "string",
+            "description": "The ID of the background shell to retrieve output from",
+        },
+        "filter": {
+            "type": "string",
+            "description": "Optional regular expression to filter the output lines. Only lines "
+            "matching this regex will be included in the result. Any lines that do not match "
+            "will no longer be available to read.",
+        },
+    },
+    "required": ["bash_id"],
+    "additionalProperties": False,
+    "$schema": "http://json-schema.org/draft-07/schema#",
+}
+
+
+def _unknown_shell(shell_id: str, state: _ShellState) -> ToolOutput:
+    known = ", ".join(state.background) or "none"
+    return ToolOutput.error(f"No shell found with ID: {shell_id} (running shells: {known})")
+
+
+async def _bash_output(args: BashOutputInput, ctx: ToolContext) -> ToolOutput:
+    state = _state(ctx)
+    bg = state.background.get(args.bash_id)
+    if bg is None:
+        return _unknown_shell(args.bash_id, state)
+    await trio.lowlevel.checkpoint()
+    status = bg.poll_status()
+    raw, dropped = bytes(bg.unread), bg.dropped
+    bg.unread.clear()
+    bg.dropped = 0
+    text = _cap(raw, dropped)
+    if args.filter:
+        try:
+            rx = re.compile(args.filter)
+        except re.error as exc:
+            return ToolOutput.error(f"invalid filter regex {args.filter!r}: {exc}")
+        text = "\n".join(line for line in text.splitlines() if rx.search(line))
+    parts = [f"<status>{status}</status>"]
+    if bg.exit_code is not None:
+        parts.append(f"<exit_code>{bg.exit_code}</exit_code>")
+    parts.append(f"<stdout>\n{text}\n</stdout>" if text else "<stdout></stdout>")
+    data = {"shellId": bg.id, "status": status, "exitCode": bg.exit_code, "stdout": text}
+    return ToolOutput("\n".join(parts), data=data)
+
+
+def bash_output_tool() -> Tool:
+    """A fresh ``BashOutput`` tool (mutating: reading consumes the output)."""
+    return Tool(
+        name="BashOutput",
+        description="Retrieves output from a running or completed background bash shell. "
+        "Returns only new output since the last check, with the shell's status.",
+        input_schema=BASH_OUTPUT_SCHEMA,
+        handler=_bash_output,
+        read_only=False,
+        input_type=BashOutputInput,
+    )
+
+
+class KillShellInput(msgspec.Struct):
+    """KillShell's input: ``{shell_id}``."""
+
+    shell_id: str
+
+
+async def _kill_shell(args: KillShellInput, ctx: ToolContext) -> ToolOutput:
+    state = _state(ctx)
+    bg = state.background.get(args.shell_id)
+    if bg is None:
+        return _unknown_shell(args.shell_id, state)
+    if bg.poll_status() != "running":
+        return ToolOutput.error(f"Shell {bg.id} is not running (status: {bg.status})")
+    await bg.kill()
+    return ToolOutput(
+        f"Successfully killed shell: {bg.id} ({bg.command})",
+        data={"shell_id": bg.id, "message": "killed"},
+    )
+
+
+def kill_shell_tool() -> Tool:
+    """A fresh ``KillShell`` tool (mutating)."""
+    return Tool(
+        name="KillShell",
+        description="Kills a running background bash shell by its ID.",
+        input_schema={
+            "type": "object",
+            "properties": {
+                "shell_id": {
+                    "type": "string",
+                    "description": "The ID of the background shell to kill",
+                }
+            },
+            "required": ["shell_id"],
+            "additionalProperties": False,
+            "$schema": "http://json-schema.org/draft-07/schema#",
+        },
+        handler=_kill_shell,
+        read_only=False,
+        input_type=KillShellInput,
+    )

@@ -1,0 +1,168 @@
+"""Loop benchmarks (issue 2): fan-out efficiency, per-call and per-turn overhead, flatness, import.
+
+Prints one JSON line per measurement::
+
+    python benchmarks/bench_loop.py            # full run
+    python benchmarks/bench_loop.py --quick    # tiny sizes (the smoke test)
+
+* ``fanout``: k read-only tools that each wait L seconds (real time) in one turn; wall time of the
+  whole query (model latency zero) against L. Ideal: L plus the loop's overhead.
+* ``overhead``: zero-latency scripted backend and no-op tools: µs per tool call and per turn.
+* ``flatness``: a 200-turn chain; mean cost of turns 191-200 over turns 1-10 (≤ 2 is flat).
+* ``import``: ``import agents`` in a fresh interpreter (ms, best of N).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+import trio
+
+from agents import AgentOptions, ToolAnnotations, create_sdk_mcp_server, query, tool
+from agents.backends.base import ModelRequest
+from agents.testing.scripted import ScriptedBackend, Step, text, tool_use
+
+
+def emit(**fields: Any) -> None:
+    print(json.dumps(fields), flush=True)
+
+
+def _server(wait: float) -> Any:
+    @tool("wait", "waits", {"i": int}, annotations=ToolAnnotations(readOnlyHint=True))
+    async def wait_tool(args: dict[str, Any]) -> dict[str, Any]:
+        if wait:
+            await trio.sleep(wait)
+        return {"content": [{"type": "text", "text": "ok"}]}
+
+    return create_sdk_mcp_server("b", "1", [wait_tool])
+
+
+def chain(turns: int, calls_per_turn: int, stamps: list[float] | None = None) -> ScriptedBackend:
+    """A responder script: ``turns`` tool turns of ``calls_per_turn`` calls, then a final answer."""
+
+    def respond(request: ModelRequest) -> Step:
+        if stamps is not None:
+            stamps.append(time.perf_counter())
+        turn = (len(request.messages) + 1) // 2
+        if turn > turns:
+            return Step([text("done")])
+        return Step([tool_use("mcp__b__wait", {"i": i}) for i in range(calls_per_turn)])
+
+    return ScriptedBackend(respond)
+
+
+async def run_query(
+    backend: ScriptedBackend, cwd: str, wait: float = 0.0, concurrency: int = 10
+) -> float:
+    options = AgentOptions(
+        cwd=cwd,
+        backend=backend,
+        tools=[],
+        mcp_servers={"b": _server(wait)},
+        max_tool_concurrency=concurrency,
+    )
+    t0 = time.perf_counter()
+    async for _ in query(prompt="go", options=options):
+        pass
+    return time.perf_counter() - t0
+
+
+async def bench_fanout(cwd: str, ks: list[int], waits: list[float]) -> None:
+    for wait in waits:
+        for k in ks:
+            runs = [
+                await run_query(chain(1, k), cwd, wait, concurrency=max(k, 10)) for _ in range(3)
+            ]
+            best = min(runs)
+            emit(
+                bench="fanout",
+                k=k,
+                wait_ms=wait * 1000,
+                wall_ms=round(best * 1000, 2),
+                overhead_ms=round((best - wait) * 1000, 2),
+            )
+
+
+async def _cpu_query(backend: ScriptedBackend, cwd: str) -> float:
+    """CPU seconds of this process for one query: on a shared machine, wall time also counts
+    other processes' slices, CPU time counts only ours (there is no I/O to wait on here)."""
+    t0 = time.process_time()
+    await run_query(backend, cwd)
+    return time.process_time() - t0
+
+
+async def bench_overhead(cwd: str, turns: int) -> None:
+    await run_query(chain(5, 1), cwd)  # warm up
+    for clock in ("cpu", "wall"):
+        measure = _cpu_query if clock == "cpu" else run_query
+        one = min([await measure(chain(turns, 1), cwd) for _ in range(5)])
+        many = min([await measure(chain(turns, 11), cwd) for _ in range(5)])
+        per_call = (many - one) / (turns * 10)
+        per_turn = one / (turns + 1) - per_call
+        emit(
+            bench="overhead",
+            clock=clock,
+            turns=turns,
+            per_call_us=round(per_call * 1e6, 1),
+            per_turn_us=round(per_turn * 1e6, 1),
+            target_call_us=50,
+            target_turn_us=300,
+        )
+
+
+async def bench_flatness(cwd: str, turns: int) -> None:
+    ratios = []
+    for _ in range(3):
+        stamps: list[float] = []
+        await run_query(chain(turns, 1, stamps), cwd)
+        gaps = [b - a for a, b in itertools.pairwise(stamps)]
+        ratios.append(statistics.mean(gaps[-10:]) / statistics.mean(gaps[:10]))
+    emit(bench="flatness", turns=turns, ratio_last10_first10=round(min(ratios), 3), target_max=2.0)
+
+
+def bench_import(repeats: int) -> None:
+    code = "import time; t = time.perf_counter(); import agents; print(time.perf_counter() - t)"
+    times = [
+        float(
+            subprocess.run(
+                [sys.executable, "-c", code], capture_output=True, text=True, check=True
+            ).stdout
+        )
+        for _ in range(repeats)
+    ]
+    emit(
+        bench="import",
+        best_ms=round(min(times) * 1000, 1),
+        median_ms=round(statistics.median(times) * 1000, 1),
+        target_ms=300,
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="tiny sizes, for the smoke test")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as cwd:
+        if args.quick:
+            trio.run(bench_fanout, cwd, [1, 4], [0.01])
+            trio.run(bench_overhead, cwd, 5)
+            trio.run(bench_flatness, cwd, 20)
+            bench_import(1)
+        else:
+            trio.run(bench_fanout, cwd, [1, 2, 4, 8, 10, 16, 32, 64], [0.1])
+            trio.run(bench_fanout, cwd, [10], [0.01, 0.05, 0.2])
+            trio.run(bench_overhead, cwd, 200)
+            trio.run(bench_flatness, cwd, 200)
+            bench_import(7)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,75 @@
+"""Actors: a Trio task with an address, a parent, a bounded mailbox and a cancel scope.
+
+An actor is created and started only by :meth:`Supervisor.spawn`; this module holds the state.
+The task shape (see ``_supervisor``) is::
+
+    with actor.cancel_scope:
+        async with trio.open_nursery() as children:   # the actor's children live here
+            await behaviour(actor)
+
+so cancelling an actor cancels its whole subtree, and an actor is done only once its children are.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import trio
+
+from ._mailbox import Mailbox
+
+
+@attrs.define(eq=False, repr=False)
+class Actor:
+    """One node of the supervision tree.
+
+    ``data`` is a free slot for the layer above (the agent loop keeps its state there), so the
+    kernel never needs to know what an agent is::
+
+        async def behaviour(actor: Actor) -> None:
+            async for message in actor.mailbox:
+                ...
+
+        actor = await supervisor.spawn(behaviour, name="researcher", parent=main)
+        actor.address   # "main/researcher-1"
+    """
+
+    address: str
+    name: str
+    parent: Actor | None
+    depth: int
+    mailbox: Mailbox[Any]
+    cancel_scope: trio.CancelScope = attrs.field(factory=trio.CancelScope)
+    background: bool = False
+    data: dict[str, Any] = attrs.field(factory=dict)
+    # Live children by address, in spawn order.
+    _children: dict[str, Actor] = attrs.field(factory=dict, init=False)
+    # The nursery the children run in; None before the task starts and after it ends.
+    _nursery: trio.Nursery | None = attrs.field(default=None, init=False)
+    # Per-kind counters for child addresses: "researcher" -> last n used.
+    _child_counts: dict[str, int] = attrs.field(factory=dict, init=False)
+    _done: trio.Event = attrs.field(factory=trio.Event, init=False)
+
+    def cancel(self, reason: str | None = None) -> None:
+        """Cancel this actor and its subtree; the actor then ends quietly (not an error)."""
+        self.cancel_scope.cancel(reason=reason)
+
+    @property
+    def children(self) -> tuple[Actor, ...]:
+        """The live children, in spawn order."""
+        return tuple(self._children.values())
+
+    @property
+    def done(self) -> bool:
+        """True once the actor's task (behaviour and all its children) has ended."""
+        return self._done.is_set()
+
+    async def wait_done(self) -> None:
+        """Wait until the actor has ended, however it ended."""
+        await self._done.wait()
+
+    def __repr__(self) -> str:
+        state = "done" if self.done else "running"
+        kind = " background" if self.background else ""
+        return f"<Actor {self.address!r} depth={self.depth}{kind} {state}>"

@@ -1,0 +1,271 @@
+"""The supervisor: owns the actor tree, its limits and its budget ledger.
+
+Every actor's task runs in a nursery: a root actor in the supervisor's, a child in the nursery
+owned by its parent's task. Cancelling an actor therefore cancels its subtree, and no actor can
+outlive ``open_supervisor``.
+
+Errors: an exception escaping a behaviour cancels the actor's children, then propagates through
+its parent, and its parent's parent, up to ``open_supervisor``, cancelling everything on the way
+(structured concurrency; there is no restart policy). Each actor re-raises a lone error
+unwrapped, so the caller sees ``ExceptionGroup([error])`` from ``open_supervisor`` whatever the
+depth it came from. Cancellation of an actor (``actor.cancel()``) is not an error: it ends
+quietly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import attrs
+import trio
+
+from ._actor import Actor
+from ._errors import BudgetExhausted, ConcurrencyLimitReached, DepthLimitReached
+from ._ledger import Ledger
+from ._mailbox import Mailbox
+
+Behaviour = Callable[[Actor], Awaitable[None]]
+
+
+@attrs.frozen
+class SupervisorStatistics:
+    """A snapshot of the tree. ``live_tasks`` counts running actor tasks (roots included)."""
+
+    live_actors: int
+    live_tasks: int
+    max_depth_live: int
+    spawned_total: int
+    peak_live: int
+    mailbox_peak: int
+
+
+def _check_limit(_instance: object, attribute: attrs.Attribute[Any], value: int | None) -> None:
+    if value is not None and value < 0:
+        raise ValueError(f"{attribute.name} must be >= 0, got {value}")
+
+
+@attrs.define(eq=False)
+class Supervisor:
+    """Spawns actors into the tree and enforces the depth, concurrency and budget limits.
+
+    Made by :func:`open_supervisor`::
+
+        async with open_supervisor(max_depth=3, max_concurrent=20) as supervisor:
+            main = await supervisor.spawn(main_loop, name="main")
+            # inside main_loop: await supervisor.spawn(research, name="researcher", parent=actor)
+
+    When the ledger trips, the supervisor refuses further spawns (``BudgetExhausted``) and
+    cancels every live background actor inside the very ``charge`` call that tripped it; the
+    foreground actors finish their step and stop on their own.
+    """
+
+    ledger: Ledger = attrs.field(factory=Ledger)
+    max_depth: int | None = attrs.field(default=None, validator=_check_limit)
+    max_concurrent: int | None = attrs.field(default=None, validator=_check_limit)
+    _nursery: trio.Nursery | None = attrs.field(default=None, init=False)
+    # Live actors by address, in spawn order; an actor leaves when its task ends.
+    _live: dict[str, Actor] = attrs.field(factory=dict, init=False)
+    _live_subagents: int = attrs.field(default=0, init=False)
+    _live_tasks: int = attrs.field(default=0, init=False)
+    _spawned_total: int = attrs.field(default=0, init=False)
+    _peak_live: int = attrs.field(default=0, init=False)
+    _mailbox_peak: int = attrs.field(default=0, init=False)
+
+    async def spawn(
+        self,
+        behaviour: Behaviour,
+        *,
+        name: str,
+        parent: Actor | None = None,
+        background: bool = False,
+        mailbox_capacity: int = 64,
+        address: str | None = None,
+    ) -> Actor:
+        """Start ``behaviour(actor)`` as a new actor and return the actor once it has started.
+
+        Refusals, checked in this order: the ledger is exhausted (:class:`BudgetExhausted`),
+        the actor would be deeper than ``max_depth`` (:class:`DepthLimitReached`), there are
+        already ``max_concurrent`` live actors of depth >= 1 (:class:`ConcurrencyLimitReached`).
+
+        Addresses: ``address`` if given (unique among live actors); else a root is ``name``
+        (``name-2``, ``name-3``... if taken) and a child is ``"{parent.address}/{name}-{n}"``,
+        ``n`` counting 1, 2, 3 per parent and name.
+        """
+        if self.ledger.exhausted:
+            raise BudgetExhausted
+        depth = 0 if parent is None else parent.depth + 1
+        if self.max_depth is not None and depth > self.max_depth:
+            raise DepthLimitReached(self.max_depth)
+        if (
+            depth
+            and self.max_concurrent is not None
+            and self._live_subagents >= self.max_concurrent
+        ):
+            raise ConcurrencyLimitReached
+        live = self._live
+        if parent is None:
+            nursery = self._nursery
+            if nursery is None:
+                raise RuntimeError("supervisor is closed: spawn inside open_supervisor()")
+        else:
+            nursery = parent._nursery
+            if nursery is None or live.get(parent.address) is not parent:
+                raise ValueError(f"parent actor {parent.address!r} is not live in this supervisor")
+        address = self._address(name, parent, address)
+        actor = Actor(
+            address=address,
+            name=name,
+            parent=parent,
+            depth=depth,
+            mailbox=Mailbox(mailbox_capacity),
+            background=background,
+        )
+        # Register before the first checkpoint so concurrent spawns see the limits up to date.
+        live[address] = actor
+        if parent is not None:
+            parent._children[address] = actor
+        if depth:
+            self._live_subagents += 1
+        self._spawned_total += 1
+        if len(live) > self._peak_live:
+            self._peak_live = len(live)
+        try:
+            await nursery.start(self._run, actor, behaviour)
+        except BaseException:
+            self._finish(actor)  # the task never started (or died before started())
+            raise
+        return actor
+
+    def _address(self, name: str, parent: Actor | None, address: str | None) -> str:
+        live = self._live
+        if address is not None:
+            if address in live:
+                raise ValueError(f"address {address!r} is taken by a live actor")
+            return address
+        if parent is None:
+            candidate, n = name, 1
+            while candidate in live:
+                n += 1
+                candidate = f"{name}-{n}"
+            return candidate
+        counts = parent._child_counts
+        n = counts.get(name, 0)
+        while True:
+            n += 1
+            candidate = f"{parent.address}/{name}-{n}"
+            if candidate not in live:
+                counts[name] = n
+                return candidate
+
+    async def _run(
+        self,
+        actor: Actor,
+        behaviour: Behaviour,
+        *,
+        task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        self._live_tasks += 1
+        try:
+            with actor.cancel_scope:
+                error: BaseException | None = None
+                try:
+                    async with trio.open_nursery() as children:
+                        actor._nursery = children
+                        task_status.started()
+                        await behaviour(actor)
+                except BaseExceptionGroup as group:
+                    if len(group.exceptions) != 1:
+                        raise
+                    error = group.exceptions[0]
+                if error is not None:
+                    # Unwrapped so that depth does not nest groups; a lone Cancelled aimed at
+                    # this actor is then swallowed by its own scope, as it should be.
+                    try:
+                        raise error
+                    finally:
+                        del error
+        finally:
+            self._live_tasks -= 1
+            self._finish(actor)
+
+    def _finish(self, actor: Actor) -> None:
+        if actor._done.is_set():
+            return
+        actor._nursery = None
+        actor.mailbox.close()
+        if self._live.get(actor.address) is actor:
+            del self._live[actor.address]
+        if actor.parent is not None:
+            actor.parent._children.pop(actor.address, None)
+        if actor.depth:
+            self._live_subagents -= 1
+        peak = actor.mailbox.statistics().peak
+        if peak > self._mailbox_peak:
+            self._mailbox_peak = peak
+        actor._done.set()
+
+    def actor(self, address: str) -> Actor:
+        """The live actor at ``address``; ``KeyError`` if there is none."""
+        try:
+            return self._live[address]
+        except KeyError:
+            raise KeyError(f"no live actor at address {address!r}") from None
+
+    def actors(self) -> tuple[Actor, ...]:
+        """Every live actor, in spawn order."""
+        return tuple(self._live.values())
+
+    def cancel_background(self, reason: str | None = None) -> int:
+        """Cancel every live background actor (and so its subtree); return how many."""
+        count = 0
+        for actor in tuple(self._live.values()):
+            if actor.background:
+                actor.cancel_scope.cancel(reason=reason)
+                count += 1
+        return count
+
+    def _on_trip(self) -> None:
+        self.cancel_background("budget limit reached")
+
+    def statistics(self) -> SupervisorStatistics:
+        live = self._live.values()
+        mailbox_peak = max((a.mailbox.statistics().peak for a in live), default=0)
+        return SupervisorStatistics(
+            live_actors=len(self._live),
+            live_tasks=self._live_tasks,
+            max_depth_live=max((a.depth for a in live), default=0),
+            spawned_total=self._spawned_total,
+            peak_live=self._peak_live,
+            mailbox_peak=max(mailbox_peak, self._mailbox_peak),
+        )
+
+
+@asynccontextmanager
+async def open_supervisor(
+    *,
+    ledger: Ledger | None = None,
+    max_depth: int | None = None,
+    max_concurrent: int | None = None,
+) -> AsyncIterator[Supervisor]:
+    """Open a supervisor owning a nursery for its root actors.
+
+    On a normal exit it waits for every actor to end (close their mailboxes or cancel them to
+    get there); if the body raises or is cancelled, the actors are cancelled. A ledger passed in
+    may be shared with other supervisors; the supervisor unhooks itself from it on exit.
+    """
+    supervisor = Supervisor(
+        ledger=Ledger() if ledger is None else ledger,
+        max_depth=max_depth,
+        max_concurrent=max_concurrent,
+    )
+    on_trip = supervisor._on_trip
+    supervisor.ledger.add_trip_callback(on_trip)
+    try:
+        async with trio.open_nursery() as nursery:
+            supervisor._nursery = nursery
+            yield supervisor
+    finally:
+        supervisor._nursery = None
+        supervisor.ledger.remove_trip_callback(on_trip)

@@ -1,0 +1,90 @@
+"""Property tests: load(append(entries)) == entries for both stores; fork keeps the original."""
+
+from __future__ import annotations
+
+import tempfile
+import uuid
+
+import trio
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agents.messages import decode_message, encode_message
+from agents.sessions import (
+    FileSessionStore,
+    InMemorySessionStore,
+    SessionKey,
+    TranscriptEntry,
+    decode_entry,
+    encode_entry,
+    fork_session,
+)
+
+from .strategies import conversations, messages
+
+_settings = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@_settings
+@given(messages)
+def test_message_codec_roundtrip(message: object) -> None:
+    """Every generated message survives encode/decode unchanged (the strategy is sound)."""
+    assert decode_message(encode_message(message)) == message  # type: ignore[arg-type]
+
+
+@_settings
+@given(conversations())
+def test_entry_codec_roundtrip(entries: list[TranscriptEntry]) -> None:
+    """Each entry encodes to exactly one newline-terminated line and decodes back equal."""
+    for entry in entries:
+        line = encode_entry(entry)
+        assert line.endswith(b"\n") and b"\n" not in line[:-1]
+        assert decode_entry(line) == entry
+
+
+@_settings
+@given(st.lists(conversations(max_size=6), min_size=1, max_size=4))
+async def test_memory_store_roundtrip(batches: list[list[TranscriptEntry]]) -> None:
+    """In memory: entries appended in several batches load back equal and in order."""
+    store = InMemorySessionStore()
+    key = SessionKey("-p", str(uuid.uuid4()))
+    for batch in batches:
+        await store.append(key, batch)
+    assert await store.load(key) == [e for batch in batches for e in batch]
+
+
+@_settings
+@given(st.lists(conversations(max_size=6), min_size=1, max_size=4))
+async def test_file_store_roundtrip(batches: list[list[TranscriptEntry]]) -> None:
+    """On disk: entries appended in several batches load back equal, also from a fresh store."""
+    with tempfile.TemporaryDirectory() as root:
+        key = SessionKey("-p", str(uuid.uuid4()))
+        expected = [e for batch in batches for e in batch]
+        async with FileSessionStore(root) as store:
+            for batch in batches:
+                await store.append(key, batch)
+            assert await store.load(key) == expected
+        async with FileSessionStore(root) as fresh:
+            report = await fresh.load_report(key)
+        assert report is not None and report.errors == [] and report.entries == expected
+
+
+@_settings
+@given(conversations(max_size=10))
+async def test_fork_leaves_original_byte_identical(entries: list[TranscriptEntry]) -> None:
+    """Forking copies every entry under the new id and never changes the original file."""
+    with tempfile.TemporaryDirectory() as root:
+        sid = entries[0].session_id
+        key = SessionKey("-p", sid)
+        async with FileSessionStore(root) as store:
+            await store.append(key, entries)
+            path = store.path_for(key)
+            before = await trio.Path(path).read_bytes()
+            new_id = str(uuid.uuid4())
+            copied = await fork_session(store, key, new_id)
+            assert await trio.Path(path).read_bytes() == before
+            assert await store.load(key) == entries
+            loaded = await store.load(SessionKey("-p", new_id))
+        assert loaded == copied
+        assert [e.uuid for e in copied] == [e.uuid for e in entries]
+        assert all(e.session_id == new_id for e in copied)

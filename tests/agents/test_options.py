@@ -1,0 +1,79 @@
+"""AgentOptions validation (SPEC E1): errors name the field, the value and what is allowed."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents import AgentDefinition, AgentOptions
+
+
+def test_max_turns_must_be_positive() -> None:
+    """max_turns=0 is refused with the limit and the value."""
+    with pytest.raises(ValueError, match=r"^max_turns must be >= 1, got 0$"):
+        AgentOptions(max_turns=0)
+
+
+def test_unknown_permission_mode_lists_the_modes() -> None:
+    """An unknown permission mode names itself and the allowed ones."""
+    with pytest.raises(
+        ValueError,
+        match=r"^unknown permission_mode 'yolo' \(expected one of default, acceptEdits, plan, "
+        r"dontAsk, auto, bypassPermissions\)$",
+    ):
+        AgentOptions(permission_mode="yolo")
+
+
+def test_budget_needs_a_price_for_the_model() -> None:
+    """A budget on an unpriced model fails at construction; pricing= fixes it."""
+    with pytest.raises(
+        ValueError, match=r"^max_budget_usd set but no price for model 'x'; pass pricing=$"
+    ):
+        AgentOptions(model="x", max_budget_usd=1.0)
+    options = AgentOptions(model="x", max_budget_usd=1.0, pricing={"x": {"input": 1, "output": 2}})
+    assert options.price_table().cost("x", {"input_tokens": 10**6, "output_tokens": 0}) == 1.0
+
+
+def test_dated_model_ids_price_as_their_alias() -> None:
+    """claude-sonnet-4-5-20250929 costs what claude-sonnet-4-5 costs."""
+    table = AgentOptions().price_table()
+    use = {"input_tokens": 1000, "output_tokens": 1000}
+    assert (
+        table.cost("claude-sonnet-4-5-20250929", use)
+        == table.cost("claude-sonnet-4-5", use)
+        == 0.018
+    )
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (
+            {"effort": "huge"},
+            r"^unknown effort 'huge' \(expected one of low, medium, high, xhigh, max\)$",
+        ),
+        ({"max_budget_usd": -1}, r"^max_budget_usd must be >= 0, got -1$"),
+        (
+            {"budget_mode": "hard"},
+            r"^unknown budget_mode 'hard' \(expected one of soft, reserve\)$",
+        ),
+        ({"max_tool_concurrency": 0}, r"^max_tool_concurrency must be >= 1, got 0$"),
+        ({"allowed_tools": "Read"}, r"^allowed_tools must be a list of strings, got 'Read'$"),
+        ({"fork_session": True}, r"^fork_session=True needs resume=<session id>$"),
+        ({"setting_sources": ["team"]}, r"^unknown setting_sources entry 'team'"),
+        ({"cwd": "/definitely/not/here"}, r"^cwd '/definitely/not/here' is not a directory$"),
+    ],
+)
+def test_bad_options_are_refused_with_a_clear_message(
+    kwargs: dict[str, object], message: str
+) -> None:
+    """Each invalid option raises ValueError naming the field and value."""
+    with pytest.raises(ValueError, match=message):
+        AgentOptions(**kwargs)  # type: ignore[arg-type]
+
+
+def test_agent_definitions_are_checked() -> None:
+    """agents= must map names to AgentDefinition; definitions validate their own fields."""
+    with pytest.raises(ValueError, match=r"^agents\['r'\] must be an AgentDefinition, got dict$"):
+        AgentOptions(agents={"r": {"description": "x"}})  # type: ignore[dict-item]
+    with pytest.raises(ValueError, match=r"^AgentDefinition.max_turns must be >= 1, got 0$"):
+        AgentDefinition(description="d", prompt="p", max_turns=0)

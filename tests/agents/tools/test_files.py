@@ -1,0 +1,303 @@
+"""Read, Write and Edit: formats, limits, the read-first rule and every error message."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agents.tools.base import ToolContext, ToolInputError
+from agents.tools.files import count_occurrences, edit_tool, read_tool, write_tool
+
+from .toolkit import call, text_of
+
+READ, WRITE, EDIT = read_tool(), write_tool(), edit_tool()
+
+
+# --- Read ---------------------------------------------------------------------------------
+
+
+async def test_read_numbers_lines_like_cat_n(tmp_path: Path, ctx: ToolContext) -> None:
+    f = tmp_path / "a.py"
+    f.write_text("one\ntwo\n")
+    out = await call(READ, {"file_path": str(f)}, ctx)
+    assert not out.is_error
+    assert text_of(out) == "     1\tone\n     2\ttwo"
+
+
+async def test_read_offset_and_limit(tmp_path: Path, ctx: ToolContext) -> None:
+    f = tmp_path / "a.txt"
+    f.write_text("".join(f"line {i}\n" for i in range(1, 11)))
+    out = text_of(await call(READ, {"file_path": str(f), "offset": 3, "limit": 2}, ctx))
+    assert out.startswith("     3\tline 3\n     4\tline 4")
+    assert "offset=5" in out
+
+
+async def test_read_default_limit_is_2000_lines(tmp_path: Path, ctx: ToolContext) -> None:
+    f = tmp_path / "big.txt"
+    f.write_text("x\n" * 2500)
+    out = text_of(await call(READ, {"file_path": str(f)}, ctx))
+    assert "  2000\tx" in out
+    assert "  2001\t" not in out
+    assert "offset=2001" in out
+
+
+async def test_read_truncates_long_lines(tmp_path: Path, ctx: ToolContext) -> None:
+    f = tmp_path / "wide.txt"
+    f.write_text("y" * 5000 + "\n")
+    out = text_of(await call(READ, {"file_path": str(f)}, ctx))
+    assert out.count("y") == 2000
+    assert out.endswith("... [line truncated]")
+
+
+async def test_read_large_file_goes_through_a_thread(tmp_path: Path, ctx: ToolContext) -> None:
+    f = tmp_path / "large.txt"
+    f.write_text("z" * 100 + "\n" * 1 + ("w" * 99 + "\n") * 20_000)  # ~2 MB
+    out = text_of(await call(READ, {"file_path": str(f), "offset": 19_000, "limit": 1}, ctx))
+    assert out.startswith(" 19000\t" + "w" * 99)
+
+
+async def test_read_requires_absolute_path(ctx: ToolContext) -> None:
+    out = await call(READ, {"file_path": "rel/a.txt"}, ctx)
+    assert out.is_error
+    assert text_of(out) == "file_path must be an absolute path, got 'rel/a.txt'"
+
+
+async def test_read_missing_file(tmp_path: Path, ctx: ToolContext) -> None:
+    out = await call(READ, {"file_path": str(tmp_path / "nope.txt")}, ctx)
+    assert out.is_error
+    assert text_of(out) == f"File does not exist: {tmp_path / 'nope.txt'}"
+
+
+async def test_read_directory(tmp_path: Path, ctx: ToolContext) -> None:
+    out = await call(READ, {"file_path": str(tmp_path)}, ctx)
+    assert out.is_error
+    assert "is a directory" in text_of(out)
+
+
+async def test_read_empty_file_warns(tmp_path: Path, ctx: ToolContext) -> None:
+    f = tmp_path / "empty.txt"
+    f.write_text("")
+    out = await call(READ, {"file_path": str(f)}, ctx)
+    assert not out.is_error
+    assert "the file exists but the contents are empty" in text_of(out)
+
+
+async def test_read_offset_past_end(tmp_path: Path, ctx: ToolContext) -> None:
+    f = tmp_path / "short.txt"
+    f.write_text("a\nb\n")
+    out = text_of(await call(READ, {"file_path": str(f), "offset": 10}, ctx))
+    assert "shorter than the provided offset (10). The file has 2 lines." in out
+
+
+async def test_read_refuses_binary(tmp_path: Path, ctx: ToolContext) -> None:
+    f = tmp_path / "blob.dat2"
+    f.write_bytes(b"abc\x00def")
+    out = await call(READ, {"file_path": str(f)}, ctx)
+    assert out.is_error
+    assert text_of(out).startswith("Cannot read binary file")
+
+
+async def test_read_image_is_an_image_block(tmp_path: Path, ctx: ToolContext) -> None:
+    f = tmp_path / "pic.png"
+    f.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 16)
+    out = await call(READ, {"file_path": str(f)}, ctx)
+    assert isinstance(out.content, list)
+    assert out.content[0]["source"]["media_type"] == "image/png"
+
+
+async def test_read_rejects_bad_input_with_json_path(ctx: ToolContext) -> None:
+    with pytest.raises(ToolInputError, match=r"\$\.limit"):
+        READ.validate({"file_path": "/x", "limit": "ten"})
+    with pytest.raises(ToolInputError, match="file_path"):
+        READ.validate({})
+
+
+# --- Write --------------------------------------------------------------------------------
+
+
+async def test_write_creates_file_and_parents(tmp_path: Path, ctx: ToolContext) -> None:
+    f = tmp_path / "deep" / "er" / "new.txt"
+    out = await call(WRITE, {"file_path": str(f), "content": "hi\n"}, ctx)
+    assert text_of(out) == f"File created successfully at: {f}"
+    assert f.read_text() == "hi\n"
+
+
+async def test_write_existing_requires_read_first(tmp_path: Path, ctx: ToolContext) -> None:
+    f = tmp_path / "a.txt"
+    f.write_text("old")
+    out = await call(WRITE, {"file_path": str(f), "content": "new"}, ctx)
+    assert out.is_error
+    assert text_of(out).startswith("File has not been read yet. Read it first")
+    assert f.read_text() == "old"
+    await call(READ, {"file_path": str(f)}, ctx)
+    out = await call(WRITE, {"file_path": str(f), "content": "new"}, ctx)
+    assert not out.is_error
+    assert f.read_text() == "new"
+
+
+async def test_write_refuses_file_changed_since_read(tmp_path: Path, ctx: ToolContext) -> None:
+    f = tmp_path / "a.txt"
+    f.write_text("old")
+    await call(READ, {"file_path": str(f)}, ctx)
+    f.write_text("changed by someone else")
+    os.utime(f, ns=(1, 1))
+    out = await call(WRITE, {"file_path": str(f), "content": "new"}, ctx)
+    assert out.is_error
+    assert "modified since read" in text_of(out)
+
+
+async def test_write_counts_as_read(tmp_path: Path, ctx: ToolContext) -> None:
+    f = tmp_path / "a.txt"
+    await call(WRITE, {"file_path": str(f), "content": "1"}, ctx)
+    out = await call(WRITE, {"file_path": str(f), "content": "2"}, ctx)
+    assert not out.is_error
+    assert f.read_text() == "2"
+
+
+async def test_write_relative_path_is_an_error(ctx: ToolContext) -> None:
+    out = await call(WRITE, {"file_path": "x.txt", "content": ""}, ctx)
+    assert out.is_error
+    assert "absolute path" in text_of(out)
+
+
+async def test_write_large_content(tmp_path: Path, ctx: ToolContext) -> None:
+    f = tmp_path / "large.txt"
+    await call(WRITE, {"file_path": str(f), "content": "q" * 1_000_000}, ctx)
+    assert f.stat().st_size == 1_000_000
+
+
+# --- Edit ---------------------------------------------------------------------------------
+
+
+async def _read_first(path: Path, ctx: ToolContext) -> None:
+    assert not (await call(READ, {"file_path": str(path)}, ctx)).is_error
+
+
+async def test_edit_replaces_unique_string_and_shows_snippet(
+    tmp_path: Path, ctx: ToolContext
+) -> None:
+    f = tmp_path / "m.py"
+    f.write_text("".join(f"l{i}\n" for i in range(1, 21)))
+    await _read_first(f, ctx)
+    out = text_of(
+        await call(EDIT, {"file_path": str(f), "old_string": "l10\n", "new_string": "ten\n"}, ctx)
+    )
+    assert "has been updated" in out
+    assert "    10\tten" in out
+    assert "     6\tl6" in out and "    14\tl14" in out
+    assert "     5\tl5" not in out
+    assert "l10\n" not in f.read_text() and "ten\n" in f.read_text()
+
+
+async def test_edit_requires_read_first(tmp_path: Path, ctx: ToolContext) -> None:
+    f = tmp_path / "m.py"
+    f.write_text("a = 1\n")
+    out = await call(EDIT, {"file_path": str(f), "old_string": "1", "new_string": "2"}, ctx)
+    assert out.is_error
+    assert "has not been read yet" in text_of(out)
+
+
+async def test_edit_not_found(tmp_path: Path, ctx: ToolContext) -> None:
+    f = tmp_path / "m.py"
+    f.write_text("a = 1\n")
+    await _read_first(f, ctx)
+    out = await call(EDIT, {"file_path": str(f), "old_string": "b", "new_string": "c"}, ctx)
+    assert out.is_error
+    assert text_of(out) == "String to replace not found in file.\nString: b"
+
+
+async def test_edit_found_n_times(tmp_path: Path, ctx: ToolContext) -> None:
+    f = tmp_path / "m.py"
+    f.write_text("x x x\n")
+    await _read_first(f, ctx)
+    out = await call(EDIT, {"file_path": str(f), "old_string": "x", "new_string": "y"}, ctx)
+    assert out.is_error
+    assert text_of(out).startswith(
+        "Found 3 matches of the string to replace, but replace_all is false."
+    )
+    assert f.read_text() == "x x x\n"
+
+
+async def test_edit_replace_all(tmp_path: Path, ctx: ToolContext) -> None:
+    f = tmp_path / "m.py"
+    f.write_text("x x x\n")
+    await _read_first(f, ctx)
+    out = await call(
+        EDIT, {"file_path": str(f), "old_string": "x", "new_string": "yy", "replace_all": True}, ctx
+    )
+    assert not out.is_error
+    assert f.read_text() == "yy yy yy\n"
+
+
+async def test_edit_same_strings(tmp_path: Path, ctx: ToolContext) -> None:
+    f = tmp_path / "m.py"
+    f.write_text("x\n")
+    await _read_first(f, ctx)
+    out = await call(EDIT, {"file_path": str(f), "old_string": "x", "new_string": "x"}, ctx)
+    assert out.is_error
+    assert text_of(out).startswith("No changes to make: old_string and new_string are exactly")
+
+
+async def test_edit_missing_file(tmp_path: Path, ctx: ToolContext) -> None:
+    f = tmp_path / "none.py"
+    out = await call(EDIT, {"file_path": str(f), "old_string": "x", "new_string": "y"}, ctx)
+    assert text_of(out) == f"File does not exist: {f}"
+
+
+async def test_edit_empty_old_string_creates_missing_file(tmp_path: Path, ctx: ToolContext) -> None:
+    f = tmp_path / "new.py"
+    out = await call(EDIT, {"file_path": str(f), "old_string": "", "new_string": "hi"}, ctx)
+    assert not out.is_error
+    assert f.read_text() == "hi"
+
+
+async def test_edit_sees_its_own_writes(tmp_path: Path, ctx: ToolContext) -> None:
+    f = tmp_path / "m.py"
+    f.write_text("a b\n")
+    await _read_first(f, ctx)
+    await call(EDIT, {"file_path": str(f), "old_string": "a", "new_string": "A"}, ctx)
+    out = await call(EDIT, {"file_path": str(f), "old_string": "b", "new_string": "B"}, ctx)
+    assert not out.is_error
+    assert f.read_text() == "A B\n"
+
+
+async def test_edit_keeps_invalid_utf8_bytes(tmp_path: Path, ctx: ToolContext) -> None:
+    f = tmp_path / "latin.txt"
+    f.write_bytes(b"caf\xe9 = 1\n")
+    await _read_first(f, ctx)
+    await call(EDIT, {"file_path": str(f), "old_string": "1", "new_string": "2"}, ctx)
+    assert f.read_bytes() == b"caf\xe9 = 2\n"
+
+
+def test_count_occurrences_counts_overlaps() -> None:
+    assert count_occurrences("aaa", "aa") == 2
+    assert count_occurrences("abc", "d") == 0
+
+
+_alphabet = st.text(alphabet="ab\n", max_size=12)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(content=_alphabet, old=st.text(alphabet="ab\n", min_size=1, max_size=3), new=_alphabet)
+async def test_edit_changes_file_iff_old_string_occurs_once(
+    tmp_path: Path, ctx: ToolContext, content: str, old: str, new: str
+) -> None:
+    """Property: with replace_all=False the file changes exactly when old_string is unique."""
+    if old == new:
+        return
+    f = tmp_path / "prop.txt"
+    f.write_bytes(content.encode())
+    await _read_first(f, ctx)
+    out = await call(EDIT, {"file_path": str(f), "old_string": old, "new_string": new}, ctx)
+    after = f.read_bytes().decode()
+    occurs_once = count_occurrences(content, old) == 1
+    assert (after != content) == occurs_once
+    assert out.is_error == (not occurs_once)
+    if occurs_once:
+        assert after == content.replace(old, new, 1)

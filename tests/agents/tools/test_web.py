@@ -1,0 +1,253 @@
+"""WebFetch against a local server (conversion, redirects, limits, cache, prompt answering) and
+WebSearch's backend requirement."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from functools import partial
+from typing import Any
+
+import attrs
+import pytest
+import trio
+
+from agents.backends.base import (
+    BackendEvent,
+    ContentBlockDelta,
+    ContentBlockStart,
+    ContentBlockStop,
+    MessageStart,
+    MessageStop,
+    ModelRequest,
+)
+from agents.tools import web
+from agents.tools.base import ToolContext
+from agents.tools.web import web_fetch_tool, web_search_tool
+
+from .toolkit import call, text_of
+
+FETCH, SEARCH = web_fetch_tool(), web_search_tool()
+
+PAGE = (
+    b"<html><body><h1>Title</h1><p>Hello <a href='/x'>world</a></p>"
+    b"<script>x()</script></body></html>"
+)
+
+
+@attrs.define
+class Server:
+    port: int = 0
+    hits: dict[str, int] = attrs.Factory(dict)
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def route(self, path: str) -> tuple[str, list[tuple[str, str]], bytes]:
+        if path == "/page":
+            return "200 OK", [("content-type", "text/html; charset=utf-8")], PAGE
+        if path == "/text":
+            return "200 OK", [("content-type", "text/plain")], b"plain text body"
+        if path == "/redirect":
+            return "302 Found", [("location", "/page")], b""
+        if path == "/offsite":
+            return "301 Moved", [("location", "http://elsewhere.example/new")], b""
+        if path == "/loop":
+            return "302 Found", [("location", "/loop")], b""
+        if path == "/big":
+            return "200 OK", [("content-type", "text/plain")], b"a" * (web.MAX_BODY_BYTES + 10)
+        if path == "/bin":
+            return "200 OK", [("content-type", "application/octet-stream")], b"\x00\x01"
+        return "404 Not Found", [("content-type", "text/plain")], b"nope"
+
+    async def handle(self, stream: trio.SocketStream) -> None:
+        data = b""
+        while b"\r\n\r\n" not in data:
+            chunk = await stream.receive_some(4096)
+            if not chunk:
+                return
+            data += chunk
+        path = data.split(b" ", 2)[1].decode()
+        self.hits[path] = self.hits.get(path, 0) + 1
+        status, headers, body = self.route(path)
+        head = f"HTTP/1.1 {status}\r\ncontent-length: {len(body)}\r\nconnection: close\r\n"
+        head += "".join(f"{k}: {v}\r\n" for k, v in headers) + "\r\n"
+        with contextlib.suppress(trio.BrokenResourceError):
+            await stream.send_all(head.encode() + body)
+        await stream.aclose()
+
+
+@pytest.fixture
+async def server(nursery: trio.Nursery) -> Server:
+    srv = Server()
+    listeners = await nursery.start(partial(trio.serve_tcp, srv.handle, 0, host="127.0.0.1"))
+    srv.port = listeners[0].socket.getsockname()[1]
+    return srv
+
+
+async def test_fetch_converts_html_to_markdown(server: Server, ctx: ToolContext) -> None:
+    out = await call(FETCH, {"url": server.url("/page"), "prompt": "summarize"}, ctx)
+    text = text_of(out)
+    assert not out.is_error
+    assert text.startswith("(No model is available to answer the prompt")
+    assert "# Title" in text
+    assert f"[world]({server.url('/x')})" in text
+    assert "x()" not in text
+
+
+async def test_fetch_answers_the_prompt_with_the_model(server: Server, ctx: ToolContext) -> None:
+    asked: list[tuple[str, str | None]] = []
+
+    async def complete(prompt: str, system: str | None) -> str:
+        asked.append((prompt, system))
+        return "The title is Title."
+
+    ctx.complete = complete
+    out = await call(FETCH, {"url": server.url("/page"), "prompt": "What is the title?"}, ctx)
+    assert text_of(out) == "The title is Title."
+    assert "# Title" in asked[0][0] and asked[0][0].rstrip().endswith(
+        "Answer based only on the content above."
+    )
+    assert "What is the title?" in asked[0][0]
+    assert out.data is not None and out.data["answered"] is True
+
+
+async def test_fetch_plain_text_as_is(server: Server, ctx: ToolContext) -> None:
+    out = text_of(await call(FETCH, {"url": server.url("/text"), "prompt": "p"}, ctx))
+    assert out.endswith("plain text body")
+
+
+async def test_fetch_follows_same_host_redirects(server: Server, ctx: ToolContext) -> None:
+    out = await call(FETCH, {"url": server.url("/redirect"), "prompt": "p"}, ctx)
+    assert "# Title" in text_of(out)
+    assert out.data is not None and out.data["url"] == server.url("/page")
+
+
+async def test_fetch_reports_cross_host_redirects(server: Server, ctx: ToolContext) -> None:
+    out = await call(FETCH, {"url": server.url("/offsite"), "prompt": "p"}, ctx)
+    assert not out.is_error
+    assert text_of(out).startswith("REDIRECT DETECTED: The URL redirects to a different host.")
+    assert "Redirect URL: http://elsewhere.example/new" in text_of(out)
+
+
+async def test_fetch_limits_redirects(server: Server, ctx: ToolContext) -> None:
+    out = await call(FETCH, {"url": server.url("/loop"), "prompt": "p"}, ctx)
+    assert out.is_error
+    assert text_of(out).startswith("Too many redirects (more than 10)")
+    assert server.hits["/loop"] == 11
+
+
+async def test_fetch_http_errors(server: Server, ctx: ToolContext) -> None:
+    out = await call(FETCH, {"url": server.url("/missing"), "prompt": "p"}, ctx)
+    assert out.is_error
+    assert text_of(out).startswith("Request failed with status code 404")
+
+
+async def test_fetch_caps_the_body(server: Server, ctx: ToolContext) -> None:
+    out = await call(FETCH, {"url": server.url("/big"), "prompt": "p"}, ctx)
+    assert out.data is not None and out.data["bytes"] == web.MAX_BODY_BYTES
+    assert "output truncated" in text_of(out)
+
+
+async def test_fetch_refuses_binary(server: Server, ctx: ToolContext) -> None:
+    out = await call(FETCH, {"url": server.url("/bin"), "prompt": "p"}, ctx)
+    assert out.is_error
+    assert text_of(out).startswith("Unsupported content type 'application/octet-stream'")
+
+
+async def test_fetch_caches_for_15_minutes(server: Server, ctx: ToolContext) -> None:
+    for _ in range(2):
+        await call(FETCH, {"url": server.url("/text"), "prompt": "p"}, ctx)
+    assert server.hits["/text"] == 1
+    url, (at, text, meta) = next(iter(ctx.session_state["web_fetch_cache"].items()))
+    ctx.session_state["web_fetch_cache"][url] = (at - web.CACHE_TTL_S, text, meta)
+    await call(FETCH, {"url": server.url("/text"), "prompt": "p"}, ctx)
+    assert server.hits["/text"] == 2
+
+
+async def test_fetch_upgrades_http_to_https_except_localhost(ctx: ToolContext) -> None:
+    out = await call(FETCH, {"url": "http://example.invalid/doc", "prompt": "p"}, ctx)
+    assert out.is_error
+    assert text_of(out).startswith("Failed to fetch https://example.invalid/doc")
+    assert web._is_local("localhost") and web._is_local("127.0.0.1") and web._is_local("::1")
+    assert not web._is_local("example.com")
+
+
+@pytest.mark.parametrize("url", ["ftp://x.org/f", "not a url", "https://"])
+async def test_fetch_rejects_bad_urls(url: str, ctx: ToolContext) -> None:
+    out = await call(FETCH, {"url": url, "prompt": "p"}, ctx)
+    assert out.is_error
+    assert text_of(out).startswith("Invalid URL")
+
+
+async def test_fetch_timeout_is_reported(
+    ctx: ToolContext, nursery: trio.Nursery, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def silent(stream: trio.SocketStream) -> None:
+        await trio.sleep_forever()
+
+    listeners = await nursery.start(partial(trio.serve_tcp, silent, 0, host="127.0.0.1"))
+    port = listeners[0].socket.getsockname()[1]
+    monkeypatch.setattr(web, "FETCH_DEADLINE_S", 0.2)
+    out = await call(FETCH, {"url": f"http://127.0.0.1:{port}/", "prompt": "p"}, ctx)
+    assert out.is_error
+    assert text_of(out) == f"Fetching http://127.0.0.1:{port}/ timed out after 0.2s"
+
+
+# --- WebSearch ------------------------------------------------------------------------------
+
+
+async def test_search_needs_the_anthropic_backend(ctx: ToolContext) -> None:
+    out = await call(SEARCH, {"query": "trio structured concurrency"}, ctx)
+    assert out.is_error
+    assert text_of(out).startswith("WebSearch requires the Anthropic backend")
+
+
+class AnthropicBackend:
+    """Stands in for the real one (WebSearch checks the class name only)."""
+
+    def __init__(self) -> None:
+        self.requests: list[ModelRequest] = []
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[BackendEvent]:
+        self.requests.append(request)
+        result: dict[str, Any] = {
+            "type": "web_search_tool_result",
+            "tool_use_id": "srvtoolu_1",
+            "content": [
+                {"type": "web_search_result", "title": "Trio docs", "url": "https://trio.rtfd.io"}
+            ],
+        }
+        events: list[BackendEvent] = [
+            MessageStart(message={"id": "m", "usage": {"input_tokens": 1}}),
+            ContentBlockStart(0, result),
+            ContentBlockStop(0),
+            ContentBlockStart(1, {"type": "text", "text": ""}),
+            ContentBlockDelta(1, {"type": "text_delta", "text": "Trio is a library."}),
+            ContentBlockStop(1),
+            MessageStop(),
+        ]
+        for event in events:
+            yield event
+
+
+async def test_search_through_the_server_side_tool(ctx: ToolContext) -> None:
+    backend = AnthropicBackend()
+    ctx.backend = backend
+    ctx.model = "claude-test"
+    out = await call(SEARCH, {"query": "trio", "allowed_domains": ["rtfd.io"]}, ctx)
+    assert not out.is_error
+    assert text_of(out) == (
+        'Web search results for query: "trio"\n\n'
+        'Links: [{"title":"Trio docs","url":"https://trio.rtfd.io"}]\n\nTrio is a library.'
+    )
+    tool = backend.requests[0].tools[0]
+    assert tool["type"] == "web_search_20250305" and tool["allowed_domains"] == ["rtfd.io"]
+
+
+async def test_search_rejects_both_domain_lists(ctx: ToolContext) -> None:
+    ctx.backend = AnthropicBackend()
+    out = await call(
+        SEARCH, {"query": "q q", "allowed_domains": ["a"], "blocked_domains": ["b"]}, ctx
+    )
+    assert text_of(out) == "Cannot specify both allowed_domains and blocked_domains"

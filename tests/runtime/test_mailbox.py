@@ -1,0 +1,123 @@
+from __future__ import annotations
+
+import pytest
+import trio
+import trio.testing
+
+from runtime import Mailbox, MailboxStatistics
+
+
+async def test_send_blocks_when_full_until_a_receive_frees_a_slot(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """A full mailbox applies backpressure: send waits until the owner receives."""
+    box: Mailbox[int] = Mailbox(capacity=2)
+    await box.send(1)
+    await box.send(2)
+    with trio.move_on_after(10) as scope:
+        await box.send(3)
+    assert scope.cancelled_caught
+    assert box.statistics().queued == 2
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(box.send, 3)
+        await trio.testing.wait_all_tasks_blocked()
+        assert await box.receive() == 1
+    assert [box.receive_nowait(), box.receive_nowait()] == [2, 3]
+
+
+async def test_items_come_out_in_fifo_order() -> None:
+    """Items are received in the order they were sent."""
+    box: Mailbox[str] = Mailbox(capacity=8)
+    for item in "abcde":
+        await box.send(item)
+    assert [await box.receive() for _ in range(5)] == list("abcde")
+
+
+async def test_close_lets_the_owner_drain_then_ends_iteration() -> None:
+    """After close(), queued items are still delivered and iteration then stops."""
+    box: Mailbox[int] = Mailbox(capacity=4)
+    for i in range(3):
+        box.send_nowait(i)
+    box.close()
+    box.close()  # idempotent
+    assert [item async for item in box] == [0, 1, 2]
+    with pytest.raises(trio.EndOfChannel):
+        await box.receive()
+    with pytest.raises(trio.EndOfChannel):
+        box.receive_nowait()
+    assert box.statistics() == MailboxStatistics(capacity=4, queued=0, peak=3, closed=True)
+
+
+async def test_send_after_close_raises_closed_resource_error() -> None:
+    """A closed mailbox refuses new items, blocking or not."""
+    box: Mailbox[int] = Mailbox(capacity=1)
+    box.close()
+    with pytest.raises(trio.ClosedResourceError):
+        await box.send(1)
+    with pytest.raises(trio.ClosedResourceError):
+        box.send_nowait(1)
+
+
+async def test_close_wakes_a_blocked_sender_with_closed_resource_error() -> None:
+    """A sender waiting on a full mailbox learns that it was closed."""
+    box: Mailbox[int] = Mailbox(capacity=1)
+    box.send_nowait(0)
+
+    async def sender() -> None:
+        with pytest.raises(trio.ClosedResourceError):
+            await box.send(1)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(sender)
+        await trio.testing.wait_all_tasks_blocked()
+        box.close()
+    assert box.receive_nowait() == 0
+
+
+async def test_nowait_variants_raise_would_block() -> None:
+    """send_nowait on a full mailbox and receive_nowait on an empty one raise WouldBlock."""
+    box: Mailbox[int] = Mailbox(capacity=1)
+    with pytest.raises(trio.WouldBlock):
+        box.receive_nowait()
+    box.send_nowait(1)
+    with pytest.raises(trio.WouldBlock):
+        box.send_nowait(2)
+
+
+async def test_statistics_track_queued_and_peak() -> None:
+    """`peak` is the most items ever queued at once; `queued` is the current count."""
+    box: Mailbox[int] = Mailbox(capacity=5)
+    assert box.statistics() == MailboxStatistics(capacity=5, queued=0, peak=0, closed=False)
+    for i in range(3):
+        await box.send(i)
+    await box.receive()
+    await box.receive()
+    box.send_nowait(9)
+    assert box.statistics() == MailboxStatistics(capacity=5, queued=2, peak=3, closed=False)
+
+
+async def test_peak_never_exceeds_capacity_under_a_parked_receiver() -> None:
+    """Hand-offs to a waiting receiver never make `peak` read more than the capacity."""
+    box: Mailbox[int] = Mailbox(capacity=1)
+    received: list[int] = []
+
+    async def consumer() -> None:
+        async for item in box:
+            received.append(item)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(consumer)
+        await trio.testing.wait_all_tasks_blocked()
+        for i in range(20):
+            await box.send(i)
+        box.close()
+    assert received == list(range(20))
+    assert 1 <= box.statistics().peak <= 1
+
+
+def test_capacity_must_be_positive() -> None:
+    """A mailbox needs room for at least one item."""
+    with pytest.raises(ValueError, match=r"^capacity must be >= 1, got 0$"):
+        Mailbox(capacity=0)
+    assert Mailbox().statistics().capacity == 64

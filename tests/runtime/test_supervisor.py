@@ -1,0 +1,341 @@
+from __future__ import annotations
+
+import pytest
+import trio
+import trio.testing
+
+from runtime import (
+    Actor,
+    BudgetExhausted,
+    ConcurrencyLimitReached,
+    DepthLimitReached,
+    Ledger,
+    SpawnRefused,
+    Supervisor,
+    SupervisorStatistics,
+    open_supervisor,
+)
+
+
+async def idle(actor: Actor) -> None:
+    await trio.sleep_forever()
+
+
+async def drain(actor: Actor) -> None:
+    async for _ in actor.mailbox:
+        pass
+
+
+async def test_addresses_follow_the_tree() -> None:
+    """Roots are named by kind, children get parent/kind-n counting per parent and kind."""
+    async with open_supervisor() as sup:
+        main = await sup.spawn(idle, name="main")
+        r1 = await sup.spawn(idle, name="researcher", parent=main)
+        r2 = await sup.spawn(idle, name="researcher", parent=main)
+        c1 = await sup.spawn(idle, name="coder", parent=main)
+        g1 = await sup.spawn(idle, name="researcher", parent=r1)
+        main2 = await sup.spawn(idle, name="main")
+        assert [a.address for a in (main, r1, r2, c1, g1, main2)] == [
+            "main",
+            "main/researcher-1",
+            "main/researcher-2",
+            "main/coder-1",
+            "main/researcher-1/researcher-1",
+            "main-2",
+        ]
+        assert [a.depth for a in (main, r1, g1)] == [0, 1, 2]
+        assert r1.parent is main and r1.name == "researcher"
+        assert main.children == (r1, r2, c1)
+        assert sup.actor("main/researcher-2") is r2
+        assert sup.actors() == (main, r1, r2, c1, g1, main2)
+        main.cancel()
+        main2.cancel()
+
+
+async def test_child_numbers_are_not_reused_after_a_child_ends() -> None:
+    """n keeps counting per parent, so an ended child's address is never handed out again."""
+    async with open_supervisor() as sup:
+        main = await sup.spawn(idle, name="main")
+        r1 = await sup.spawn(idle, name="researcher", parent=main)
+        r1.cancel()
+        await r1.wait_done()
+        r2 = await sup.spawn(idle, name="researcher", parent=main)
+        assert r2.address == "main/researcher-2"
+        main.cancel()
+
+
+async def test_explicit_address_must_be_unique_among_live_actors() -> None:
+    """An explicit address is used as is, and refused while another live actor holds it."""
+    async with open_supervisor() as sup:
+        a = await sup.spawn(idle, name="main", address="session-1")
+        assert a.address == "session-1"
+        with pytest.raises(ValueError, match=r"^address 'session-1' is taken by a live actor$"):
+            await sup.spawn(idle, name="main", address="session-1")
+        a.cancel()
+        await a.wait_done()
+        b = await sup.spawn(idle, name="main", address="session-1")
+        b.cancel()
+
+
+async def test_unknown_address_raises_key_error() -> None:
+    """actor() only finds live actors."""
+    async with open_supervisor() as sup:
+        a = await sup.spawn(idle, name="main")
+        a.cancel()
+        await a.wait_done()
+        with pytest.raises(KeyError):
+            sup.actor("main")
+
+
+async def test_cancelling_a_parent_cancels_its_subtree(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """actor.cancel() ends the actor and all its descendants, quietly."""
+    async with open_supervisor() as sup:
+        main = await sup.spawn(idle, name="main")
+        child = await sup.spawn(idle, name="researcher", parent=main)
+        grandchild = await sup.spawn(idle, name="researcher", parent=child)
+        sibling = await sup.spawn(idle, name="other")
+        await trio.sleep(1)
+        main.cancel(reason="user interrupt")
+        await main.wait_done()
+        assert child.done and grandchild.done and main.done
+        assert not sibling.done
+        assert main.cancel_scope.cancelled_caught
+        sibling.cancel()
+
+
+async def test_children_run_inside_the_parent_task() -> None:
+    """A child's task is owned by a nursery of its parent's task, not by the supervisor."""
+    tasks: dict[str, trio.lowlevel.Task] = {}
+
+    async def record(actor: Actor) -> None:
+        tasks[actor.address] = trio.lowlevel.current_task()
+        await trio.sleep_forever()
+
+    async with open_supervisor() as sup:
+        main = await sup.spawn(record, name="main")
+        child = await sup.spawn(record, name="researcher", parent=main)
+        nursery = tasks[child.address].parent_nursery
+        assert nursery is not None
+        assert nursery.parent_task is tasks["main"]
+        main.cancel()
+
+
+async def test_an_actor_waits_for_its_children_after_its_behaviour_returns(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """A parent whose behaviour has returned stays live until its children end."""
+    async with open_supervisor() as sup:
+
+        async def parent(actor: Actor) -> None:
+            await sup.spawn(sleepy, name="child", parent=actor)
+
+        async def sleepy(actor: Actor) -> None:
+            await trio.sleep(5)
+
+        main = await sup.spawn(parent, name="main")
+        await main.wait_done()
+        assert trio.current_time() == 5
+
+
+async def test_mailbox_is_closed_when_the_actor_ends() -> None:
+    """Messages sent to an ended actor are refused rather than lost silently."""
+    async with open_supervisor() as sup:
+        main = await sup.spawn(drain, name="main")
+        await main.mailbox.send("hello")
+        main.mailbox.close()
+        await main.wait_done()
+        with pytest.raises(trio.ClosedResourceError):
+            await main.mailbox.send("late")
+
+
+async def test_cancel_mid_sleep_ends_quietly(autojump_clock: trio.testing.MockClock) -> None:
+    """Cancelling an actor is not an error: it ends at that instant and nothing propagates."""
+    ended: list[float] = []
+
+    async def sleeper(actor: Actor) -> None:
+        try:
+            await trio.sleep(100)
+        finally:
+            ended.append(trio.current_time())
+
+    async with open_supervisor() as sup:
+        actor = await sup.spawn(sleeper, name="main")
+        await trio.sleep(5)
+        actor.cancel()
+        await actor.wait_done()
+    assert ended == [5]
+    assert trio.current_time() == 5
+
+
+async def test_depth_limit_refuses_with_the_exact_message() -> None:
+    """With max_depth=1 a grandchild is refused: "Maximum agent depth reached (1)"."""
+    async with open_supervisor(max_depth=1) as sup:
+        main = await sup.spawn(idle, name="main")
+        child = await sup.spawn(idle, name="researcher", parent=main)
+        with pytest.raises(DepthLimitReached, match=r"^Maximum agent depth reached \(1\)$") as e:
+            await sup.spawn(idle, name="researcher", parent=child)
+        assert e.value.reason == "Maximum agent depth reached (1)"
+        assert sup.statistics().spawned_total == 2
+        main.cancel()
+
+
+async def test_concurrency_limit_counts_live_subagents_only() -> None:
+    """max_concurrent bounds live depth>=1 actors; roots don't count and slots free up."""
+    async with open_supervisor(max_concurrent=2) as sup:
+        main = await sup.spawn(idle, name="main")
+        await sup.spawn(idle, name="root")
+        a = await sup.spawn(idle, name="worker", parent=main)
+        await sup.spawn(idle, name="worker", parent=main)
+        with pytest.raises(ConcurrencyLimitReached, match=r"^Concurrent subagent limit reached$"):
+            await sup.spawn(idle, name="worker", parent=main)
+        a.cancel()
+        await a.wait_done()
+        await sup.spawn(idle, name="worker", parent=main)
+        for actor in sup.actors():
+            actor.cancel()
+
+
+async def test_refusals_are_checked_budget_then_depth_then_concurrency() -> None:
+    """When several limits apply, the budget refusal wins, then depth."""
+    ledger = Ledger(cap=1.0)
+    async with open_supervisor(ledger=ledger, max_depth=1, max_concurrent=1) as sup:
+        main = await sup.spawn(idle, name="main")
+        child = await sup.spawn(idle, name="worker", parent=main)
+        with pytest.raises(DepthLimitReached):
+            await sup.spawn(idle, name="worker", parent=child)
+        ledger.charge("main", 1.0)
+        with pytest.raises(BudgetExhausted, match=r"^Budget limit reached$"):
+            await sup.spawn(idle, name="worker", parent=child)
+        with pytest.raises(SpawnRefused):
+            await sup.spawn(idle, name="other")
+        main.cancel()
+
+
+async def test_cancel_background_cancels_only_background_actors() -> None:
+    """cancel_background() stops background actors (and their subtrees) and counts them."""
+    async with open_supervisor() as sup:
+        main = await sup.spawn(idle, name="main")
+        bg1 = await sup.spawn(idle, name="bg", parent=main, background=True)
+        bg2 = await sup.spawn(idle, name="bg", parent=main, background=True)
+        under_bg = await sup.spawn(idle, name="fg", parent=bg1)
+        fg = await sup.spawn(idle, name="fg", parent=main)
+        assert sup.cancel_background("stop") == 2
+        await bg1.wait_done()
+        await bg2.wait_done()
+        assert under_bg.done
+        assert not fg.done and not main.done
+        assert sup.cancel_background() == 0
+        main.cancel()
+
+
+async def test_budget_trip_cancels_background_actors_in_the_same_instant(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """The charge that trips the ledger cancels every background actor before it returns."""
+    ledger = Ledger(cap=1.0)
+    ended: dict[str, float] = {}
+
+    async def worker(actor: Actor) -> None:
+        try:
+            await trio.sleep_forever()
+        finally:
+            ended[actor.address] = trio.current_time()
+
+    async with open_supervisor(ledger=ledger) as sup:
+
+        async def main_loop(actor: Actor) -> None:
+            bg = await sup.spawn(worker, name="bg", parent=actor, background=True)
+            fg = await sup.spawn(worker, name="fg", parent=actor)
+            await trio.sleep(3)
+            assert ledger.charge(actor.address, 1.5) is True
+            assert bg.cancel_scope.cancel_called
+            assert not fg.cancel_scope.cancel_called
+            await bg.wait_done()
+            fg.cancel()
+
+        main = await sup.spawn(main_loop, name="main")
+        await main.wait_done()
+    assert ended == {"main/bg-1": 3, "main/fg-1": 3}
+
+
+async def test_statistics_return_to_zero_live_actors() -> None:
+    """Live counts rise with the tree and fall back to zero; totals and peaks remain."""
+    async with open_supervisor() as sup:
+        main = await sup.spawn(drain, name="main", mailbox_capacity=4)
+        child = await sup.spawn(idle, name="researcher", parent=main)
+        await sup.spawn(idle, name="researcher", parent=child)
+        for i in range(3):
+            main.mailbox.send_nowait(i)
+        assert sup.statistics() == SupervisorStatistics(
+            live_actors=3,
+            live_tasks=3,
+            max_depth_live=2,
+            spawned_total=3,
+            peak_live=3,
+            mailbox_peak=3,
+        )
+        child.cancel()
+        main.mailbox.close()
+    assert sup.statistics() == SupervisorStatistics(
+        live_actors=0,
+        live_tasks=0,
+        max_depth_live=0,
+        spawned_total=3,
+        peak_live=3,
+        mailbox_peak=3,
+    )
+    assert sup.actors() == ()
+
+
+async def test_an_error_propagates_through_the_tree() -> None:
+    """An exception in a grandchild cancels the tree and surfaces once, in one group."""
+    cancelled: list[str] = []
+
+    async def failing(actor: Actor) -> None:
+        raise ValueError("boom")
+
+    async def watcher(actor: Actor) -> None:
+        try:
+            await trio.sleep_forever()
+        finally:
+            cancelled.append(actor.address)
+
+    with pytest.RaisesGroup(pytest.RaisesExc(ValueError, match=r"^boom$")):
+        async with open_supervisor() as sup:
+            main = await sup.spawn(watcher, name="main")
+            await sup.spawn(watcher, name="other")
+            child = await sup.spawn(watcher, name="child", parent=main)
+            await sup.spawn(failing, name="leaf", parent=child)
+    assert sorted(cancelled) == ["main", "main/child-1", "other"]
+    assert sup.statistics().live_actors == 0
+
+
+async def test_body_error_cancels_every_actor() -> None:
+    """An error in the open_supervisor body cancels the actors instead of waiting for them."""
+    with pytest.RaisesGroup(RuntimeError):
+        async with open_supervisor() as sup:
+            main = await sup.spawn(idle, name="main")
+            raise RuntimeError("body failed")
+    assert main.done
+
+
+async def test_spawn_needs_an_open_supervisor_and_a_live_parent() -> None:
+    """Spawning after exit, or under an ended parent, is misuse."""
+    async with open_supervisor() as sup:
+        main = await sup.spawn(idle, name="main")
+        main.cancel()
+        await main.wait_done()
+        with pytest.raises(ValueError, match=r"^parent actor 'main' is not live in this"):
+            await sup.spawn(idle, name="child", parent=main)
+    with pytest.raises(RuntimeError, match=r"^supervisor is closed"):
+        await sup.spawn(idle, name="main")
+    assert isinstance(sup, Supervisor)
+
+
+async def test_limits_are_validated() -> None:
+    """Negative limits are rejected with the parameter name."""
+    with pytest.raises(ValueError, match=r"^max_depth must be >= 0, got -1$"):
+        async with open_supervisor(max_depth=-1):
+            pass
