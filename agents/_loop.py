@@ -34,6 +34,7 @@ from .backends.base import Backend, BackendError, ModelNotAvailable, ModelReques
 from .backends.pricing import PriceTable
 from .messages import (
     AssistantMessage,
+    ContentBlock,
     Message,
     ResultMessage,
     StreamEvent,
@@ -137,6 +138,8 @@ class _Run:
     stop_reason: str | None = None
     denials: list[dict[str, Any]] = attrs.Factory(list)
     last_text: str = ""
+    #: set when a hook said ``continue_: False``: the run ends after the current step
+    stop: str | None = None
 
 
 class _EndRun(Exception):
@@ -209,19 +212,19 @@ class AgentLoop:
         prompt: str | list[dict[str, Any]],
         *,
         max_turns: int | None = None,
+        origin: dict[str, Any] | None = None,
     ) -> ResultMessage:
         """Append ``prompt`` as a user turn and loop until a response has no tool calls."""
         run = _Run(started=trio.current_time())
         limit = self.max_turns if max_turns is None else max_turns
-        self.history.append({"role": "user", "content": prompt})
         try:
+            accepted = await self._on_prompt(prompt, run)
+            if accepted is None:
+                return self._result(run, "success", result="", terminal="prompt_blocked")
+            await self._add_user_turn(accepted, origin=origin)
             while True:
-                if limit is not None and run.turns >= limit:
-                    raise _EndRun(
-                        "error_max_turns",
-                        [f"Reached maximum number of turns ({limit})"],
-                        "max_turns",
-                    )
+                self._check_limits(run, limit)
+                await self._before_request(run)
                 response = await self._turn_model(run)
                 if response is None:  # interrupted while streaming
                     raise _EndRun("error_during_execution", [INTERRUPTED_TEXT], "aborted_streaming")
@@ -229,21 +232,79 @@ class AgentLoop:
                 if self.session.ledger.exhausted:
                     if calls:
                         await self._refuse_calls(calls, BUDGET_LIMIT_TEXT)
-                    cap = self.session.ledger.cap
-                    raise _EndRun(
-                        "error_max_budget_usd",
-                        [f"Reached maximum budget (${cap:g})"],
-                        "budget",
-                    )
+                    raise self._budget_end()
                 if not calls:
                     if response.stop_reason == "pause_turn":
+                        continue
+                    follow_up = await self._on_final(response, run)
+                    if follow_up is not None:
+                        await self._add_user_turn(follow_up)
                         continue
                     run.last_text = response.text
                     return self._result(run, "success", result=response.text)
                 if not await self._turn_tools(calls, response, run):
                     raise _EndRun("error_during_execution", [INTERRUPTED_TEXT], "aborted_tools")
+                if run.stop is not None:
+                    raise _EndRun(
+                        "error_during_execution", [run.stop or "stopped by hook"], "hook_stopped"
+                    )
         except _EndRun as end:
             return self._result(run, end.subtype, errors=end.errors, terminal=end.terminal_reason)
+
+    def _check_limits(self, run: _Run, limit: int | None) -> None:
+        """Before each model request: max_turns (L4), then the tree's budget (S6: no response
+        starts after the cap was reached, whoever reached it)."""
+        if limit is not None and run.turns >= limit:
+            raise _EndRun(
+                "error_max_turns",
+                [f"Reached maximum number of turns ({limit})"],
+                "max_turns",
+            )
+        if self.session.ledger.exhausted:
+            raise self._budget_end()
+
+    def _budget_end(self) -> _EndRun:
+        cap = self.session.ledger.cap
+        return _EndRun("error_max_budget_usd", [f"Reached maximum budget (${cap:g})"], "budget")
+
+    async def _add_user_turn(
+        self, prompt: str | list[dict[str, Any]], *, origin: dict[str, Any] | None = None
+    ) -> None:
+        """A user turn: into the history, and into the transcript (not the stream)."""
+        self.history.append({"role": "user", "content": prompt})
+        await self._record(
+            UserMessage(
+                content=prompt if isinstance(prompt, str) else _blocks_of(prompt),
+                uuid=new_id(),
+                session_id=self.session.session_id,
+                origin=origin,
+            )
+        )
+
+    # -- extension points (each owned by one feature; see the issue that builds it) --------------
+
+    async def _on_prompt(
+        self, prompt: str | list[dict[str, Any]], run: _Run
+    ) -> str | list[dict[str, Any]] | None:
+        """UserPromptSubmit hooks (SPEC H4): the prompt to run, or None when a hook blocks it."""
+        return prompt
+
+    async def _before_request(self, run: _Run) -> None:
+        """Before each model request: automatic compaction (SPEC C4)."""
+
+    async def _on_final(self, response: Response, run: _Run) -> str | None:
+        """A response without tool calls: Stop hooks (H4) and structured output (C5) may keep
+        the agent going by returning its next instruction; None ends the run."""
+        return None
+
+    async def _record(self, message: Message) -> None:
+        """Append ``message`` to this agent's transcript (SPEC C1)."""
+
+    async def _publish(self, message: Message, *, stream: bool = True) -> None:
+        """Every message this agent produces: into its transcript, and (if ``stream``) out."""
+        await self._record(message)
+        if stream:
+            await self.session.emit(message)
 
     def _result(
         self,
@@ -317,13 +378,10 @@ class AgentLoop:
         return response
 
     async def _emit_response(self, response: Response) -> None:
-        emit = self.session.emit
         forward_text = self.is_main or self.session.options.forward_subagent_text
         usage = response.usage
         for block in response.blocks:
-            if not forward_text and not isinstance(block, ToolUseBlock):
-                continue
-            await emit(
+            await self._publish(
                 AssistantMessage(
                     content=[block],
                     model=response.model or self.model,
@@ -332,7 +390,8 @@ class AgentLoop:
                     usage=usage,
                     uuid=new_id(),
                     session_id=self.session.session_id,
-                )
+                ),
+                stream=forward_text or isinstance(block, ToolUseBlock),
             )
 
     async def _call_with_retries(self) -> Response:
@@ -348,7 +407,7 @@ class AgentLoop:
             except ModelNotAvailable as exc:
                 if fallback and self.model != fallback:
                     log.warning("%s; falling back to %s", exc, fallback)
-                    await self.session.emit(
+                    await self._publish(
                         SystemMessage(
                             subtype="informational",
                             data={"message": f"{exc}; using fallback model {fallback}"},
@@ -365,7 +424,7 @@ class AgentLoop:
                 delay = min(cap, base * 2 ** (attempt - 1)) * (1 - 0.25 * random.random())
                 if exc.retry_after is not None:
                     delay = max(delay, min(exc.retry_after, cap))
-                await self.session.emit(
+                await self._publish(
                     SystemMessage(
                         subtype="api_retry",
                         data={
@@ -427,7 +486,7 @@ class AgentLoop:
         self.history.append({"role": "user", "content": content})
 
     async def _emit_result(self, block: ToolResultBlock, data: dict[str, Any] | None) -> None:
-        await self.session.emit(
+        await self._publish(
             UserMessage(
                 content=[block],
                 parent_tool_use_id=self.parent_tool_use_id,
@@ -506,11 +565,13 @@ class AgentLoop:
         tool_input = call.input
         if self.gate is not None:
             verdict = await self.gate.check(self, call, tool)
+            if verdict.stop is not None:
+                run.stop = verdict.stop
             if verdict.denied is not None:
                 run.denials.append(
                     {"tool_name": call.name, "tool_use_id": call.id, "tool_input": call.input}
                 )
-                await self.session.emit(
+                await self._publish(
                     SystemMessage(
                         subtype="permission_denied",
                         data={
@@ -600,3 +661,11 @@ def _capped(tool: Tool, output: ToolOutput) -> ToolOutput:
             kept.append(item)
             budget -= len(text)
     return attrs.evolve(output, content=kept)
+
+
+def _blocks_of(content: list[dict[str, Any]]) -> list[Any]:
+    """API-shaped user content as message blocks (text and tool results)."""
+    return [msgspec.convert(c, ContentBlock) for c in content if c.get("type") in _BLOCK_TYPES]
+
+
+_BLOCK_TYPES = frozenset({"text", "tool_result", "tool_use", "thinking"})
