@@ -27,11 +27,14 @@ import attrs
 import msgspec
 import trio
 
-from runtime import Ledger, Supervisor, ToolScheduler
+from runtime import Actor, Ledger, Reservation, Supervisor, ToolScheduler
 
+from . import _hookpoints
 from ._response import Response, ResponseBuilder
+from ._structured import structured_follow_up
 from .backends.base import Backend, BackendError, ModelNotAvailable, ModelRequest
 from .backends.pricing import PriceTable
+from .context import ContextTracker, maybe_compact
 from .messages import (
     AssistantMessage,
     ContentBlock,
@@ -51,6 +54,7 @@ __all__ = ["AgentLoop", "Session"]
 log = logging.getLogger("agents.loop")
 
 _to_builtins = msgspec.to_builtins
+_encoder = msgspec.json.Encoder()
 BUDGET_LIMIT_TEXT = "Budget limit reached"
 INTERRUPTED_TEXT = "Interrupted by user"
 DEFAULT_MAX_TOKENS = 32_000
@@ -81,16 +85,37 @@ class Session:
     session_state: dict[str, Any] = attrs.Factory(dict)
     #: model id → token counts and cost, for the whole tree (SPEC L10)
     model_usage: dict[str, dict[str, Any]] = attrs.Factory(dict)
+    #: agent id → model responses, for the whole tree
+    turns_by_agent: dict[str, int] = attrs.Factory(dict)
     _unpriced: set[str] = attrs.Factory(set)
+    #: where transcripts go (``agents._persist.Transcripts``); None records nothing (C1)
+    transcripts: Any = None
+
+    def summary(self) -> dict[str, Any]:
+        """The tree's spend: total, cap, and cost and turns per agent (S6 attribution)."""
+        ledger = self.ledger
+        return {
+            "total_cost_usd": ledger.total,
+            "max_budget_usd": ledger.cap,
+            "cost_by_agent": ledger.per_agent(),
+            "turns_by_agent": dict(self.turns_by_agent),
+        }
 
     @property
     def ledger(self) -> Ledger:
         return self.supervisor.ledger
 
-    def charge(self, agent_id: str, model: str, usage: dict[str, Any]) -> tuple[float, bool]:
+    def charge(
+        self,
+        agent_id: str,
+        model: str,
+        usage: dict[str, Any],
+        reservation: Reservation | None = None,
+    ) -> tuple[float, bool]:
         """Charge one response to the tree's ledger; returns (cost, whether the cap is reached).
 
-        Called exactly once per response, whichever messages later carry its usage (L10).
+        Called exactly once per response, whichever messages later carry its usage (L10); with a
+        ``reservation`` (hard cap, S8) the booked worst case is settled to the actual cost.
         """
         cost = self.prices.cost(model, usage)
         if cost is None:
@@ -115,8 +140,20 @@ class Session:
         ):
             entry[key] += usage.get(key) or 0
         entry["cost_usd"] += cost
-        tripped = self.ledger.charge(agent_id, cost)
-        return cost, tripped
+        if reservation is not None:
+            return cost, self.ledger.settle(reservation, cost)
+        return cost, self.ledger.charge(agent_id, cost)
+
+    def worst_case(self, model: str, input_tokens: int, max_tokens: int) -> float:
+        """The most a request can cost (S8): every input token at the dearest input-side price
+        (cache writes included) and ``max_tokens`` of output. Unknown models cost 0."""
+        info = self.prices.get(model)
+        if info is None:
+            return 0.0
+        tiers = [info] if info.long_context is None else [info, info.long_context]
+        per_in = max(max(t.input, t.cache_write_5m, t.cache_write_1h, t.cache_read) for t in tiers)
+        per_out = max(t.output for t in tiers)
+        return (input_tokens * per_in + max_tokens * per_out) / 1_000_000
 
 
 _USAGE_KEYS = (
@@ -140,6 +177,14 @@ class _Run:
     last_text: str = ""
     #: set when a hook said ``continue_: False``: the run ends after the current step
     stop: str | None = None
+    #: Stop hooks' blocks so far (H4: at most 8 in a row), and a PreToolUse deferral
+    stop_blocks: int = 0
+    deferred: dict[str, Any] | None = None
+    #: the call whose denial asked to end the turn (P4 ``interrupt=True``)
+    interrupt_call: str | None = None
+    #: the validated final answer, and how many answers failed validation so far (C5)
+    structured_output: Any = None
+    structured_failures: int = 0
 
 
 class _EndRun(Exception):
@@ -173,18 +218,40 @@ class AgentLoop:
     cleanup: list[Callable[[], Awaitable[None]]] = attrs.Factory(list)
     gate: Any = None
     hooks: Any = None
+    #: the actor this loop runs in, its depth below main, and whether its messages are streamed
+    actor: Actor | None = None
+    depth: int = 0
+    streams: bool = True
+    #: background children still running (the agent's input cannot end before they do)
+    background_running: int = 0
+    turns_total: int = 0
+    last_usage: dict[str, int] = attrs.Factory(dict)
+    #: called after each of this agent's responses (background subagents report progress)
+    progress: Callable[[AgentLoop, Response], Awaitable[None]] | None = None
+    #: this agent's transcript (``agents.sessions.Transcript``); None records nothing (C1)
+    transcript: Any = None
+    #: the context size as of the last response (C4)
+    context: ContextTracker = attrs.Factory(ContextTracker)
     _scheduler: ToolScheduler = attrs.field(init=False)
     _turn_scope: trio.CancelScope | None = attrs.field(default=None, init=False)
     _phase: str = attrs.field(default="idle", init=False)
     _partial: bool = attrs.field(default=False, init=False)
+    _reserve: bool = attrs.field(default=False, init=False)
+    _est_count: int = attrs.field(default=0, init=False)
+    _est_bytes: int = attrs.field(default=0, init=False)
 
     def __attrs_post_init__(self) -> None:
         self._scheduler = ToolScheduler(self.session.options.max_tool_concurrency)
-        self._partial = self.session.options.include_partial_messages and self.agent_type == "main"
+        self._partial = self.session.options.include_partial_messages and self.agent_id == "main"
+        self._reserve = self.session.options.budget_mode == "reserve" and (
+            self.session.ledger.cap is not None
+        )
+        self._est_count = 0
+        self._est_bytes = 0
 
     @property
     def is_main(self) -> bool:
-        return self.parent_tool_use_id is None
+        return self.agent_id == "main"
 
     # -- control ----------------------------------------------------------------------------------
 
@@ -215,12 +282,19 @@ class AgentLoop:
         origin: dict[str, Any] | None = None,
     ) -> ResultMessage:
         """Append ``prompt`` as a user turn and loop until a response has no tool calls."""
+        if isinstance(prompt, str) and prompt[:1] == "/" and self.is_main:
+            from ._commands import run_command  # /clear, /compact (C3, C4)
+
+            command = await run_command(self, prompt)
+            if command is not None:
+                return command
         run = _Run(started=trio.current_time())
         limit = self.max_turns if max_turns is None else max_turns
         try:
             accepted = await self._on_prompt(prompt, run)
             if accepted is None:
-                return self._result(run, "success", result="", terminal="prompt_blocked")
+                terminal = "prompt_blocked" if run.stop is None else "hook_stopped"
+                return self._result(run, "success", result="", terminal=terminal)
             await self._add_user_turn(accepted, origin=origin)
             while True:
                 self._check_limits(run, limit)
@@ -244,10 +318,8 @@ class AgentLoop:
                     return self._result(run, "success", result=response.text)
                 if not await self._turn_tools(calls, response, run):
                     raise _EndRun("error_during_execution", [INTERRUPTED_TEXT], "aborted_tools")
-                if run.stop is not None:
-                    raise _EndRun(
-                        "error_during_execution", [run.stop or "stopped by hook"], "hook_stopped"
-                    )
+                if run.stop is not None or run.deferred is not None:
+                    return await _hookpoints.end_result(self, run, response)
         except _EndRun as end:
             return self._result(run, end.subtype, errors=end.errors, terminal=end.terminal_reason)
 
@@ -287,23 +359,37 @@ class AgentLoop:
         self, prompt: str | list[dict[str, Any]], run: _Run
     ) -> str | list[dict[str, Any]] | None:
         """UserPromptSubmit hooks (SPEC H4): the prompt to run, or None when a hook blocks it."""
-        return prompt
+        return await _hookpoints.on_prompt(self, prompt, run)
 
     async def _before_request(self, run: _Run) -> None:
         """Before each model request: automatic compaction (SPEC C4)."""
+        await maybe_compact(self)
 
     async def _on_final(self, response: Response, run: _Run) -> str | None:
         """A response without tool calls: Stop hooks (H4) and structured output (C5) may keep
         the agent going by returning its next instruction; None ends the run."""
-        return None
+        follow_up = await self._stop_hooks(response, run)
+        if follow_up is not None:
+            return follow_up
+        return structured_follow_up(self, response, run)
+
+    async def _stop_hooks(self, response: Response, run: _Run) -> str | None:
+        """Stop (SubagentStop in a subagent) hooks: a block's reason is the next instruction."""
+        return await _hookpoints.stop_hooks(self, response, run)
 
     async def _record(self, message: Message) -> None:
-        """Append ``message`` to this agent's transcript (SPEC C1)."""
+        """Append ``message`` to this agent's transcript (SPEC C1); note each response's usage
+        for the context size (C4)."""
+        if type(message) is AssistantMessage and message.usage is not None:
+            self.context.observe(message.usage, len(self.history))
+        transcript = self.transcript
+        if transcript is not None:
+            await transcript.record(message)
 
     async def _publish(self, message: Message, *, stream: bool = True) -> None:
         """Every message this agent produces: into its transcript, and (if ``stream``) out."""
         await self._record(message)
-        if stream:
+        if stream and self.streams:
             await self.session.emit(message)
 
     def _result(
@@ -316,6 +402,8 @@ class AgentLoop:
         terminal: str | None = None,
     ) -> ResultMessage:
         session = self.session
+        self.turns_total += run.turns
+        self.last_usage = run.usage
         return ResultMessage(
             subtype=subtype,  # type: ignore[arg-type]
             duration_ms=int((trio.current_time() - run.started) * 1000),
@@ -331,6 +419,7 @@ class AgentLoop:
             stop_reason=run.stop_reason,
             terminal_reason=terminal or ("completed" if subtype == "success" else None),
             permission_denials=list(run.denials),
+            structured_output=run.structured_output,
             uuid=new_id(),
         )
 
@@ -345,6 +434,7 @@ class AgentLoop:
             tools=self.tools.definitions(),
             thinking=self.thinking,
             effort=self.effort,
+            output_format=self.session.options.output_format if self.is_main else None,
             agent_id=self.agent_id,
             agent_type=self.agent_type,
         )
@@ -357,7 +447,7 @@ class AgentLoop:
             try:
                 t0 = trio.current_time()
                 try:
-                    response = await self._call_with_retries()
+                    response_and_trip = await self._call_with_retries()
                 finally:
                     run.api_seconds += trio.current_time() - t0
             finally:
@@ -365,16 +455,19 @@ class AgentLoop:
                 self._phase = "idle"
         if scope.cancelled_caught:
             return None
+        response, tripped = response_and_trip
         run.turns += 1
         run.stop_reason = response.stop_reason
-        _, tripped = self.session.charge(
-            self.agent_id, response.model or self.model, response.usage
-        )
         if not tripped:  # the crossing response is left out of `usage` (S6)
             for key in _USAGE_KEYS:
                 run.usage[key] += response.usage.get(key) or 0
         self.history.append({"role": "assistant", "content": response.api_content})
+        self.session.turns_by_agent[self.agent_id] = (
+            self.session.turns_by_agent.get(self.agent_id, 0) + 1
+        )
         await self._emit_response(response)
+        if self.progress is not None:
+            await self.progress(self, response)
         return response
 
     async def _emit_response(self, response: Response) -> None:
@@ -394,7 +487,7 @@ class AgentLoop:
                 stream=forward_text or isinstance(block, ToolUseBlock),
             )
 
-    async def _call_with_retries(self) -> Response:
+    async def _call_with_retries(self) -> tuple[Response, bool]:
         backend = self.session.backend
         max_retries: int = getattr(backend, "max_retries", 10)
         base: float = getattr(backend, "retry_base_delay", 0.5)
@@ -403,7 +496,7 @@ class AgentLoop:
         attempt = 0
         while True:
             try:
-                return await self._stream_once(self._request())
+                return await self._charged_response(self._request())
             except ModelNotAvailable as exc:
                 if fallback and self.model != fallback:
                     log.warning("%s; falling back to %s", exc, fallback)
@@ -444,8 +537,55 @@ class AgentLoop:
                     "error_during_execution", [f"malformed model response: {exc}"], "api_error"
                 ) from None
 
-    async def _stream_once(self, request: ModelRequest) -> Response:
+    async def _charged_response(self, request: ModelRequest) -> tuple[Response, bool]:
+        """Stream one attempt and charge it: the whole response once complete, or what it used
+        (its usage so far) when it is cut, fails or is cancelled (S6, S9). In ``reserve`` budget
+        mode the request starts only once its worst case is booked (S8)."""
+        session = self.session
+        reservation = None
+        if self._reserve:
+            worst = session.worst_case(
+                request.model, self._input_estimate(request), request.max_tokens
+            )
+            reservation = session.ledger.try_reserve(self.agent_id, worst)
+            if reservation is None:
+                raise self._budget_end()
         builder = ResponseBuilder()
+        try:
+            response = await self._stream_once(request, builder)
+        except BaseException:
+            partial = builder.response
+            if partial.usage or reservation is not None:
+                session.charge(
+                    self.agent_id, partial.model or request.model, partial.usage, reservation
+                )
+            raise
+        _, tripped = session.charge(
+            self.agent_id, response.model or request.model, response.usage, reservation
+        )
+        return response, tripped
+
+    def _input_estimate(self, request: ModelRequest) -> int:
+        """An upper bound on the request's input tokens: its JSON size in bytes plus a margin per
+        message (a token is at least one byte). Kept incrementally: the history only grows,
+        except when compaction replaces it (then it is measured again)."""
+        history = self.history
+        if len(history) < self._est_count:
+            self._est_count, self._est_bytes = 0, 0
+        encode = _encoder.encode
+        for entry in history[self._est_count :]:
+            self._est_bytes += len(encode(entry)) + 16
+        self._est_count = len(history)
+        fixed = self.state.get("_fixed_bytes")
+        if fixed is None:
+            fixed = len(encode(request.system)) + len(encode(request.tools)) + 256
+            self.state["_fixed_bytes"] = fixed
+        return int(fixed + self._est_bytes)
+
+    async def _stream_once(
+        self, request: ModelRequest, builder: ResponseBuilder | None = None
+    ) -> Response:
+        builder = builder or ResponseBuilder()
         feed = builder.feed
         async with aclosing(self.session.backend.stream(request)) as events:  # type: ignore[type-var]
             if self._partial:
@@ -514,6 +654,9 @@ class AgentLoop:
 
         async def done(_index: int, call: ToolUseBlock, block: ToolResultBlock) -> None:
             results[call.id] = block
+            if call.id == run.interrupt_call and self._turn_scope is not None:
+                # only now: the denial's own result is kept, the other calls are interrupted
+                self._turn_scope.cancel(reason="permission denied with interrupt")
 
         with trio.CancelScope() as scope:
             self._turn_scope = scope
@@ -563,10 +706,14 @@ class AgentLoop:
         if bad_input is not None:
             return ToolOutput.error(f"invalid input for {call.name}: {bad_input}"), None
         tool_input = call.input
+        context: tuple[str, ...] = ()  # PreToolUse hooks' additionalContext
         if self.gate is not None:
             verdict = await self.gate.check(self, call, tool)
+            context = verdict.additional_context
             if verdict.stop is not None:
                 run.stop = verdict.stop
+            if verdict.deferred and _hookpoints.defer(self, call, verdict.input, run):
+                return _hookpoints.with_context(ToolOutput.error(verdict.denied), context), None
             if verdict.denied is not None:
                 run.denials.append(
                     {"tool_name": call.name, "tool_use_id": call.id, "tool_input": call.input}
@@ -582,14 +729,16 @@ class AgentLoop:
                         },
                     )
                 )
-                if verdict.interrupt and self._turn_scope is not None:
-                    self._turn_scope.cancel(reason="permission denied with interrupt")
-                return ToolOutput.error(verdict.denied), None
+                if verdict.interrupt:
+                    run.interrupt_call = call.id  # the turn ends once this result is in
+                return _hookpoints.with_context(ToolOutput.error(verdict.denied), context), None
             tool_input = verdict.input
+        after_tool = _hookpoints.after_tool  # PostToolUse / PostToolUseFailure hooks
         try:
             parsed = tool.validate(tool_input)
         except ToolInputError as exc:
-            return ToolOutput.error(str(exc)), None
+            failed = ToolOutput.error(str(exc))
+            return await after_tool(self, call, tool_input, failed, context, run), None
         ctx = ToolContext(
             cwd=self.session.cwd,
             agent_id=self.agent_id,
@@ -608,10 +757,12 @@ class AgentLoop:
             output = await tool.handler(parsed, ctx)
         except Exception as exc:
             log.info("tool %s raised", call.name, exc_info=True)
-            return ToolOutput.error(
+            failed = ToolOutput.error(
                 f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-            ), None
-        return _capped(tool, output), output.data
+            )
+            return await after_tool(self, call, tool_input, failed, context, run), None
+        output = await after_tool(self, call, tool_input, _capped(tool, output), context, run)
+        return output, output.data
 
     # -- helpers for tools ------------------------------------------------------------------------
 
@@ -628,8 +779,7 @@ class AgentLoop:
             agent_type=self.agent_type,
             purpose="complete",
         )
-        response = await self._stream_once(request)
-        self.session.charge(self.agent_id, response.model or self.model, response.usage)
+        response, _ = await self._charged_response(request)
         return response.text
 
 

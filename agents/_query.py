@@ -27,7 +27,11 @@ import trio
 
 from runtime import Actor, Ledger, Supervisor, open_supervisor
 
+from . import _hookpoints
+from ._claude_md import claude_md_blocks
 from ._loop import AgentLoop, Session, new_id
+from ._persist import attach_main, open_session_store, recording_results, start_session
+from ._subagents import INPUT_END, Prompt, agent_tool, definitions_for, serve
 from .backends.base import Backend
 from .messages import Message, ResultError, ResultMessage, SystemMessage
 from .options import AgentOptions
@@ -43,27 +47,6 @@ DEFAULT_SYSTEM_PROMPT = (
     "You are an agent running in a tool-use loop. Use the tools to act on the user's request, "
     "then answer with a concise final message."
 )
-
-
-@attrs.frozen
-class Prompt:
-    """A user turn for an agent's mailbox; ``origin`` marks injected turns (task notifications)."""
-
-    content: str | list[dict[str, Any]]
-    origin: dict[str, Any] | None = None
-    max_turns: int | None = None
-
-
-class InputEnd:
-    """No more prompts will come: the agent ends once its background children are done."""
-
-
-class Wake:
-    """Makes an idle agent re-check whether it may end (a background child finished)."""
-
-
-INPUT_END = InputEnd()
-WAKE = Wake()
 
 
 def _abspath(path: str | None) -> str:
@@ -95,7 +78,8 @@ def build_registry(options: AgentOptions) -> ToolRegistry:
     from .tools.builtin import builtin_tools
 
     registry = ToolRegistry()
-    for tool in builtin_tools(options.tools):
+    names = None if options.tools is None else [n for n in options.tools if n != "Agent"]
+    for tool in builtin_tools(names):
         registry.add(tool)
     for key, server in options.mcp_servers.items():
         if isinstance(server, SdkMcpServer):
@@ -106,25 +90,21 @@ def build_registry(options: AgentOptions) -> ToolRegistry:
                 f"mcp_servers[{key!r}]: external MCP servers (stdio, HTTP, SSE) are not built yet; "
                 "only create_sdk_mcp_server() servers are supported"
             )
-    for rule in options.disallowed_tools:
-        if "(" not in rule:  # a bare-name deny also hides the tool from the model (T2)
-            registry.remove(rule)
+    if options.max_subagent_depth > 0 and (options.tools is None or "Agent" in options.tools):
+        registry.add(agent_tool(definitions_for(options)))
+    from .permissions import RuleSet
+
+    denied = RuleSet.from_strings(deny=options.disallowed_tools)
+    for name in registry.names():
+        if denied.removes_tool(name):  # a bare-name deny also hides the tool from the model (T2)
+            registry.remove(name)
     return registry
 
 
 def _check_supported(options: AgentOptions) -> None:
     """Options for features that are not built yet fail loudly instead of being ignored."""
     unsupported = {
-        "resume": options.resume is not None,
-        "continue_conversation": options.continue_conversation,
-        "fork_session": options.fork_session,
-        "resume_session_at": options.resume_session_at is not None,
-        "session_store": options.session_store is not None,
-        "output_format": options.output_format is not None,
         "enable_file_checkpointing": options.enable_file_checkpointing,
-        "agents": bool(options.agents),
-        "hooks": bool(options.hooks),
-        "budget_mode='reserve'": options.budget_mode == "reserve",
     }
     missing = [name for name, used in unsupported.items() if used]
     if missing:
@@ -139,54 +119,9 @@ class SessionHandle:
     main: AgentLoop
     supervisor: Supervisor
     actor: Actor = attrs.field(default=None)
-    background: int = 0
 
     async def send(self, item: Any) -> None:
         await self.actor.mailbox.send(item)
-
-    def background_started(self) -> None:
-        self.background += 1
-
-    def background_finished(self) -> None:
-        """A background agent ended (after its notification was queued): wake the main agent."""
-        self.background -= 1
-        # a full mailbox wakes the agent anyway; a closed one has nobody to wake
-        with contextlib.suppress(trio.WouldBlock, trio.ClosedResourceError):
-            self.actor.mailbox.send_nowait(WAKE)
-
-
-async def _main_behaviour(handle: SessionHandle, actor: Actor) -> None:
-    """The main agent's actor: one prompt (or notification) from the mailbox at a time."""
-    loop = handle.main
-    session = handle.session
-    mailbox = actor.mailbox
-    input_closed = False
-    async with trio.open_nursery() as services:
-        loop.nursery = services
-        try:
-            while True:
-                try:
-                    item = mailbox.receive_nowait()
-                except trio.WouldBlock:
-                    if input_closed and handle.background == 0:
-                        break
-                    item = await mailbox.receive()
-                except trio.EndOfChannel:
-                    break
-                if isinstance(item, Prompt):
-                    result = await loop.run_prompt(item.content, max_turns=item.max_turns)
-                    await session.emit(result)
-                elif item is INPUT_END:
-                    input_closed = True
-                elif item is WAKE:
-                    continue
-                elif callable(item):  # a control action queued behind the running turn
-                    await item()
-                else:
-                    log.warning("main agent: ignoring unknown mailbox item %r", item)
-        finally:
-            await loop.aclose()
-            services.cancel_scope.cancel()
 
 
 @attrs.define(eq=False)
@@ -212,19 +147,35 @@ class _Starter:
             await self.output.send(message)
 
     async def _run(self, task_status: trio.TaskStatus[SessionHandle]) -> None:
+        _check_supported(self.options)
+        if self.options.backend is not None:
+            await self._session(self.options.backend, task_status)
+            return
+        backend = _default_backend()  # ours, so ours to close: no HTTP connection outlives us
+        try:
+            await self._session(backend, task_status)
+        finally:
+            aclose = getattr(backend, "aclose", None)
+            if aclose is not None:
+                with trio.CancelScope(shield=True), trio.move_on_after(5):
+                    await aclose()
+
+    async def _session(self, backend: Backend, task_status: trio.TaskStatus[SessionHandle]) -> None:
         options = self.options
-        _check_supported(options)
-        backend = options.backend if options.backend is not None else _default_backend()
         cwd = _abspath(options.cwd)
         ledger = Ledger(cap=options.max_budget_usd)
-        async with open_supervisor(
-            ledger=ledger,
-            max_depth=options.max_subagent_depth,
-            max_concurrent=options.max_concurrent_subagents,
-        ) as supervisor:
+        async with (
+            open_session_store(options) as store,
+            open_supervisor(
+                ledger=ledger,
+                max_depth=options.max_subagent_depth,
+                max_concurrent=options.max_concurrent_subagents,
+            ) as supervisor,
+        ):
+            setup = await start_session(options, store, cwd, new_id())  # C1, C2
             session = Session(
                 options=options,
-                session_id=options.session_id or new_id(),
+                session_id=setup.session_id,
                 cwd=cwd,
                 backend=backend,
                 prices=options.price_table(),
@@ -238,7 +189,8 @@ class _Starter:
                 agent_type="main",
                 model=options.resolved_model,
                 tools=registry,
-                system=_system_blocks(options),
+                system=_system_blocks(options)
+                + await claude_md_blocks(cwd, options.setting_sources),
                 max_turns=options.max_turns,
                 effort=options.effort,
                 thinking=_thinking(options),
@@ -261,10 +213,14 @@ class _Starter:
                     },
                 )
             )
+            await attach_main(session, main, setup)  # transcript, resumed history, E3 notices
+            await _hookpoints.open_session(main)  # SessionStart now, SessionEnd at the end
             handle = SessionHandle(session=session, main=main, supervisor=supervisor)
 
             async def behaviour(actor: Actor) -> None:
-                await _main_behaviour(handle, actor)
+                await serve(main, actor, recording_results(main, self.emit))
+                # trailing, after every result: what the whole tree spent, per agent (S6)
+                await self.emit(SystemMessage(subtype="session_summary", data=session.summary()))
 
             handle.actor = await supervisor.spawn(
                 behaviour, name="main", address="main", mailbox_capacity=MAILBOX_CAPACITY

@@ -61,6 +61,23 @@ def is_write_tool(tool_name: str) -> bool:
     return tool_name in EDIT_PATH_TOOLS or tool_name == "Bash"
 
 
+#: Tools that need no permission in any mode, as in Claude Code: they act only on the
+#: session's own state (spawning an agent, whose own tool calls are checked; the task list;
+#: background shells the agent already started). Deny rules and hooks still apply to them.
+NO_PERMISSION_TOOLS = frozenset(
+    {
+        "Agent",
+        "TaskCreate",
+        "TaskGet",
+        "TaskUpdate",
+        "TaskList",
+        "BashOutput",
+        "KillShell",
+        "ToolSearch",
+    }
+)
+
+
 def mode_approves(
     mode: str,
     check: PermissionCheck,
@@ -69,7 +86,7 @@ def mode_approves(
     memo: CallMemo,
 ) -> bool:
     """Whether ``mode`` alone approves this call (step 4 of P1)."""
-    if mode == "bypassPermissions":
+    if mode == "bypassPermissions" or check.tool_name in NO_PERMISSION_TOOLS:
         return True
     if mode == "dontAsk":
         return False  # only explicit allow rules (and hooks) pre-approve under dontAsk

@@ -6,8 +6,12 @@
 3. ask rules — force step 6.
 4. the permission mode — may approve (``bypassPermissions`` approves everything left).
 5. allow rules — approve (not for edits and shell commands in ``plan`` mode).
-6. ``auto`` mode's classifier, then ``PermissionRequest`` hooks, then ``can_use_tool``; with no
-   callback, or under ``dontAsk``, the call is denied.
+6. ``auto`` mode's classifier, then ``PermissionRequest`` hooks, then (after ``Notification``
+   hooks) ``can_use_tool``; with no callback, or under ``dontAsk``, the call is denied.
+
+Tools that need a person's answer (``PermissionCheck.asks_user``: AskUserQuestion) always go to
+step 6, whatever the mode; with no callback they run unanswered and tell the model nobody can
+answer.
 
 Removing a critical path (P6) skips steps 4-5 and a hook's allow: only an explicit answer from
 step 6 can approve it.
@@ -15,6 +19,7 @@ step 6 can approve it.
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 from collections.abc import Sequence
@@ -98,6 +103,14 @@ class PermissionGate:
     def mode(self, mode: str) -> None:
         self._mode = validate_mode(mode)
 
+    def with_mode(self, mode: str) -> PermissionGate:
+        """A gate with the same rules, callback, hooks and directories under another mode
+        (a subagent definition's ``permission_mode``, SPEC P5). Rules added later to either
+        gate stay with that gate."""
+        twin = copy.copy(self)
+        twin._mode = validate_mode(mode)
+        return twin
+
     def set_mode(self, mode: str) -> None:
         """Switch modes mid-session (``AgentClient.set_permission_mode``); validates ``mode``."""
         self.mode = mode
@@ -167,7 +180,7 @@ class PermissionGate:
             return outcome("deny", "rule", f"Permission to use {name} denied by rule '{rule}'")
         # (3) ask rules, a hook's ask, and critical removals all go straight to step 6
         rule = rules._match("ask", name, tool_input, dirs.cwd, dirs.home, memo)
-        forced = rule is not None or hook_decision == "ask"
+        forced = rule is not None or hook_decision == "ask" or check.asks_user
         critical = critical_removal(name, tool_input, dirs, memo)
         if not forced and critical is None:
             if hook_decision == "allow":
@@ -227,11 +240,15 @@ class PermissionGate:
                     interrupt=result.interrupt,
                 )
         if self._can_use_tool is None:
+            if check.asks_user:  # nobody can answer: the tool itself tells the model so
+                return outcome("allow", "default")
             return outcome(
                 "deny",
                 "default",
                 f"Permission to use {name} requires approval and no can_use_tool callback is set",
             )
+        if self._hooks is not None and self._hooks.has("Notification"):
+            await self._notify(hook_input, name)
         answer = await self._ask(name, tool_input, check)
         if isinstance(answer, PermissionResultAllow):
             if answer.updated_input is not None:
@@ -269,10 +286,26 @@ class PermissionGate:
             payload.setdefault("permission_suggestions", [])
         return payload
 
+    async def _notify(self, base: dict[str, Any], name: str) -> None:
+        """``Notification`` hooks learn that a permission prompt is about to be shown."""
+        assert self._hooks is not None
+        result = await self._hooks.run(
+            "Notification",
+            {
+                **base,
+                "permission_mode": self._mode,
+                "message": f"Claude needs your permission to use {name}",
+                "notification_type": "permission_prompt",
+            },
+        )
+        for error in result.errors:
+            logger.warning("%s", error)
+
     async def _classify(self, check: PermissionCheck) -> bool | None:
         assert self._classifier is not None
         try:
-            return bool(await self._classifier(check))
+            verdict = await self._classifier(check)
+            return verdict if isinstance(verdict, bool) else None
         except Exception:
             logger.warning(
                 "auto-mode classifier failed on %s; asking instead", check.tool_name, exc_info=True

@@ -108,10 +108,13 @@ class PermissionCheck:
     read_only: bool
     agent_id: str | None = None
     agent_type: str | None = None
+    #: the tool needs a person's answer (AskUserQuestion): it always goes to step 6 of P1
+    asks_user: bool = False
 
 
-#: ``auto`` mode's judge of calls that would otherwise ask: True approves, False denies.
-Classifier: TypeAlias = Callable[[PermissionCheck], Awaitable[bool]]
+#: ``auto`` mode's judge of calls that would otherwise ask: True approves, False denies,
+#: None (no opinion) falls through to the ``can_use_tool`` callback.
+Classifier: TypeAlias = Callable[[PermissionCheck], Awaitable[bool | None]]
 
 
 @attrs.frozen

@@ -7,7 +7,8 @@
 
 from __future__ import annotations
 
-from .fake_api import FakeAnthropicServer as FakeAnthropicServer
+from typing import TYPE_CHECKING, Any
+
 from .scripted import Fault as Fault
 from .scripted import Script as Script
 from .scripted import ScriptedBackend as ScriptedBackend
@@ -30,3 +31,15 @@ __all__ = [
     "tool_use",
     "usage",
 ]
+
+if TYPE_CHECKING:
+    from .fake_api import FakeAnthropicServer as FakeAnthropicServer
+
+
+def __getattr__(name: str) -> Any:
+    # Loaded on first use, so ``python -m agents.testing.fake_api`` does not import itself twice.
+    if name == "FakeAnthropicServer":
+        from .fake_api import FakeAnthropicServer
+
+        return FakeAnthropicServer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -82,7 +82,9 @@ async def test_seed_session_streams_in_spec_order(project: Path) -> None:
         "AssistantMessage", "AssistantMessage", "UserMessage", "UserMessage",
         "AssistantMessage",
         "ResultMessage",
+        "SystemMessage",  # trailing: the session's spend per agent
     ]  # fmt: skip
+    assert isinstance(messages[-1], SystemMessage) and messages[-1].subtype == "session_summary"
     init = messages[0]
     assert isinstance(init, SystemMessage) and init.subtype == "init"
     assert {
@@ -115,8 +117,7 @@ async def test_seed_session_with_max_turns_2_stops_before_the_edit(project: Path
         max_turns=2,
     )
     messages, error = await collect("Fix the failing tests in auth.ts", options)
-    result = messages[-1]
-    assert isinstance(result, ResultMessage)
+    result = result_of(messages)
     assert result.subtype == "error_max_turns"
     assert result.num_turns == 2
     assert result.errors == ["Reached maximum number of turns (2)"]

@@ -1,0 +1,447 @@
+"""Subagents (SPEC §5): each one an actor in the supervisor tree, under one budget.
+
+An agent — main or sub — is an :class:`~agents._loop.AgentLoop` run by :func:`serve` inside a
+``runtime`` actor: the actor's mailbox brings prompts, task notifications from background children
+and wake-ups, and the loop answers each prompt with a ``ResultMessage``. A child actor lives in
+the nursery of its spawner's actor, so cancelling an agent cancels its subtree (S9).
+
+The ``Agent`` tool (:func:`run_agent_tool`) spawns a child from a definition:
+
+* foreground: the tool call waits for the child and returns its final text (S3);
+* background: the call returns at once; the child's result later reaches the spawner's mailbox
+  as an injected user turn (``origin={"kind": "task-notification"}``) and the stream gets
+  ``task_started`` / ``task_progress`` / ``task_notification`` system messages.
+
+Every response of every agent is charged to the tree's one ledger; when it trips, the supervisor
+cancels the running background agents in that same instant (their in-flight response charged
+for what it used) and refuses later spawns with ``Budget limit reached`` (S6).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import attrs
+import msgspec
+import trio
+
+from runtime import Actor, BudgetExhausted, SpawnRefused
+
+from ._loop import AgentLoop
+from .messages import ResultMessage, SystemMessage
+from .options import AgentDefinition, AgentOptions, resolve_model
+from .tools.base import Tool, ToolContext, ToolOutput, ToolRegistry
+
+__all__ = [
+    "GENERAL_PURPOSE",
+    "INPUT_END",
+    "WAKE",
+    "AgentInput",
+    "InputEnd",
+    "Prompt",
+    "Wake",
+    "agent_tool",
+    "definitions",
+    "definitions_for",
+    "make_child",
+    "run_agent_tool",
+    "serve",
+    "spawn_child",
+]
+
+log = logging.getLogger("agents.subagents")
+
+GENERAL_PURPOSE = AgentDefinition(
+    description=(
+        "General-purpose agent for researching complex questions, searching for code, and "
+        "executing multi-step tasks."
+    ),
+    prompt=(
+        "You are an agent working on a task delegated by another agent. Use the tools available "
+        "to complete it, then reply with a concise report of what you found or did: your final "
+        "message is all the other agent will see."
+    ),
+)
+#: Tools a subagent never gets: only the main agent can ask the user (S1).
+_MAIN_ONLY = frozenset({"AskUserQuestion"})
+
+
+@attrs.frozen
+class Prompt:
+    """A user turn for an agent's mailbox; ``origin`` marks injected turns (task notifications)."""
+
+    content: str | list[dict[str, Any]]
+    origin: dict[str, Any] | None = None
+    max_turns: int | None = None
+
+
+class InputEnd:
+    """No more prompts will come: the agent ends once its background children are done."""
+
+
+class Wake:
+    """Makes an idle agent re-check whether it may end (a background child finished)."""
+
+
+INPUT_END = InputEnd()
+WAKE = Wake()
+
+
+def definitions_for(options: AgentOptions) -> dict[str, AgentDefinition]:
+    """The agent types the model may spawn: the built-in general-purpose one and the options'."""
+    return {"general-purpose": GENERAL_PURPOSE, **(options.agents or {})}
+
+
+def definitions(loop: AgentLoop) -> dict[str, AgentDefinition]:
+    return definitions_for(loop.session.options)
+
+
+async def serve(
+    loop: AgentLoop,
+    actor: Actor,
+    on_result: Callable[[ResultMessage], Awaitable[None]],
+    *,
+    closed: bool = False,
+) -> ResultMessage | None:
+    """Run an agent's actor: answer mailbox prompts one at a time until its input has ended
+    (``INPUT_END``, or ``closed=True`` for a subagent with one prompt) and none of its
+    background children is running. Returns the last result."""
+    loop.actor = actor
+    mailbox = actor.mailbox
+    last: ResultMessage | None = None
+    async with trio.open_nursery() as services:
+        loop.nursery = services
+        try:
+            while True:
+                try:
+                    item = mailbox.receive_nowait()
+                except trio.WouldBlock:
+                    if closed and loop.background_running == 0:
+                        break
+                    item = await mailbox.receive()
+                except trio.EndOfChannel:
+                    break
+                if isinstance(item, Prompt):
+                    last = await loop.run_prompt(
+                        item.content, max_turns=item.max_turns, origin=item.origin
+                    )
+                    await on_result(last)
+                elif item is INPUT_END:
+                    closed = True
+                elif item is WAKE:
+                    continue
+                elif callable(item):  # a control action queued behind the running turn
+                    await item()
+                else:
+                    log.warning("agent %s: ignoring mailbox item %r", loop.agent_id, item)
+        finally:
+            await loop.aclose()
+            services.cancel_scope.cancel()
+    return last
+
+
+# -- the Agent tool --------------------------------------------------------------------------------
+
+
+class AgentInput(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The Agent tool's input (S1)."""
+
+    description: str
+    prompt: str
+    subagent_type: str = "general-purpose"
+    model: str | None = None
+    run_in_background: bool | None = None
+
+
+def agent_tool(loop_definitions: dict[str, AgentDefinition]) -> Tool:
+    """The ``Agent`` tool, describing the agent types it can spawn."""
+    kinds = "\n".join(f"- {name}: {d.description}" for name, d in loop_definitions.items())
+    return Tool(
+        name="Agent",
+        description=(
+            "Launch a new agent to handle a task on its own, with a fresh context. Available "
+            f"agent types:\n{kinds}\nThe agent's final message is returned to you. With "
+            "run_in_background the call returns at once and you are notified when it finishes."
+        ),
+        input_schema={
+            "type": "object",
+            "properties": {
+                "description": {"type": "string", "description": "A short (3-5 word) task name"},
+                "prompt": {"type": "string", "description": "The task for the agent"},
+                "subagent_type": {"type": "string", "enum": list(loop_definitions)},
+                "model": {"type": "string", "description": "Optional model override"},
+                "run_in_background": {"type": "boolean"},
+            },
+            "required": ["description", "prompt", "subagent_type"],
+        },
+        handler=run_agent_tool,
+        read_only=False,
+        input_type=AgentInput,
+    )
+
+
+def child_registry(parent: AgentLoop, definition: AgentDefinition, depth: int) -> ToolRegistry:
+    """A child's tools (S1, S5): the definition's list (or all of the parent's), minus its
+    disallowed ones, minus ``AskUserQuestion``, and without ``Agent`` at the depth limit."""
+    max_depth = parent.session.options.max_subagent_depth
+    wanted = definition.tools
+    denied = set(definition.disallowed_tools or ()) | _MAIN_ONLY
+    if depth >= max_depth:
+        denied.add("Agent")
+    registry = ToolRegistry()
+    for name in wanted if wanted is not None else parent.tools.names():
+        tool = parent.tools.get(name)
+        if name == "Agent" and tool is None and depth < max_depth:
+            tool = agent_tool(definitions(parent))
+        if tool is None:
+            log.warning("agent definition lists tool %r, which the parent does not have", name)
+            continue
+        if name not in denied:
+            registry.add(tool)
+    return registry
+
+
+@attrs.define(eq=False)
+class _Child:
+    """Bookkeeping of one spawned subagent."""
+
+    loop: AgentLoop
+    description: str
+    background: bool
+    result: ResultMessage | None = None
+    error: BaseException | None = None
+    stopped: bool = False
+    done: trio.Event = attrs.Factory(trio.Event)
+
+    @property
+    def status(self) -> str:
+        if self.stopped:
+            return "stopped"
+        if self.result is not None and not self.result.is_error:
+            return "completed"
+        return "failed"
+
+    def summary(self) -> str:
+        if self.result is None:
+            return "stopped before finishing" if self.stopped else f"crashed: {self.error!r}"
+        if self.result.is_error:
+            return f"{self.result.subtype}: {'; '.join(self.result.errors or [])}"
+        return self.result.result or ""
+
+
+def make_child(
+    parent: AgentLoop,
+    definition: AgentDefinition,
+    *,
+    agent_type: str,
+    model: str | None,
+    tool_use_id: str | None,
+    depth: int,
+) -> AgentLoop:
+    """A child's loop: its own context (the definition's prompt as system prompt), tools,
+    model, limits and permission mode (P5), sharing the session and its ledger."""
+    session = parent.session
+    chosen = model or definition.model
+    resolved = parent.model if chosen in (None, "inherit") else resolve_model(chosen)
+    gate = parent.gate
+    mode = definition.permission_mode
+    if (
+        gate is not None
+        and mode is not None
+        and gate.mode
+        not in (
+            "bypassPermissions",
+            "acceptEdits",
+            "auto",
+        )
+    ):
+        gate = gate.with_mode(mode)
+    child = AgentLoop(
+        session=session,
+        agent_id="",  # set from the actor's address once spawned
+        agent_type=agent_type,
+        model=resolved,
+        tools=child_registry(parent, definition, depth),
+        system=[{"type": "text", "text": definition.prompt}],
+        max_turns=definition.max_turns,
+        effort=definition.effort or parent.effort,
+        thinking=parent.thinking,
+        max_tokens=parent.max_tokens,
+        parent_tool_use_id=tool_use_id,
+        depth=depth,
+    )
+    child.gate = gate
+    return child
+
+
+async def spawn_child(
+    parent: AgentLoop,
+    child: AgentLoop,
+    prompt: str | list[dict[str, Any]],
+    *,
+    description: str,
+    background: bool,
+    notify: bool,
+) -> _Child:
+    """Start ``child`` as an actor under ``parent``'s actor; raises ``SpawnRefused``."""
+    session = parent.session
+    record = _Child(loop=child, description=description, background=background)
+
+    async def behaviour(actor: Actor) -> None:
+        child.agent_id = actor.address
+        actor.mailbox.send_nowait(Prompt(prompt))
+        try:
+            record.result = await serve(child, actor, _ignore, closed=True)
+        except Exception as exc:  # a bug in a child must not take its parent down
+            log.exception("subagent %s crashed", actor.address)
+            record.error = exc
+        finally:
+            # Cancellation (stop_task, budget, a cancelled parent) arrives as Cancelled, possibly
+            # wrapped in a group by the agent's nurseries: the scope says what happened.
+            record.stopped = record.result is None and actor.cancel_scope.cancel_called
+            record.done.set()
+            if notify:
+                with trio.CancelScope(shield=True), trio.move_on_after(5):
+                    await _notify(parent, record)
+
+    if session.ledger.exhausted:
+        raise BudgetExhausted()
+    assert parent.actor is not None, "spawning needs the parent's actor"
+    if background:
+        parent.background_running += 1
+    try:
+        actor = await session.supervisor.spawn(
+            behaviour, name=child.agent_type, parent=parent.actor, background=background
+        )
+    except BaseException:
+        if background:
+            parent.background_running -= 1
+        raise
+    child.agent_id = actor.address
+    child.actor = actor
+    return record
+
+
+async def _ignore(result: ResultMessage) -> None:
+    return None
+
+
+async def _report_progress(child: AgentLoop, response: Any) -> None:
+    """``task_progress`` after each response of a background agent (S3)."""
+    calls = [c.name for c in response.tool_uses]
+    await child.session.emit(
+        SystemMessage(
+            subtype="task_progress",
+            data={
+                "task_id": child.agent_id,
+                "tool_use_id": child.parent_tool_use_id,
+                "num_turns": child.session.turns_by_agent.get(child.agent_id, 0),
+                "cost_usd": child.session.ledger.per_agent().get(child.agent_id, 0.0),
+                "last_tool_name": calls[-1] if calls else None,
+            },
+        )
+    )
+
+
+async def _notify(parent: AgentLoop, record: _Child) -> None:
+    """A background child ended: tell the stream, then the spawner (as a turn of its own)."""
+    child = record.loop
+    cost = child.session.ledger.per_agent().get(child.agent_id, 0.0)
+    data = {
+        "task_id": child.agent_id,
+        "tool_use_id": child.parent_tool_use_id,
+        "status": record.status,
+        "summary": record.summary()[:2000],
+        "cost_usd": cost,
+        "num_turns": child.turns_total,
+    }
+    await parent.session.emit(SystemMessage(subtype="task_notification", data=data))
+    text = (
+        f"<task-notification>\n<task-id>{child.agent_id}</task-id>\n"
+        f"<status>{record.status}</status>\n<summary>{record.description}</summary>\n"
+        f"<result>{record.summary()}</result>\n</task-notification>"
+    )
+    prompt = Prompt(text, origin={"kind": "task-notification", "task_id": child.agent_id})
+    mailbox = parent.actor.mailbox if parent.actor is not None else None
+    try:
+        if mailbox is not None:
+            await mailbox.send(prompt)
+    except (trio.ClosedResourceError, trio.BrokenResourceError):
+        pass  # the spawner has ended: nobody left to tell
+    finally:
+        parent.background_running -= 1
+        if mailbox is not None:
+            with contextlib.suppress(trio.WouldBlock, trio.ClosedResourceError):
+                mailbox.send_nowait(WAKE)
+
+
+async def run_agent_tool(args: AgentInput, ctx: ToolContext) -> ToolOutput:
+    """The Agent tool's handler: spawn a subagent, in the foreground or the background."""
+    parent: AgentLoop = ctx.agent
+    kinds = definitions(parent)
+    definition = kinds.get(args.subagent_type)
+    if definition is None:
+        return ToolOutput.error(
+            f"unknown subagent_type {args.subagent_type!r} (available: {', '.join(kinds)})"
+        )
+    background = args.run_in_background
+    if background is None:
+        background = bool(definition.background)
+    child = make_child(
+        parent,
+        definition,
+        agent_type=args.subagent_type,
+        model=args.model,
+        tool_use_id=ctx.tool_use_id,
+        depth=parent.depth + 1,
+    )
+    try:
+        record = await spawn_child(
+            parent,
+            child,
+            args.prompt,
+            description=args.description,
+            background=background,
+            notify=background,
+        )
+    except SpawnRefused as exc:
+        return ToolOutput.error(str(exc))
+    if background:
+        child.progress = _report_progress
+        await parent.session.emit(
+            SystemMessage(
+                subtype="task_started",
+                data={
+                    "task_id": child.agent_id,
+                    "tool_use_id": ctx.tool_use_id,
+                    "description": args.description,
+                    "agent_type": args.subagent_type,
+                },
+            )
+        )
+        return ToolOutput(
+            content=(
+                f"Async agent launched: agentId {child.agent_id}. You will be notified when it "
+                "finishes; do not wait for it."
+            ),
+            data={"status": "async_launched", "agentId": child.agent_id},
+        )
+    try:
+        await record.done.wait()
+    finally:
+        if not record.done.is_set() and child.actor is not None:
+            child.actor.cancel(reason="the Agent tool call was cancelled")
+    usage = child.last_usage
+    if record.status != "completed":
+        return ToolOutput(
+            content=f"Agent {child.agent_id} did not complete ({record.summary()})",
+            is_error=True,
+            data={"status": record.status, "agentId": child.agent_id, "usage": usage},
+        )
+    return ToolOutput(
+        content=[{"type": "text", "text": record.summary()}],
+        data={"status": "completed", "agentId": child.agent_id, "usage": usage},
+    )

@@ -1,0 +1,183 @@
+"""The real model path end to end (issue 3): ``query()`` → ``AnthropicBackend`` → the ``anthropic``
+client → HTTP on 127.0.0.1 → ``FakeAnthropicServer``, and back.
+
+One query of two turns: the first response asks for four parallel calls of a read-only custom
+tool, the second answers. Prints one JSON line per measured query and a summary::
+
+    python benchmarks/bench_anthropic_roundtrip.py            # 50 measured queries
+    python benchmarks/bench_anthropic_roundtrip.py --quick    # 3 (the smoke test)
+    python benchmarks/bench_anthropic_roundtrip.py --server subprocess
+
+* ``total_ms``: wall time of the whole query, from calling ``query()`` to its last message
+  (interpreter start and the first connection are excluded by a warm-up query).
+* ``gap_ms``: from the server writing the last byte of response 1 to it having request 2 — the
+  loop's own per-turn cost: parsing the stream, running the four tools, building the next request.
+
+Targets (issue 3): total ≤ 12 ms, gap ≤ 5 ms. ``--server inproc`` (default) runs the server in the
+same Trio loop, so its own work counts against the client; ``subprocess`` runs it in another
+process, as a real API would be (its timestamps come from the same monotonic clock).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from agents import AgentOptions, ToolAnnotations, create_sdk_mcp_server, query, tool
+from agents.backends import AnthropicBackend, ModelRequest
+from agents.testing.fake_api import FakeAnthropicServer
+from agents.testing.scripted import Step, text, tool_use, usage
+
+TARGET_TOTAL_MS = 12.0
+TARGET_GAP_MS = 5.0
+
+
+def emit(**fields: Any) -> None:
+    print(json.dumps(fields), flush=True)
+
+
+def respond(request: ModelRequest) -> Step:
+    """Turn 1: four parallel lookups; turn 2: the answer."""
+    if len(request.messages) == 1:
+        return Step(
+            [text("Looking these up."), *(tool_use("mcp__kv__lookup", {"key": k}) for k in "abcd")],
+            usage=usage(2400, 80, cache_read_input_tokens=2000),
+        )
+    return Step([text("a, b, c and d are all present.")], usage=usage(2600, 20))
+
+
+def lookup_server() -> Any:
+    @tool("lookup", "Look a key up", {"key": str}, annotations=ToolAnnotations(readOnlyHint=True))
+    async def lookup(args: dict[str, Any]) -> dict[str, Any]:
+        return {"content": [{"type": "text", "text": f"value of {args['key']}"}]}
+
+    return create_sdk_mcp_server("kv", "1.0", [lookup])
+
+
+async def one_query(backend: AnthropicBackend, cwd: str) -> float:
+    options = AgentOptions(backend=backend, cwd=cwd, mcp_servers={"kv": lookup_server()})
+    t0 = time.perf_counter()
+    async for _ in query(prompt="Are a, b, c and d present?", options=options):
+        pass
+    return time.perf_counter() - t0
+
+
+async def run_inproc(n: int, cwd: str) -> None:
+    async with FakeAnthropicServer(respond) as server:
+        await measure(n, cwd, server.base_url, lambda: server_times(server))
+
+
+def server_times(server: FakeAnthropicServer) -> list[tuple[float, float]]:
+    """The timings of the requests since the last call; the records are dropped, so the bodies
+    the server keeps do not pile up on the heap and slow the client's garbage collector."""
+    times = [(r.received_at, r.finished_at) for r in server.requests]
+    server.requests.clear()
+    return times
+
+
+async def measure(n: int, cwd: str, base_url: str, times: Any) -> None:
+    totals: list[float] = []
+    gaps: list[float] = []
+    async with AnthropicBackend(api_key="bench", base_url=base_url) as backend:
+        await one_query(backend, cwd)  # warm-up: imports, first connection, caches
+        times()
+        for i in range(n):
+            total = await one_query(backend, cwd)
+            stamps = times()
+            assert len(stamps) == 2, f"expected two requests per query, got {len(stamps)}"
+            gap = stamps[1][0] - stamps[0][1]
+            totals.append(total)
+            gaps.append(gap)
+            emit(bench="anthropic_roundtrip", run=i, total_ms=round(total * 1e3, 3),
+                 gap_ms=round(gap * 1e3, 3))
+    med_total = statistics.median(totals) * 1e3
+    med_gap = statistics.median(gaps) * 1e3
+    emit(
+        bench="anthropic_roundtrip_summary",
+        runs=n,
+        total_ms_median=round(med_total, 3),
+        total_ms_min=round(min(totals) * 1e3, 3),
+        total_ms_p90=round(sorted(totals)[int(0.9 * (n - 1))] * 1e3, 3),
+        gap_ms_median=round(med_gap, 3),
+        gap_ms_min=round(min(gaps) * 1e3, 3),
+        target_total_ms=TARGET_TOTAL_MS,
+        target_gap_ms=TARGET_GAP_MS,
+        ok=med_total <= TARGET_TOTAL_MS and med_gap <= TARGET_GAP_MS,
+    )
+
+
+_SERVER_CHILD = """
+import sys, trio, msgspec
+sys.path.insert(0, {root!r})
+from benchmarks.bench_anthropic_roundtrip import respond
+from agents.testing.fake_api import FakeAnthropicServer
+
+async def main():
+    server = FakeAnthropicServer(respond)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(server.serve)
+        print(server.base_url, flush=True)
+        stdin = trio.lowlevel.FdStream(0)
+        while await stdin.receive_some():   # one byte per "dump the timings" request
+            times = [(r.received_at, r.finished_at) for r in server.requests]
+            server.requests.clear()
+            print(msgspec.json.encode(times).decode(), flush=True)
+        nursery.cancel_scope.cancel()
+
+trio.run(main)
+"""
+
+
+def run_with_subprocess_server(n: int, cwd: str) -> None:
+    """The server in another process; its timings are fetched over a pipe after each query."""
+    root = str(Path(__file__).resolve().parent.parent)
+    child = subprocess.Popen(
+        [sys.executable, "-c", _SERVER_CHILD.format(root=root)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdin is not None and child.stdout is not None
+    stdin, stdout = child.stdin, child.stdout
+    try:
+        base_url = stdout.readline().strip()
+
+        def times() -> list[tuple[float, float]]:
+            # Called between measured queries only, so this blocking pipe I/O is never timed.
+            stdin.write("x")
+            stdin.flush()
+            return [(a, b) for a, b in json.loads(stdout.readline())]
+
+        trio.run(measure, n, cwd, base_url, times)
+    finally:
+        stdin.close()
+        child.wait(timeout=5)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="three measured queries (smoke test)")
+    parser.add_argument("-n", type=int, default=50, help="measured queries (default 50)")
+    parser.add_argument("--server", choices=("inproc", "subprocess"), default="inproc")
+    args = parser.parse_args()
+    n = 3 if args.quick else args.n
+    with tempfile.TemporaryDirectory() as cwd:
+        os.environ.setdefault("TRIO_AGENTS_DATA_DIR", os.path.join(cwd, ".data"))
+        if args.server == "inproc":
+            trio.run(run_inproc, n, cwd)
+        else:
+            run_with_subprocess_server(n, cwd)
+
+
+if __name__ == "__main__":
+    main()

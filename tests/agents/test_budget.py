@@ -1,0 +1,164 @@
+"""One budget across the tree (SPEC S6-S8): soft cap consequences and property-tested bounds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agents import AgentDefinition, AgentOptions, ResultMessage, SystemMessage, query
+from agents.testing import ScriptedBackend, Step, text, tool_use, usage
+from agents.testing.probe import ProbeBackend, check_hard_cap, check_soft_cap
+from agents.testing.strategies import PROBE_MODEL, PROBE_PRICING, TreeSpec, trees
+
+from .helpers import collect, result_of
+from .test_cancellation import live_tasks
+from .test_subagents import spawn, tool_results
+
+PRICING = {"m": {"input": 1.0, "output": 0.0}}  # $1 per million input tokens: easy sums
+AGENTS = {
+    "worker": AgentDefinition(description="w", prompt="work"),
+    "sleeper": AgentDefinition(description="s", prompt="sleep"),
+}
+
+
+async def test_crossing_the_soft_cap_stops_everything_at_once(
+    project: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """After the crossing response: its tools don't run, running background agents are cancelled
+    in the same instant, later spawns are refused, the result is error_max_budget_usd."""
+    bg = spawn("sleeper", background=True)
+    late_spawn = spawn("worker")
+    backend = ScriptedBackend(
+        {
+            "main": [
+                Step([bg], usage=usage(100_000, 0)),  # $0.10
+                Step([tool_use("Glob", {"pattern": "*"}), late_spawn], usage=usage(500_000, 0),
+                     latency=2),  # crosses $0.5 at t=2
+            ],
+            "sleeper": [Step([text("zzz")], usage=usage(1_000, 0), latency=100)],
+        }
+    )  # fmt: skip
+    options = AgentOptions(
+        cwd=str(project), backend=backend, agents=AGENTS, model="m", pricing=PRICING,
+        max_budget_usd=0.5,
+    )  # fmt: skip
+    t0 = trio.current_time()
+    messages, error = await collect("go", options)
+    results = tool_results(messages)
+    assert results[late_spawn.id].content == "Budget limit reached"
+    assert all(r.content == "Budget limit reached" for k, r in results.items() if k != bg.id)
+    main_result = next(m for m in messages if isinstance(m, ResultMessage))
+    assert main_result.subtype == "error_max_budget_usd"
+    assert main_result.errors == ["Reached maximum budget ($0.5)"]
+    assert main_result.total_cost_usd == pytest.approx(0.6)
+    assert main_result.usage["input_tokens"] == 100_000  # the crossing response is left out
+    note = next(
+        m for m in messages if isinstance(m, SystemMessage) and m.subtype == "task_notification"
+    )
+    assert note.data["status"] == "stopped"
+    assert trio.current_time() - t0 == pytest.approx(2.0)  # the sleeper died at the crossing
+    assert error is not None and error.subtype == "error_max_budget_usd"
+
+
+async def test_the_hard_cap_refuses_a_request_that_might_not_fit(project: Path) -> None:
+    """budget_mode='reserve': a request whose worst case exceeds what is left never starts."""
+    backend = ScriptedBackend(
+        [Step([tool_use("Glob", {"pattern": "*"})], usage=usage(15_000, 0)), Step([text("x")])]
+    )
+    options = AgentOptions(
+        cwd=str(project), backend=backend, model="m", tools=["Glob"],
+        pricing={"m": {"input": 1, "output": 12}}, max_budget_usd=0.06, max_tokens=4_000,
+        budget_mode="reserve",
+    )  # fmt: skip
+    messages, _ = await collect("go", options)
+    result = result_of(messages)
+    # worst case of a request: $0.048 of output + its input; after the first ($0.015 spent)
+    # only $0.045 is left, so the second request never starts
+    assert result.subtype == "error_max_budget_usd"
+    assert len(backend.requests) == 1
+    assert result.total_cost_usd == pytest.approx(0.015)
+
+
+def run_tree(tree: TreeSpec, cap: float, mode: str) -> tuple[ProbeBackend, float, int, int]:
+    """Run a tree under a cap in virtual time; returns (probe, total, tasks before, after)."""
+    out: dict[str, Any] = {}
+
+    async def main() -> None:
+        from agents.backends.pricing import default_price_table
+
+        probe = ProbeBackend(
+            tree.backend(), prices=default_price_table().with_overrides(PROBE_PRICING)
+        )
+        options = tree.options(probe, max_budget_usd=cap, budget_mode=mode, cwd=out["cwd"])
+        out["before"] = live_tasks()
+        total = None
+        try:
+            async for message in query(prompt="go", options=options):
+                if isinstance(message, SystemMessage) and message.subtype == "session_summary":
+                    total = message.data["total_cost_usd"]
+                    assert sum(message.data["cost_by_agent"].values()) == pytest.approx(total)
+        except Exception as exc:  # an error result raises ResultError: that is fine here
+            assert type(exc).__name__ == "ResultError", exc
+        out["after"] = live_tasks()
+        out["probe"], out["total"] = probe, total
+
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as cwd:
+        out["cwd"] = cwd
+        trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    return out["probe"], out["total"], out["before"], out["after"]
+
+
+PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@PROPERTY
+@given(tree=trees(), cap=st.floats(0.0005, 0.03))
+def test_soft_cap_bound_holds_for_random_trees(tree: TreeSpec, cap: float) -> None:
+    """total < cap + in-flight responses' cost; nothing starts after the crossing; the ledger
+    equals what the responses delivered; no task remains."""
+    probe, total, before, after = run_tree(tree, cap, "soft")
+    assert total is not None
+    check_soft_cap(probe.records, cap, total)
+    assert after == before
+
+
+@PROPERTY
+@given(tree=trees(), cap=st.floats(0.0005, 0.05))
+def test_hard_cap_is_never_exceeded(tree: TreeSpec, cap: float) -> None:
+    """budget_mode='reserve': total cost <= cap under any spawn shape and latency."""
+    probe, total, before, after = run_tree(tree, cap, "reserve")
+    assert total is not None
+    check_hard_cap(probe.records, cap, total)
+    assert after == before
+
+
+@PROPERTY
+@given(tree=trees())
+def test_without_a_cap_every_scripted_response_is_charged_once(tree: TreeSpec) -> None:
+    """No cap: every step runs, and the ledger is exactly the sum of the scripted costs."""
+    probe, total, _, _ = run_tree(tree, 1e9, "soft")
+    assert all(r.completed for r in probe.records)
+    prices = PROBE_PRICING[PROBE_MODEL]
+    expected = sum(
+        (s.input_tokens * prices["input"] + s.output_tokens * prices["output"]) / 1e6
+        for node in tree.nodes
+        for s in (*node.steps, node.final)
+    )
+    background = [c for n in tree.nodes for s in n.steps for c in s.children if c.background]
+    extra = sum(
+        (n.final.input_tokens * prices["input"] + n.final.output_tokens * prices["output"]) / 1e6
+        for n in tree.nodes
+        for s in n.steps
+        for c in s.children
+        if c.background
+    )
+    assert len(probe.records) == sum(len(n.steps) + 1 for n in tree.nodes) + len(background)
+    assert total == pytest.approx(expected + extra, abs=1e-9)

@@ -1,0 +1,250 @@
+"""Subagents (SPEC S1-S5, S9): the Agent tool, foreground and background, limits, ids."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+
+from agents import (
+    AgentDefinition,
+    AgentOptions,
+    AssistantMessage,
+    PermissionResultDeny,
+    ResultMessage,
+    SystemMessage,
+    TextBlock,
+    ToolPermissionContext,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
+from agents._query import build_registry
+from agents.testing import ScriptedBackend, Step, text, tool_use
+
+from .helpers import collect, result_of
+
+
+def spawn(kind: str, background: bool = False, prompt: str = "do it") -> Any:
+    return tool_use(
+        "Agent",
+        {"description": f"{kind} task", "prompt": prompt, "subagent_type": kind,
+         "run_in_background": background},
+    )  # fmt: skip
+
+
+AGENTS = {
+    "researcher": AgentDefinition(description="finds things", prompt="You research."),
+    "auditor": AgentDefinition(description="checks things", prompt="You audit."),
+}
+
+
+def tool_results(messages: list[Any]) -> dict[str, ToolResultBlock]:
+    return {
+        b.tool_use_id: b
+        for m in messages
+        if isinstance(m, UserMessage) and isinstance(m.content, list)
+        for b in m.content
+        if isinstance(b, ToolResultBlock)
+    }
+
+
+async def test_foreground_subagent_returns_its_final_text(
+    project: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """The Agent call waits for the child; its messages carry parent_tool_use_id; text returns."""
+    call = spawn("researcher", prompt="look around")
+    backend = ScriptedBackend(
+        {
+            "main": [Step([call]), Step([text("main done")])],
+            "researcher": [
+                Step([text("hmm"), tool_use("Glob", {"pattern": "*"})]),
+                Step([text("found 0 files")]),
+            ],
+        }
+    )
+    options = AgentOptions(cwd=str(project), backend=backend, agents=AGENTS)
+    messages, error = await collect("go", options)
+    assert error is None
+    child_uses = [
+        m for m in messages
+        if isinstance(m, AssistantMessage) and m.parent_tool_use_id == call.id
+    ]  # fmt: skip
+    assert [type(m.content[0]) for m in child_uses] == [ToolUseBlock]  # text not forwarded
+    result = tool_results(messages)[call.id]
+    assert result.content == [{"type": "text", "text": "found 0 files"}] and not result.is_error
+    # the child started fresh: its own system prompt, the Agent prompt as first message
+    child_request = next(r for r in backend.requests if r.agent_type == "researcher")
+    assert child_request.system == [{"type": "text", "text": "You research."}]
+    assert child_request.messages == [{"role": "user", "content": "look around"}]
+    assert child_request.agent_id == "main/researcher-1"
+    assert result_of(messages).subtype == "success"
+    summary = messages[-1]
+    assert isinstance(summary, SystemMessage) and summary.subtype == "session_summary"
+    assert set(summary.data["cost_by_agent"]) == {"main", "main/researcher-1"}
+    assert summary.data["turns_by_agent"] == {"main": 2, "main/researcher-1": 2}
+
+
+async def test_forward_subagent_text_streams_the_childs_text(project: Path) -> None:
+    """forward_subagent_text=True also streams the child's text blocks."""
+    backend = ScriptedBackend(
+        {"main": [Step([spawn("researcher")]), Step([text("ok")])],
+         "researcher": [Step([text("child says hi")])]}
+    )  # fmt: skip
+    options = AgentOptions(
+        cwd=str(project), backend=backend, agents=AGENTS, forward_subagent_text=True
+    )
+    messages, _ = await collect("go", options)
+    texts = [
+        (m.parent_tool_use_id, b.text) for m in messages if isinstance(m, AssistantMessage)
+        for b in m.content if isinstance(b, TextBlock)
+    ]  # fmt: skip
+    assert texts[0] == (backend.requests[0].messages and texts[0][0], "child says hi")
+    assert texts[0][0] is not None and texts[-1] == (None, "ok")
+
+
+async def test_background_subagent_notifies_its_parent_with_a_turn_of_its_own(
+    project: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """run_in_background: async_launched at once, task_* messages, an injected notification turn."""
+    call = spawn("auditor", background=True)
+    backend = ScriptedBackend(
+        {
+            "main": [Step([call]), Step([text("main done")]), Step([text("audit seen")])],
+            "auditor": [Step([tool_use("Glob", {"pattern": "*"})], latency=5), Step([text("ok!")])],
+        }
+    )
+    options = AgentOptions(cwd=str(project), backend=backend, agents=AGENTS)
+    messages, error = await collect("go", options)
+    assert error is None
+    launched = tool_results(messages)[call.id]
+    assert isinstance(launched.content, str) and "main/auditor-1" in launched.content
+    subtypes = [m.subtype for m in messages if isinstance(m, SystemMessage)]
+    assert subtypes.index("task_started") < subtypes.index("task_progress")
+    assert subtypes.index("task_progress") < subtypes.index("task_notification")
+    note = next(
+        m for m in messages if isinstance(m, SystemMessage) and m.subtype == "task_notification"
+    )
+    assert note.data["status"] == "completed" and note.data["task_id"] == "main/auditor-1"
+    results = [m for m in messages if isinstance(m, ResultMessage)]
+    assert [r.result for r in results] == ["main done", "audit seen"]
+    injected = backend.requests[-1].messages[-1]
+    assert injected["role"] == "user" and "<task-notification>" in injected["content"]
+    assert "<result>ok!</result>" in injected["content"]
+    backend.assert_consumed()
+
+
+async def test_depth_limit_removes_the_agent_tool_at_the_bottom(project: Path) -> None:
+    """With max_subagent_depth=1, the child's tool list has no Agent tool."""
+    backend = ScriptedBackend(
+        {"main": [Step([spawn("researcher")]), Step([text("done")])],
+         "researcher": [Step([text("leaf")])]}
+    )  # fmt: skip
+    options = AgentOptions(cwd=str(project), backend=backend, agents=AGENTS, max_subagent_depth=1)
+    await collect("go", options)
+    main_tools = {t["name"] for t in backend.requests[0].tools}
+    child_tools = {t["name"] for t in backend.requests[1].tools}
+    assert "Agent" in main_tools and "Agent" not in child_tools
+    assert "AskUserQuestion" in main_tools and "AskUserQuestion" not in child_tools
+    none = AgentOptions(cwd=str(project), backend=backend, agents=AGENTS, max_subagent_depth=0)
+    assert "Agent" not in build_registry(none).names()
+
+
+async def test_the_21st_concurrent_spawn_is_refused(
+    project: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Twenty background agents run; the 21st spawn gets 'Concurrent subagent limit reached'."""
+    calls = [spawn("auditor", background=True) for _ in range(21)]
+    backend = ScriptedBackend(
+        {
+            "main": [Step(calls), Step([text("launched")])] + [Step([text("noted")])] * 20,
+            "auditor": [Step([text("done")], latency=10)] * 20,
+        }
+    )
+    options = AgentOptions(cwd=str(project), backend=backend, agents=AGENTS)
+    messages, _ = await collect("go", options)
+    results = tool_results(messages)
+    refused = [r for r in results.values() if r.is_error]
+    assert [r.content for r in refused] == ["Concurrent subagent limit reached"]
+    assert results[calls[-1].id].is_error
+    backend.assert_consumed()
+
+
+async def test_a_subagents_permission_request_names_the_agent(project: Path) -> None:
+    """can_use_tool sees ToolPermissionContext.agent_id for a call made inside a subagent."""
+    seen: list[ToolPermissionContext] = []
+
+    async def deny(name: str, args: dict[str, Any], ctx: ToolPermissionContext) -> Any:
+        seen.append(ctx)
+        return PermissionResultDeny(message="not here")
+
+    backend = ScriptedBackend(
+        {
+            "main": [Step([spawn("researcher")]), Step([text("done")])],
+            "researcher": [
+                Step([tool_use("Write", {"file_path": str(project / "x"), "content": "x"})]),
+                Step([text("could not write")]),
+            ],
+        }
+    )
+    options = AgentOptions(cwd=str(project), backend=backend, agents=AGENTS, can_use_tool=deny)
+    messages, _ = await collect("go", options)
+    assert [c.agent_id for c in seen] == ["main/researcher-1"]
+    denied = [
+        m for m in messages if isinstance(m, SystemMessage) and m.subtype == "permission_denied"
+    ]
+    assert denied[0].data["agent_id"] == "main/researcher-1"
+    assert not (project / "x").exists()
+
+
+async def test_unknown_subagent_type_is_an_error_result(project: Path) -> None:
+    """An Agent call naming no known type lists the available ones."""
+    call = spawn("wizard")
+    backend = ScriptedBackend([Step([call]), Step([text("ok")])])
+    messages, _ = await collect(
+        "go", AgentOptions(cwd=str(project), backend=backend, agents=AGENTS)
+    )
+    assert tool_results(messages)[call.id].content == (
+        "unknown subagent_type 'wizard' (available: general-purpose, researcher, auditor)"
+    )
+
+
+async def test_definition_model_and_max_turns_apply(project: Path) -> None:
+    """A definition's model alias and max_turns govern the child."""
+    agents = {"quick": AgentDefinition(description="d", prompt="p", model="haiku", max_turns=1)}
+    call = spawn("quick")
+    backend = ScriptedBackend(
+        {"main": [Step([call]), Step([text("ok")])],
+         "quick": [Step([tool_use("Glob", {"pattern": "*"})]), Step([text("never")])]}
+    )  # fmt: skip
+    messages, _ = await collect(
+        "go", AgentOptions(cwd=str(project), backend=backend, agents=agents)
+    )
+    child = next(r for r in backend.requests if r.agent_type == "quick")
+    assert child.model == "claude-haiku-5-5"
+    result = tool_results(messages)[call.id]
+    assert result.is_error and "error_max_turns" in str(result.content)
+
+
+@pytest.mark.parametrize("background", [False, True])
+async def test_cancelling_the_query_cancels_the_subtree(
+    project: Path, autojump_clock: trio.testing.MockClock, background: bool
+) -> None:
+    """Cancelling the consumer tears down children mid-response: no task is left."""
+    from .test_cancellation import live_tasks
+
+    backend = ScriptedBackend(
+        {"main": [Step([spawn("researcher", background=background)]),
+                  Step([text("x")], latency=50)],
+         "researcher": [Step([text("slow")], latency=100)]}
+    )  # fmt: skip
+    before = live_tasks()
+    with trio.move_on_after(10):
+        async for _ in __import__("agents").query(
+            prompt="go", options=AgentOptions(cwd=str(project), backend=backend, agents=AGENTS)
+        ):
+            pass
+    assert live_tasks() == before
