@@ -31,7 +31,15 @@ from . import _hookpoints
 from ._claude_md import claude_md_blocks
 from ._loop import AgentLoop, Session, new_id
 from ._persist import attach_main, open_session_store, recording_results, start_session
-from ._subagents import INPUT_END, Prompt, agent_tool, definitions_for, serve
+from ._subagents import (
+    INPUT_END,
+    AgentHandle,
+    Prompt,
+    agent_tool,
+    definitions_for,
+    serve,
+    spawn_from_code,
+)
 from .backends.base import Backend
 from .messages import Message, ResultError, ResultMessage, SystemMessage
 from .options import AgentOptions
@@ -354,6 +362,7 @@ class AgentClient:
         self._nursery_cm: Any = None
         self._receive: trio.MemoryReceiveChannel[Message] | None = None
         self._send: trio.MemorySendChannel[Message] | None = None
+        self._spawned: list[AgentHandle] = []
 
     async def __aenter__(self) -> AgentClient:
         self._send, self._receive = trio.open_memory_channel[Message](OUTPUT_BUFFER)
@@ -370,6 +379,8 @@ class AgentClient:
     async def __aexit__(self, *exc_info: Any) -> bool | None:
         handle = self._handle
         if handle is not None and exc_info[0] is None:
+            for spawned in self._spawned:
+                await spawned.close()
             with contextlib.suppress(trio.ClosedResourceError):
                 await handle.send(INPUT_END)
             # drain what is left so the session is never blocked on a full output channel
@@ -446,6 +457,23 @@ class AgentClient:
     def statistics(self) -> Any:
         """The supervisor's statistics (live actors, depth, mailbox peaks)."""
         return self._require().supervisor.statistics()
+
+    def spend(self) -> dict[str, Any]:
+        """The tree's spend so far: total, cap, and cost and turns per agent (S6)."""
+        return self._require().session.summary()
+
+    async def spawn(
+        self, agent_type: str, *, model: str | None = None, background: bool = True
+    ) -> AgentHandle:
+        """Spawn an agent of a defined type from code, under the main agent, on the session's
+        supervisor and ledger; feed it prompts through its mailbox (:class:`AgentHandle`).
+
+        ``background=True`` (the default) lets a tripped budget cancel it like a model-spawned
+        background agent; raises ``runtime.SpawnRefused`` when a limit forbids the spawn."""
+        handle = self._require()
+        spawned = await spawn_from_code(handle.main, agent_type, model=model, background=background)
+        self._spawned.append(spawned)
+        return spawned
 
 
 class _Messages:

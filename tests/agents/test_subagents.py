@@ -248,3 +248,77 @@ async def test_cancelling_the_query_cancels_the_subtree(
         ):
             pass
     assert live_tasks() == before
+
+
+async def test_agents_spawned_from_code_share_the_tree_and_the_ledger(
+    project: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """client.spawn(): named agents fed from Python, on the session's supervisor and ledger."""
+    from agents import AgentClient
+    from agents.testing import usage
+
+    backend = ScriptedBackend(
+        {
+            "researcher": [Step([text("r1")], usage=usage(1_000, 0), latency=2),
+                           Step([text("r2")], usage=usage(2_000, 0))],
+            "auditor": [Step([text("a1")], usage=usage(500, 0), latency=1)],
+        }
+    )  # fmt: skip
+    options = AgentOptions(
+        cwd=str(project), backend=backend, agents=AGENTS, model="m",
+        pricing={"m": {"input": 1.0, "output": 1.0}},
+    )  # fmt: skip
+    async with AgentClient(options) as client:
+        researcher = await client.spawn("researcher")
+        auditor = await client.spawn("auditor")
+        assert (researcher.agent_id, auditor.agent_id) == ("main/researcher-1", "main/auditor-1")
+        answers: dict[str, str | None] = {}
+        t0 = trio.current_time()
+        async with trio.open_nursery() as nursery:
+            for agent, prompt in ((researcher, "find"), (auditor, "check")):
+
+                async def ask(agent: Any = agent, prompt: str = prompt) -> None:
+                    answers[agent.agent_id] = (await agent.ask(prompt)).result
+
+                nursery.start_soon(ask)
+        assert trio.current_time() - t0 == 2  # they ran concurrently
+        assert answers == {"main/researcher-1": "r1", "main/auditor-1": "a1"}
+        again = await researcher.ask("more")
+        assert again.result == "r2"
+        assert backend.requests[-1].messages[:2] == [
+            {"role": "user", "content": "find"},
+            {"role": "assistant", "content": [{"type": "text", "text": "r1"}]},
+        ]
+        spend = client.spend()
+        assert spend["cost_by_agent"] == pytest.approx(
+            {"main/researcher-1": 0.003, "main/auditor-1": 0.0005}
+        )
+        assert client.statistics().live_actors == 3
+    assert client.statistics().live_actors == 0
+
+
+async def test_stop_task_cancels_a_background_agent(
+    project: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """stop_task(id): the background agent stops; its notification says 'stopped'."""
+    from agents import AgentClient
+
+    backend = ScriptedBackend(
+        {"main": [Step([spawn("auditor", background=True)]), Step([text("launched")]),
+                  Step([text("it stopped")])],
+         "auditor": [Step([text("never")], latency=100)]}
+    )  # fmt: skip
+    async with AgentClient(AgentOptions(cwd=str(project), backend=backend, agents=AGENTS)) as client:
+        await client.query("go")
+        statuses = []
+        async for message in client.receive_messages():
+            if isinstance(message, SystemMessage) and message.subtype == "task_started":
+                await client.stop_task(message.data["task_id"])
+            if isinstance(message, SystemMessage) and message.subtype == "task_notification":
+                statuses.append(message.data["status"])
+            if isinstance(message, ResultMessage) and message.result == "it stopped":
+                break
+        assert statuses == ["stopped"]
+        assert trio.current_time() < 100
+        with pytest.raises(ValueError, match=r"^no running task 'main/nobody-1'$"):
+            await client.stop_task("main/nobody-1")
