@@ -19,7 +19,9 @@ def _parser() -> argparse.ArgumentParser:
         "demo", help="run a scripted agent hierarchy (no API key needed) and print its stream"
     )
     demo.add_argument("--fast", action="store_true", help="no simulated model latency")
-    demo.add_argument("--budget", type=float, default=None, help="max_budget_usd for the demo tree")
+    demo.add_argument(
+        "--budget", type=float, default=0.08, help="max_budget_usd for the tree (default 0.08)"
+    )
     demo.set_defaults(handler=_demo)
     try:
         from .cli_run import register
