@@ -3,29 +3,58 @@
 ``agents.permissions`` decides (hooks → deny → ask → mode → allow → ``can_use_tool``); this
 adapter feeds it what the loop knows — the agent, the call, whether the tool is read-only — and
 turns the outcome into what the loop needs: run with this input, or answer with this error.
+
+It also holds the session's :class:`HookRunner` (``LoopGate.runner``), which
+``agents._hookpoints.fire`` uses for every other hook event, and builds ``auto`` mode's default
+classifier: one small model call through the session's backend (``purpose="classifier"``),
+charged to the budget like any response.
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import os
+import re
 import warnings
+from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ._response import ResponseBuilder
+from .backends.base import ModelRequest
 from .hooks import HookRunner
 from .messages import SystemMessage, ToolUseBlock
-from .permissions import PermissionCheck, PermissionGate, RuleSet
+from .permissions import Classifier, PermissionCheck, PermissionGate, RuleSet
 from .tools.base import Tool
 
 if TYPE_CHECKING:
     from ._loop import AgentLoop, Session
     from .options import AgentOptions
 
-__all__ = ["LoopGate", "Verdict", "make_gate"]
+__all__ = ["CLASSIFIER_PROMPT", "LoopGate", "Verdict", "default_classifier", "make_gate"]
 
+log = logging.getLogger("agents.permissions")
 
 _NO_HOOK_INPUT: dict[str, Any] = {}
+#: Tools whose input must come back from a person (they always go to ``can_use_tool``).
+USER_INPUT_TOOLS = frozenset({"AskUserQuestion"})
+
+CLASSIFIER_SYSTEM = (
+    "You are the permission classifier of an autonomous coding agent. You decide whether one "
+    "tool call may run without asking the user. Answer with a single word: yes or no."
+)
+CLASSIFIER_PROMPT = """The agent, working in {cwd}, wants to make this tool call:
+
+Tool: {tool}
+Input: {input}
+
+Answer yes if the call is a routine, reversible step of a software task that stays inside the \
+working directory, does not delete or overwrite data outside it, does not send data or secrets \
+anywhere, and does not change system or security settings. Otherwise answer no.
+Answer with exactly one word: yes or no."""
+_WORD = re.compile(r"[a-z]+")
 
 
 @attrs.frozen
@@ -37,6 +66,8 @@ class Verdict:
     interrupt: bool = False
     stop: str | None = None
     additional_context: tuple[str, ...] = ()
+    #: a PreToolUse hook deferred the call (``denied`` then holds the text for the model)
+    deferred: bool = False
 
 
 @attrs.define(eq=False)
@@ -46,9 +77,15 @@ class LoopGate:
     gate: PermissionGate
     session: Session
     has_hooks: bool = False
+    runner: HookRunner | None = None
 
     def set_mode(self, mode: str) -> None:
         self.gate.set_mode(mode)
+
+    def with_mode(self, mode: str) -> LoopGate:
+        """This gate under another mode (a subagent definition's ``permission_mode``, P5):
+        same rules, callback and hooks."""
+        return attrs.evolve(self, gate=self.gate.with_mode(mode))
 
     @property
     def mode(self) -> str:
@@ -76,24 +113,81 @@ class LoopGate:
                 read_only=tool.read_only,
                 agent_id=None if loop.is_main else loop.agent_id,
                 agent_type=None if loop.is_main else loop.agent_type,
+                asks_user=call.name in USER_INPUT_TOOLS,
             ),
             self.hook_input(loop) if self.has_hooks else _NO_HOOK_INPUT,
         )
         for text in outcome.system_messages:
-            await self.session.emit(SystemMessage(subtype="informational", data={"message": text}))
+            await loop._publish(SystemMessage(subtype="informational", data={"message": text}))
+        context = outcome.additional_context
         if outcome.behavior == "allow":
             return Verdict(
-                input=outcome.updated_input,
-                stop=outcome.stop,
-                additional_context=outcome.additional_context,
+                input=outcome.updated_input, stop=outcome.stop, additional_context=context
             )
         if outcome.behavior == "defer":
-            message = outcome.message or f"{call.name} call deferred by a PreToolUse hook"
-        else:
-            message = outcome.message or f"Permission to use {call.name} was denied."
+            why = f": {outcome.message}" if outcome.message else ""
+            return Verdict(
+                input=outcome.updated_input,
+                denied=f"{call.name} call deferred by a PreToolUse hook{why}",
+                stop=outcome.stop,
+                additional_context=context,
+                deferred=True,
+            )
+        message = outcome.message or f"Permission to use {call.name} was denied."
         return Verdict(
-            input=call.input, denied=message, interrupt=outcome.interrupt, stop=outcome.stop
+            input=call.input,
+            denied=message,
+            interrupt=outcome.interrupt,
+            stop=outcome.stop,
+            additional_context=context,
         )
+
+
+def parse_verdict(text: str) -> bool | None:
+    """The classifier's first word: True for yes, False for no, None (ask) for anything else."""
+    words = _WORD.findall(text.lower())
+    return {"yes": True, "no": False}.get(words[0]) if words else None
+
+
+def default_classifier(session: Session) -> Classifier:
+    """``auto`` mode's judge: asks the session's backend a yes/no question about the call.
+
+    The request has ``purpose="classifier"`` (a ``ScriptedBackend`` plays the script of that
+    name) and is charged to the tree's ledger. Once the budget is spent, or when the answer is
+    neither yes nor no, it has no opinion and the call goes on to ``can_use_tool``.
+    """
+
+    async def classify(check: PermissionCheck) -> bool | None:
+        if session.ledger.exhausted:
+            return None
+        model = session.options.resolved_model
+        agent_id = check.agent_id or "main"
+        prompt = CLASSIFIER_PROMPT.format(
+            cwd=session.cwd,
+            tool=check.tool_name,
+            input=json.dumps(check.tool_input, ensure_ascii=False, default=str)[:4000],
+        )
+        request = ModelRequest(
+            model=model,
+            messages=[{"role": "user", "content": prompt}],
+            max_tokens=16,
+            system=[{"type": "text", "text": CLASSIFIER_SYSTEM}],
+            agent_id=agent_id,
+            agent_type=check.agent_type or "main",
+            purpose="classifier",
+        )
+        builder = ResponseBuilder()
+        async with aclosing(session.backend.stream(request)) as events:  # type: ignore[type-var]
+            async for event in events:
+                builder.feed(event)
+        response = builder.finish()
+        session.charge(agent_id, response.model or model, response.usage)
+        verdict = parse_verdict(response.text)
+        if verdict is None:
+            log.info("auto-mode classifier gave no yes/no (%r): asking", response.text[:200])
+        return verdict
+
+    return classify
 
 
 def make_gate(options: AgentOptions, session: Session) -> LoopGate:
@@ -111,12 +205,15 @@ def make_gate(options: AgentOptions, session: Session) -> LoopGate:
             "ToolSearch",
         ):
             warnings.warn(f"permission rule {rule}: unknown tool {rule.tool!r}", stacklevel=2)
+    runner = HookRunner(options.hooks) if options.hooks else None
     gate = PermissionGate(
         mode=options.resolved_permission_mode,
         rules=rules,
         can_use_tool=options.can_use_tool,
-        hooks=HookRunner(options.hooks) if options.hooks else None,
+        hooks=runner,
         cwd=session.cwd,
         add_dirs=[os.path.abspath(d) for d in options.add_dirs],
+        # built whatever the mode: set_permission_mode("auto") may switch to it mid-session
+        classifier=default_classifier(session),
     )
-    return LoopGate(gate=gate, session=session, has_hooks=bool(options.hooks))
+    return LoopGate(gate=gate, session=session, has_hooks=runner is not None, runner=runner)

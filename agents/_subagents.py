@@ -37,10 +37,9 @@ from .tools.base import Tool, ToolContext, ToolOutput, ToolRegistry
 
 __all__ = [
     "GENERAL_PURPOSE",
-    "AgentHandle",
-    "spawn_from_code",
     "INPUT_END",
     "WAKE",
+    "AgentHandle",
     "AgentInput",
     "InputEnd",
     "Prompt",
@@ -52,6 +51,7 @@ __all__ = [
     "run_agent_tool",
     "serve",
     "spawn_child",
+    "spawn_from_code",
 ]
 
 log = logging.getLogger("agents.subagents")

@@ -1,0 +1,149 @@
+"""Hierarchy benchmarks (issue 6): a 10 000-agent tree, idle-agent memory, ledger charges.
+
+Prints one JSON line per measurement::
+
+    python benchmarks/bench_tree.py            # full sizes
+    python benchmarks/bench_tree.py --quick    # tiny sizes (the smoke test)
+
+* ``tree``: the model spawns a two-level tree (``fanout`` background agents, each spawning
+  ``fanout - 1`` more) on a zero-latency scripted backend; every agent answers once and every
+  parent takes a turn per child notification. Wall time for the whole query.
+* ``idle``: ``n`` agents spawned from code (``AgentClient.spawn``) waiting on their mailboxes:
+  resident memory per idle agent (RSS delta / n), then one prompt each and shutdown.
+* ``ledger``: ``Ledger.charge`` cost in µs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import resource
+import tempfile
+import time
+from typing import Any
+
+import trio
+
+from agents import AgentClient, AgentDefinition, AgentOptions, query
+from agents.backends.base import ModelRequest
+from agents.testing.scripted import ScriptedBackend, Step, text, tool_use
+from runtime import Ledger
+
+
+def emit(**fields: Any) -> None:
+    print(json.dumps(fields), flush=True)
+
+
+def rss_kib() -> int:
+    """Current resident set size (KiB), from /proc; falls back to the peak."""
+    try:
+        with open("/proc/self/statm") as f:
+            pages = int(f.read().split()[1])
+        return pages * resource.getpagesize() // 1024
+    except OSError:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def tree_backend(fanout: int) -> ScriptedBackend:
+    """main spawns ``fanout`` workers; each worker spawns ``fanout - 1`` leaves."""
+
+    def spawns(kind: str, n: int) -> Step:
+        return Step(
+            [
+                tool_use(
+                    "Agent",
+                    {"description": "d", "prompt": "p", "subagent_type": kind,
+                     "run_in_background": True},
+                )  # fmt: skip
+                for _ in range(n)
+            ]
+        )
+
+    def respond(request: ModelRequest) -> Step:
+        first = len(request.messages) == 1
+        if request.agent_type == "main" and first:
+            return spawns("worker", fanout)
+        if request.agent_type == "worker" and first:
+            return spawns("leaf", fanout - 1)
+        return Step([text("done")])
+
+    return ScriptedBackend(respond)
+
+
+async def bench_tree(fanout: int) -> None:
+    agents = {
+        "worker": AgentDefinition(description="w", prompt="w"),
+        "leaf": AgentDefinition(description="l", prompt="l", tools=[]),
+    }
+    with tempfile.TemporaryDirectory() as cwd:
+        options = AgentOptions(
+            cwd=cwd, backend=tree_backend(fanout), agents=agents, tools=["Agent"],
+            max_concurrent_subagents=fanout * fanout + 10, permission_mode="bypassPermissions",
+        )  # fmt: skip
+        gc.collect()
+        before = rss_kib()
+        t0 = time.perf_counter()
+        summary: dict[str, Any] = {}
+        async for message in query(prompt="go", options=options):
+            if getattr(message, "subtype", None) == "session_summary":
+                summary = message.data  # type: ignore[union-attr]
+        wall = time.perf_counter() - t0
+    agents_run = len(summary.get("turns_by_agent", {})) - 1
+    emit(bench="tree", fanout=fanout, subagents=agents_run, wall_s=round(wall, 3),
+         per_agent_us=round(wall / max(agents_run, 1) * 1e6, 1),
+         rss_growth_kib=rss_kib() - before, target_s=2.0)
+
+
+async def bench_idle(n: int) -> None:
+    backend = ScriptedBackend(lambda request: Step([text("ok")]))
+    agents = {"idle": AgentDefinition(description="i", prompt="i", tools=[])}
+    with tempfile.TemporaryDirectory() as cwd:
+        options = AgentOptions(
+            cwd=cwd, backend=backend, agents=agents, tools=[], max_concurrent_subagents=n + 1
+        )
+        async with AgentClient(options) as client:
+            gc.collect()
+            before = rss_kib()
+            t0 = time.perf_counter()
+            handles = [await client.spawn("idle") for _ in range(n)]
+            spawn_s = time.perf_counter() - t0
+            gc.collect()
+            per_agent = (rss_kib() - before) / n
+            t0 = time.perf_counter()
+            async with trio.open_nursery() as nursery:
+                for handle in handles:
+                    nursery.start_soon(handle.ask, "hi")
+            ask_s = time.perf_counter() - t0
+            live = client.statistics().live_actors
+        emit(bench="idle", agents=n, live_actors=live, rss_per_idle_agent_kib=round(per_agent, 2),
+             spawn_us=round(spawn_s / n * 1e6, 1), one_prompt_each_us=round(ask_s / n * 1e6, 1),
+             target_kib=20)
+
+
+def bench_ledger(n: int) -> None:
+    ledger = Ledger(cap=1e9)
+    agents = [f"main/worker-{i}" for i in range(100)]
+    t0 = time.perf_counter()
+    for i in range(n):
+        ledger.charge(agents[i % 100], 0.000123)
+    per = (time.perf_counter() - t0) / n
+    emit(bench="ledger", charges=n, charge_us=round(per * 1e6, 3))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="tiny sizes, for the smoke test")
+    args = parser.parse_args()
+    if args.quick:
+        trio.run(bench_tree, 4)
+        trio.run(bench_idle, 50)
+        bench_ledger(1_000)
+    else:
+        trio.run(bench_tree, 100)
+        trio.run(bench_idle, 10_000)
+        bench_ledger(200_000)
+
+
+if __name__ == "__main__":
+    main()
