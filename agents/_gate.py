@@ -21,12 +21,14 @@ from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 import attrs
+import trio
 
 from ._response import ResponseBuilder
 from .backends.base import ModelRequest
 from .hooks import HookRunner
 from .messages import SystemMessage, ToolUseBlock
 from .permissions import Classifier, PermissionCheck, PermissionGate, RuleSet
+from .permissions._paths import EDIT_PATH_TOOLS, READ_PATH_TOOLS
 from .tools.base import Tool
 
 if TYPE_CHECKING:
@@ -40,6 +42,10 @@ log = logging.getLogger("agents.permissions")
 _NO_HOOK_INPUT: dict[str, Any] = {}
 #: Tools whose input must come back from a person (they always go to ``can_use_tool``).
 USER_INPUT_TOOLS = frozenset({"AskUserQuestion"})
+#: tools whose rules have specifiers (paths, commands, domains, agent types), or that always ask
+_SPECIFIED_TOOLS = frozenset(
+    {*READ_PATH_TOOLS, *EDIT_PATH_TOOLS, *USER_INPUT_TOOLS, "Bash", "WebFetch", "Agent", "Task"}
+)
 
 CLASSIFIER_SYSTEM = (
     "You are the permission classifier of an autonomous coding agent. You decide whether one "
@@ -104,7 +110,22 @@ class LoopGate:
             data["agent_type"] = loop.agent_type
         return data
 
+    def _passes_at_once(self, call: ToolUseBlock, tool: Tool) -> bool:
+        """The common case decided without the pipeline: a read-only tool whose input names no
+        path, command or domain, with no hooks and no rule naming it, in a mode that approves
+        read-only calls (every mode but ``dontAsk``). The pipeline would say allow too."""
+        name = call.name
+        if self.has_hooks or not tool.read_only or name in _SPECIFIED_TOOLS:
+            return False
+        if self.gate.mode == "dontAsk":
+            return False
+        rules = self.gate.rules
+        return not (rules.names_tool("deny", name) or rules.names_tool("ask", name))
+
     async def check(self, loop: AgentLoop, call: ToolUseBlock, tool: Tool) -> Verdict:
+        if self._passes_at_once(call, tool):
+            await trio.lowlevel.checkpoint_if_cancelled()
+            return Verdict(input=call.input)
         outcome = await self.gate.check(
             PermissionCheck(
                 tool_name=call.name,

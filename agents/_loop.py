@@ -264,6 +264,8 @@ class AgentLoop:
 
     async def aclose(self) -> None:
         """Run the tools' cleanup (kill shells ...), shielded: nothing outlives the agent (T7)."""
+        if not self.cleanup:
+            return
         with trio.CancelScope(shield=True), trio.move_on_after(10):
             while self.cleanup:
                 fn = self.cleanup.pop()

@@ -341,7 +341,7 @@ async def _report_progress(child: AgentLoop, response: Any) -> None:
                 "task_id": child.agent_id,
                 "tool_use_id": child.parent_tool_use_id,
                 "num_turns": child.session.turns_by_agent.get(child.agent_id, 0),
-                "cost_usd": child.session.ledger.per_agent().get(child.agent_id, 0.0),
+                "cost_usd": child.session.ledger.spent(child.agent_id),
                 "last_tool_name": calls[-1] if calls else None,
             },
         )
@@ -351,7 +351,7 @@ async def _report_progress(child: AgentLoop, response: Any) -> None:
 async def _notify(parent: AgentLoop, record: _Child) -> None:
     """A background child ended: tell the stream, then the spawner (as a turn of its own)."""
     child = record.loop
-    cost = child.session.ledger.per_agent().get(child.agent_id, 0.0)
+    cost = child.session.ledger.spent(child.agent_id)
     data = {
         "task_id": child.agent_id,
         "tool_use_id": child.parent_tool_use_id,

@@ -57,7 +57,8 @@ class LedgerStatistics:
     per_agent: dict[str, float]
 
 
-@attrs.define(eq=False)
+# Validated once, at construction; hot counters are then set without attrs hooks.
+@attrs.define(eq=False, on_setattr=attrs.setters.NO_OP)
 class Ledger:
     """Cost bookkeeping shared by every agent of a tree.
 
@@ -186,6 +187,10 @@ class Ledger:
     def exhausted(self) -> bool:
         cap = self._cap_units
         return cap is not None and self._total >= cap
+
+    def spent(self, agent_id: str) -> float:
+        """Cost attributed to one agent so far (O(1), unlike copying ``per_agent()``)."""
+        return self._per_agent.get(agent_id, 0) / _SCALE
 
     def per_agent(self) -> dict[str, float]:
         """Cost attributed to each agent; the integers behind it sum to ``total`` exactly."""

@@ -31,7 +31,8 @@ def _check_capacity(_instance: object, _attribute: object, value: int) -> None:
         raise ValueError(f"capacity must be >= 1, got {value}")
 
 
-@attrs.define(eq=False)
+# Validated once, at construction; hot counters are then set without attrs hooks.
+@attrs.define(eq=False, on_setattr=attrs.setters.NO_OP)
 class Mailbox(Generic[T]):
     """A bounded FIFO; a full mailbox blocks senders (backpressure is the point).
 

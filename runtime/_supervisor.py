@@ -46,7 +46,8 @@ def _check_limit(_instance: object, attribute: attrs.Attribute[Any], value: int 
         raise ValueError(f"{attribute.name} must be >= 0, got {value}")
 
 
-@attrs.define(eq=False)
+# Validated once, at construction; hot counters are then set without attrs hooks.
+@attrs.define(eq=False, on_setattr=attrs.setters.NO_OP)
 class Supervisor:
     """Spawns actors into the tree and enforces the depth, concurrency and budget limits.
 
@@ -225,6 +226,16 @@ class Supervisor:
                 actor.cancel_scope.cancel(reason=reason)
                 count += 1
         return count
+
+    def replace_ledger(self, ledger: Ledger) -> None:
+        """Charge to ``ledger`` from now on (a ``/clear`` resets the budget).
+
+        The supervisor's trip callback moves to the new ledger; the old one is left as it is.
+        """
+        on_trip = self._on_trip
+        self.ledger.remove_trip_callback(on_trip)
+        self.ledger = ledger
+        ledger.add_trip_callback(on_trip)
 
     def _on_trip(self) -> None:
         self.cancel_background("budget limit reached")

@@ -311,6 +311,11 @@ class RuleSet:
         """
         return frozenset(rule.tool for rule in self.deny if rule.specifier is None)
 
+    def names_tool(self, kind: RuleKind, tool_name: str) -> bool:
+        """Whether a rule of ``kind`` without a specifier covers ``tool_name`` (its bare name,
+        its MCP server, or its family: ``Read``, ``Edit``, ``Agent``)."""
+        return self._bare_rule(self._index[kind], tool_name, families=True) is not None
+
     def removes_tool(self, tool_name: str) -> bool:
         """Whether a bare deny rule removes ``tool_name`` entirely (MCP server rules included)."""
         return self._bare_rule(self._index["deny"], tool_name, families=False) is not None
