@@ -231,6 +231,19 @@ class AgentOptions:
             raise ValueError(f"can_use_tool must be an async callable, got {self.can_use_tool!r}")
         if self.fork_session and self.resume is None:
             raise ValueError("fork_session=True needs resume=<session id>")
+        if (
+            self.resume_session_at is not None
+            and self.resume is None
+            and not self.continue_conversation
+        ):
+            raise ValueError(
+                "resume_session_at needs resume=<session id> or continue_conversation=True "
+                f"(got resume_session_at={self.resume_session_at!r})"
+            )
+        if self.output_format is not None:
+            from ._structured import check_output_format
+
+            check_output_format(self.output_format)
         if self.session_id is not None and self.resume is not None and not self.fork_session:
             raise ValueError(
                 "session_id cannot be combined with resume unless fork_session=True "

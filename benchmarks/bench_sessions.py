@@ -10,7 +10,9 @@ tool result (a few hundred bytes each) and a result message. ``append`` is one `
 call per entry, as the agent loop does (one write per entry for the file store, and one Trio
 checkpoint per call); ``append_batch_100`` passes 100 entries per call (still one write per entry
 for the file store), which separates the store's cost from the per-call checkpoint; ``load``
-reads the whole session back. ``--quick`` runs 2 000 entries for a smoke test.
+reads the whole session back; ``record`` is the agent loop's own path (``Transcript.record``: the
+entry is built, chained and written without a scheduling round trip). ``--quick`` runs 2 000
+entries for a smoke test.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from agents.sessions import (
     InMemorySessionStore,
     SessionKey,
     SessionStore,
+    Transcript,
     TranscriptEntry,
 )
 
@@ -114,6 +117,12 @@ async def run_store(name: str, store: SessionStore, entries: list[TranscriptEntr
     for i in range(0, len(entries), BATCH):
         await store.append(batch_key, entries[i : i + BATCH])
     emit(name, f"append_batch_{BATCH}", len(entries), time.perf_counter() - start)
+    transcript = Transcript(store, SessionKey("-bench", entries[0].session_id + "-recorded"))
+    messages = [e.message for e in entries if e.message is not None]
+    start = time.perf_counter()
+    for message in messages:
+        await transcript.record(message)
+    emit(name, "record", len(messages), time.perf_counter() - start)
     start = time.perf_counter()
     loaded = await store.load(key)
     elapsed = time.perf_counter() - start

@@ -49,16 +49,8 @@ def tree_backend(fanout: int) -> ScriptedBackend:
     """main spawns ``fanout`` workers; each worker spawns ``fanout - 1`` leaves."""
 
     def spawns(kind: str, n: int) -> Step:
-        return Step(
-            [
-                tool_use(
-                    "Agent",
-                    {"description": "d", "prompt": "p", "subagent_type": kind,
-                     "run_in_background": True},
-                )  # fmt: skip
-                for _ in range(n)
-            ]
-        )
+        args = {"description": "d", "prompt": "p", "subagent_type": kind, "run_in_background": True}
+        return Step([tool_use("Agent", args) for _ in range(n)])
 
     def respond(request: ModelRequest) -> Step:
         first = len(request.messages) == 1

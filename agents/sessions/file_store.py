@@ -111,6 +111,12 @@ class FileSessionStore:
 
     async def append(self, key: SessionKey, entries: Sequence[TranscriptEntry]) -> None:
         """Write each entry as one line with one ``os.write`` (see the module docstring)."""
+        self.append_nowait(key, entries)
+        await trio.lowlevel.checkpoint()
+
+    def append_nowait(self, key: SessionKey, entries: Sequence[TranscriptEntry]) -> None:
+        """``append`` without the checkpoint: what the agent loop uses per message, since a
+        scheduling round trip costs more than the write itself."""
         if entries:
             fd = self._fd(key)
             buf = self._buf
@@ -118,7 +124,6 @@ class FileSessionStore:
                 del buf[:]
                 encode_entry_into(entry, buf)
                 _write_all(fd, buf)
-        await trio.lowlevel.checkpoint()
 
     def _fd(self, key: SessionKey) -> int:
         fd = self._fds.get(key)

@@ -39,11 +39,15 @@ class InMemorySessionStore:
 
     async def append(self, key: SessionKey, entries: Sequence[TranscriptEntry]) -> None:
         """Encode and append each entry as one line."""
+        self.append_nowait(key, entries)
+        await trio.lowlevel.checkpoint()
+
+    def append_nowait(self, key: SessionKey, entries: Sequence[TranscriptEntry]) -> None:
+        """``append`` without the checkpoint (see ``FileSessionStore.append_nowait``)."""
         if entries:
             buf = self._data.setdefault(key, bytearray())
             for entry in entries:
                 encode_entry_into(entry, buf)
-        await trio.lowlevel.checkpoint()
 
     def append_raw(self, key: SessionKey, data: bytes) -> None:
         """Append raw bytes to a transcript, e.g. a truncated line, to exercise E3 in tests."""

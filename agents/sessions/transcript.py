@@ -18,6 +18,7 @@ from typing import Any
 
 import attrs
 import msgspec
+import trio
 
 from agents.messages import Message, SystemMessage
 from agents.sessions.entry import LoadReport, TranscriptEntry
@@ -100,7 +101,12 @@ class Transcript:
         )
 
     async def _append(self, entry: TranscriptEntry) -> TranscriptEntry:
-        await self.store.append(self.key, [entry])
+        append_nowait = getattr(self.store, "append_nowait", None)
+        if append_nowait is not None:  # the built-in stores: no scheduling round trip per entry
+            append_nowait(self.key, [entry])
+            await trio.lowlevel.checkpoint_if_cancelled()
+        else:
+            await self.store.append(self.key, [entry])
         self.last_uuid = entry.uuid
         return entry
 

@@ -308,7 +308,8 @@ async def test_stop_task_cancels_a_background_agent(
                   Step([text("it stopped")])],
          "auditor": [Step([text("never")], latency=100)]}
     )  # fmt: skip
-    async with AgentClient(AgentOptions(cwd=str(project), backend=backend, agents=AGENTS)) as client:
+    options = AgentOptions(cwd=str(project), backend=backend, agents=AGENTS)
+    async with AgentClient(options) as client:
         await client.query("go")
         statuses = []
         async for message in client.receive_messages():

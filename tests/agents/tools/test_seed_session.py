@@ -1,8 +1,8 @@
 """The seed's "fix the failing test" session, for real: a scripted model drives the real tools.
 
-The script is the seed page's: Bash runs the tests (they fail), Read ×2, Edit + Bash (they pass),
-final text. Every tool call really runs against a temporary project, through ``query()`` and the
-agent loop, so this proves the tools, the loop and the permission mode work together.
+The script is the seed page's: Bash runs the tests (they fail), Read ×2, Edit + Bash (they
+pass), final text. Every tool call really runs against a temporary project, through ``query()``
+and the agent loop, so this proves the tools, the loop and the permission mode work together.
 """
 
 from __future__ import annotations
@@ -15,7 +15,10 @@ from agents.testing import ScriptedBackend, Step, text, tool_use
 
 from ..helpers import collect, result_of
 
-AUTH = '''def login(user: str, password: str) -> bool:
+AUTH = '''PASSWORDS = {"ada": "lovelace"}
+
+
+def login(user: str, password: str) -> bool:
     """True when the password is right."""
     return user == password  # BUG: compares the user name
 '''
@@ -38,8 +41,13 @@ def _script(root: Path) -> ScriptedBackend:
     run_tests = f"{sys.executable} test_auth.py"
     return ScriptedBackend(
         [
-            Step([tool_use("Bash", {"command": run_tests, "description": "Run the tests"})]),
-            Step([tool_use("Read", {"file_path": auth}), tool_use("Read", {"file_path": test})]),
+            Step([tool_use("Bash", {"command": run_tests}, id="bash_1")]),
+            Step(
+                [
+                    tool_use("Read", {"file_path": auth}, id="read_auth"),
+                    tool_use("Read", {"file_path": test}, id="read_test"),
+                ]
+            ),
             Step(
                 [
                     tool_use(
@@ -49,16 +57,9 @@ def _script(root: Path) -> ScriptedBackend:
                             "old_string": "return user == password  # BUG: compares the user name",
                             "new_string": FIXED,
                         },
+                        id="edit_1",
                     ),
-                    tool_use(
-                        "Edit",
-                        {
-                            "file_path": auth,
-                            "old_string": "def login",
-                            "new_string": 'PASSWORDS = {"ada": "lovelace"}\n\n\ndef login',
-                        },
-                    ),
-                    tool_use("Bash", {"command": run_tests, "description": "Run the tests"}),
+                    tool_use("Bash", {"command": run_tests}, id="bash_2"),
                 ]
             ),
             Step([text("Fixed the login bug; the test passes now.")]),
@@ -80,7 +81,9 @@ async def test_fix_the_failing_test_session(project: Path) -> None:
         for block in m.content
         if isinstance(block, ToolResultBlock)
     ]
-    assert len(results) == 6
+    # Results arrive as tools finish (the two Reads run concurrently): look them up by id.
+    by_id = {block.tool_use_id: block for block in results}
+    assert len(results) == len(by_id) == 5
 
     def body(block: ToolResultBlock) -> str:
         content = block.content
@@ -88,11 +91,13 @@ async def test_fix_the_failing_test_session(project: Path) -> None:
             return content
         return "".join(part.get("text", "") for part in content or [])
 
-    first_bash, read_auth, read_test, edit1, edit2, last_bash = results
+    first_bash, read_auth, read_test, edit, last_bash = (
+        by_id[i] for i in ("bash_1", "read_auth", "read_test", "edit_1", "bash_2")
+    )
     assert first_bash.is_error and "FAIL test_login" in body(first_bash)
-    assert "     3\t    return user == password" in body(read_auth)
+    assert "     6\t    return user == password" in body(read_auth)
     assert "     1\timport sys" in body(read_test)
-    assert not edit1.is_error and not edit2.is_error
+    assert not edit.is_error and "has been updated" in body(edit)
     assert not last_bash.is_error
     assert body(last_bash) == "1 passed"
     source = (project / "auth.py").read_text()

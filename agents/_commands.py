@@ -1,0 +1,71 @@
+"""Slash commands a prompt can be: ``/clear`` and ``/compact [instructions]`` (SPEC C3, C4).
+
+They run in the main agent's actor, between prompts, like any queued prompt, and end with a
+``ResultMessage`` of their own:
+
+* ``/clear``: a new session id and transcript, an empty history, and fresh cost totals and budget
+  (a new ledger with the same cap); ``SessionStart`` hooks fire with ``source="clear"``. The
+  result (``result=""``) carries the new ``session_id``. Background subagents still running are
+  left alone.
+* ``/compact [instructions]``: compaction now (``trigger="manual"``); the result text is
+  ``Not enough messages to compact.`` when there is too little history, the reason when a
+  PreCompact hook blocked it, and ``Conversation compacted.`` otherwise. A failed summary request
+  is an ``error_during_execution`` result.
+
+Any other text starting with ``/`` is an ordinary prompt.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from runtime import Ledger
+
+from . import _hookpoints
+from ._loop import AgentLoop, _Run, new_id
+from ._persist import reset_main_transcript
+from .context import compact, context_tokens
+from .messages import ResultMessage
+
+if TYPE_CHECKING:
+    from ._loop import Session
+
+__all__ = ["COMPACTED_TEXT", "run_command"]
+
+COMPACTED_TEXT = "Conversation compacted."
+
+
+async def run_command(loop: AgentLoop, content: str | list[dict[str, Any]]) -> ResultMessage | None:
+    """Run ``content`` if it is a slash command; None if it is an ordinary prompt."""
+    if not isinstance(content, str) or not content.startswith("/"):
+        return None
+    name, _, arg = content.strip().partition(" ")
+    if name == "/clear":
+        return await _clear(loop)
+    if name == "/compact":
+        return await _compact(loop, arg.strip() or None)
+    return None
+
+
+async def _clear(loop: AgentLoop) -> ResultMessage:
+    run = _Run(started=trio.current_time())
+    session: Session = loop.session
+    reset_main_transcript(session, loop, new_id())
+    loop.history.clear()
+    loop.context.reset()
+    session.model_usage.clear()
+    session.supervisor.replace_ledger(Ledger(cap=session.options.max_budget_usd))
+    await _hookpoints.session_start(loop, "clear")
+    return loop._result(run, "success", result="")
+
+
+async def _compact(loop: AgentLoop, instructions: str | None) -> ResultMessage:
+    run = _Run(started=trio.current_time())
+    outcome = await compact(
+        loop, trigger="manual", instructions=instructions, pre_tokens=context_tokens(loop)
+    )
+    if outcome is not None and outcome.startswith("compaction failed"):
+        return loop._result(run, "error_during_execution", errors=[outcome], terminal="api_error")
+    return loop._result(run, "success", result=outcome or COMPACTED_TEXT)

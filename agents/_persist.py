@@ -1,0 +1,222 @@
+"""Transcripts in a session: the store, resume/continue/fork, subagent transcripts (C1, C2).
+
+``agents._query`` opens the store with :func:`open_session_store`, calls :func:`start_session`
+before building the main agent and :func:`attach_main` after; the agent loop records through
+``AgentLoop.transcript``. A subagent's loop gets its own transcript from
+:func:`open_agent_transcript` (``<session>/subagents/agent-<id>``).
+
+Decisions where the SPEC is silent:
+
+* problems found on resume — corrupt or truncated lines (E3) and dangling tool calls answered as
+  interrupted — are reported as ``SystemMessage(subtype="informational", data={"message": ...})``
+  right after the ``init`` message (and logged as warnings by the store);
+* repaired tool results at the end of the transcript are recorded, so the next resume finds the
+  calls answered and does not report them again;
+* ``continue_conversation=True`` with no earlier session in ``cwd`` starts a new session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from .messages import Message, ResultMessage, SystemMessage, ToolResultBlock, UserMessage
+from .sessions import (
+    INTERRUPTED_TOOL_RESULT,
+    FileSessionStore,
+    SessionKey,
+    SessionStore,
+    Transcript,
+    TranscriptEntry,
+    fork_session,
+    history_from_entries,
+    newest_session_id,
+    project_key_for,
+    subagent_subpath,
+)
+
+if TYPE_CHECKING:
+    from ._loop import AgentLoop, Session
+    from .options import AgentOptions
+
+__all__ = [
+    "SessionSetup",
+    "Transcripts",
+    "attach_main",
+    "open_agent_transcript",
+    "open_session_store",
+    "recording_results",
+    "reset_main_transcript",
+    "start_session",
+]
+
+
+@asynccontextmanager
+async def open_session_store(options: AgentOptions) -> AsyncIterator[SessionStore]:
+    """``options.session_store`` (left open: the caller owns it), else a ``FileSessionStore``
+    under the data directory, closed when the session ends."""
+    if options.session_store is not None:
+        yield options.session_store
+        return
+    async with FileSessionStore() as store:
+        yield store
+
+
+@attrs.define(eq=False)
+class Transcripts:
+    """Where the session's transcripts go; ``Session.transcripts``."""
+
+    store: SessionStore
+    project_key: str
+
+    def key(self, session_id: str, agent_id: str = "main") -> SessionKey:
+        subpath = None if agent_id == "main" else subagent_subpath(agent_id)
+        return SessionKey(self.project_key, session_id, subpath)
+
+    def path(self, key: SessionKey) -> str:
+        """The transcript's file path for a file store; ``store:<project>/<session>`` otherwise."""
+        path_for = getattr(self.store, "path_for", None)
+        if path_for is not None:
+            return str(path_for(key))
+        sub = f"/{key.subpath}" if key.subpath else ""
+        return f"{type(self.store).__name__}:{key.project_key}/{key.session_id}{sub}"
+
+
+@attrs.frozen
+class SessionSetup:
+    """What :func:`start_session` decided: the id, the transcript and the restored history."""
+
+    session_id: str
+    transcripts: Transcripts
+    transcript: Transcript
+    history: list[dict[str, Any]]
+    #: E3 errors and repair reports, each surfaced as an informational SystemMessage
+    notices: list[str]
+
+
+async def start_session(
+    options: AgentOptions, store: SessionStore, cwd: str, new_id: str
+) -> SessionSetup:
+    """Create, resume, continue or fork the session's transcript per ``options`` (C2).
+
+    ``new_id`` is the id for a new session (or a fork) when ``options.session_id`` is not set.
+    Raises ``SessionNotFoundError`` for an unknown ``resume`` id and ``ValueError`` for a
+    ``resume_session_at`` naming no message.
+    """
+    transcripts = Transcripts(store, project_key_for(cwd))
+    resume = options.resume
+    if resume is None and options.continue_conversation:
+        resume = await newest_session_id(store, transcripts.project_key)
+    if resume is None:
+        if options.resume_session_at is not None:
+            raise ValueError(
+                "resume_session_at needs resume=<session id> or continue_conversation=True "
+                f"(got resume_session_at={options.resume_session_at!r})"
+            )
+        session_id = options.session_id or new_id
+        key = transcripts.key(session_id)
+        return SessionSetup(session_id, transcripts, Transcript(store, key), [], [])
+    at = options.resume_session_at
+    transcript, report = await Transcript.resume(store, transcripts.key(resume), at=at)
+    notices = list(report.errors)
+    if options.fork_session:
+        session_id = options.session_id or new_id
+        copied = await fork_session(store, transcripts.key(resume), session_id, at=at)
+        transcript = Transcript(
+            store, transcripts.key(session_id), last_uuid=copied[-1].uuid if copied else None
+        )
+    else:
+        session_id = resume
+    history = history_from_entries(report.entries)
+    repaired = _repaired_ids(report.entries, history)
+    if repaired:
+        notices.append(
+            f"resumed session {resume}: {len(repaired)} tool call(s) left unanswered when the "
+            f"session ended were answered as interrupted ({', '.join(repaired)})"
+        )
+        await _record_tail_repair(transcript, history, set(repaired), session_id)
+    return SessionSetup(session_id, transcripts, transcript, history, notices)
+
+
+def _repaired_ids(entries: list[TranscriptEntry], history: list[dict[str, Any]]) -> list[str]:
+    """The tool calls that ``history_from_entries`` answered as interrupted (not in the file)."""
+    answered: set[str] = set()
+    for entry in entries:
+        message = entry.message
+        if isinstance(message, UserMessage) and not isinstance(message.content, str):
+            answered.update(
+                b.tool_use_id for b in message.content if isinstance(b, ToolResultBlock)
+            )
+    return [
+        block["tool_use_id"]
+        for message in history
+        if message["role"] == "user" and isinstance(message["content"], list)
+        for block in message["content"]
+        if block.get("type") == "tool_result"
+        and block.get("content") == INTERRUPTED_TOOL_RESULT
+        and block["tool_use_id"] not in answered
+    ]
+
+
+async def _record_tail_repair(
+    transcript: Transcript, history: list[dict[str, Any]], repaired: set[str], session_id: str
+) -> None:
+    """Record the repair results that close the history, so the file itself is resumable."""
+    if not history or history[-1]["role"] != "user" or not isinstance(history[-1]["content"], list):
+        return
+    blocks = [
+        ToolResultBlock(tool_use_id=b["tool_use_id"], content=b["content"], is_error=True)
+        for b in history[-1]["content"]
+        if b.get("type") == "tool_result" and b.get("tool_use_id") in repaired
+    ]
+    if blocks:
+        await transcript.record(UserMessage(content=list(blocks), session_id=session_id))
+
+
+async def attach_main(session: Session, main: AgentLoop, setup: SessionSetup) -> None:
+    """Give the main agent its transcript and restored history; report resume problems."""
+    session.transcripts = setup.transcripts
+    main.transcript = setup.transcript
+    main.history[:] = setup.history
+    session.session_state["transcript_path"] = setup.transcripts.path(setup.transcript.key)
+    for notice in setup.notices:
+        await main._publish(SystemMessage(subtype="informational", data={"message": notice}))
+
+
+def open_agent_transcript(session: Session, agent_id: str) -> Transcript | None:
+    """A transcript for subagent ``agent_id`` under the session (``subagents/agent-<id>``).
+
+    Set it as the subagent loop's ``transcript``; ``None`` when the session records nothing.
+    """
+    transcripts: Transcripts | None = session.transcripts
+    if transcripts is None:
+        return None
+    key = transcripts.key(session.session_id, agent_id)
+    return Transcript(transcripts.store, key, agent_id=agent_id)
+
+
+def reset_main_transcript(session: Session, main: AgentLoop, session_id: str) -> None:
+    """Point the session at a fresh transcript under ``session_id`` (``/clear``)."""
+    transcripts: Transcripts | None = session.transcripts
+    session.session_id = session_id
+    if transcripts is None:
+        return
+    key = transcripts.key(session_id)
+    main.transcript = Transcript(transcripts.store, key)
+    session.session_state["transcript_path"] = transcripts.path(key)
+
+
+def recording_results(
+    loop: AgentLoop, emit: Callable[[Message], Awaitable[None]]
+) -> Callable[[ResultMessage], Awaitable[None]]:
+    """An ``on_result`` for ``serve``: record each ``ResultMessage`` in the agent's transcript,
+    then ``emit`` it."""
+
+    async def on_result(result: ResultMessage) -> None:
+        await loop._record(result)
+        await emit(result)
+
+    return on_result

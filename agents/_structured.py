@@ -1,0 +1,123 @@
+"""Structured output (SPEC C5): a JSON Schema (draft-07) the final answer must satisfy.
+
+``output_format={"type": "json_schema", "schema": {...}}`` is checked when the options are built
+(:func:`check_output_format`: an invalid schema, or one declaring another draft in ``$schema``, is a
+``ValueError``). The request carries ``output_format`` so the Anthropic backend can ask for it. The
+main agent's final answer is parsed as JSON (a surrounding Markdown code fence is tolerated) and
+validated; on a mismatch the model is told what was wrong and answers again. After
+:data:`MAX_STRUCTURED_OUTPUT_FAILURES` failed answers the run ends with
+``error_max_structured_output_retries``. The parsed value becomes
+``ResultMessage.structured_output``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+if TYPE_CHECKING:
+    import jsonschema
+
+    from ._loop import AgentLoop, _Run
+    from ._response import Response
+
+__all__ = ["MAX_STRUCTURED_OUTPUT_FAILURES", "check_output_format", "structured_follow_up"]
+
+#: failed answers (unparsable or invalid) before the run ends with an error
+MAX_STRUCTURED_OUTPUT_FAILURES = 5
+_DRAFT7_IDS = frozenset(
+    {"http://json-schema.org/draft-07/schema#", "http://json-schema.org/draft-07/schema"}
+)
+_FENCE = re.compile(r"^```[a-zA-Z0-9_-]*\s*\n(.*)\n```\s*$", re.DOTALL)
+_MAX_ERRORS_SHOWN = 10
+
+
+def check_output_format(value: Any) -> None:
+    """Raise ``ValueError`` unless ``value`` is ``{"type": "json_schema", "schema": <draft 7>}``."""
+    if not isinstance(value, dict) or value.get("type") != "json_schema":
+        raise ValueError(
+            f"output_format must be {{'type': 'json_schema', 'schema': {{...}}}}, got {value!r}"
+        )
+    schema = value.get("schema")
+    if not isinstance(schema, dict):
+        raise ValueError(f"output_format['schema'] must be a dict (a JSON Schema), got {schema!r}")
+    declared = schema.get("$schema")
+    if declared is not None and declared not in _DRAFT7_IDS:
+        raise ValueError(
+            f"output_format['schema']['$schema'] must be draft-07 "
+            f"('http://json-schema.org/draft-07/schema#'), got {declared!r}"
+        )
+    import jsonschema  # imported on first use: it is slow to import
+
+    try:
+        jsonschema.Draft7Validator.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        path = "".join(f"[{p!r}]" for p in exc.absolute_path)
+        raise ValueError(
+            f"output_format['schema']{path} is not a valid draft-07 schema: {exc.message}"
+        ) from None
+
+
+@functools.lru_cache(maxsize=32)
+def _validator(schema_json: bytes) -> jsonschema.Draft7Validator:
+    import jsonschema
+
+    return jsonschema.Draft7Validator(json.loads(schema_json))
+
+
+def validation_errors(schema: dict[str, Any], text: str) -> tuple[Any, list[str]]:
+    """The parsed answer and what is wrong with it (``[]`` when it is valid)."""
+    body = text.strip()
+    fenced = _FENCE.match(body)
+    if fenced:
+        body = fenced.group(1).strip()
+    try:
+        value = json.loads(body)
+    except ValueError as exc:
+        return None, [f"the answer is not valid JSON: {exc}"]
+    validator = _validator(msgspec.json.encode(schema, order="sorted"))
+    errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
+    return value, [
+        "at $" + "".join(f"[{p!r}]" for p in e.absolute_path) + f": {e.message}" for e in errors
+    ]
+
+
+def structured_follow_up(loop: AgentLoop, response: Response, run: _Run) -> str | None:
+    """The main agent's final answer checked against ``output_format``.
+
+    Returns None when there is no format or the answer is valid (``run.structured_output`` is
+    set), the re-prompt when it is not, and ends the run after the last allowed failure.
+    """
+    output_format = loop.session.options.output_format
+    if output_format is None or not loop.is_main:
+        return None
+    value, errors = validation_errors(output_format["schema"], response.text)
+    if not errors:
+        run.structured_output = value
+        return None
+    run.structured_failures += 1
+    if run.structured_failures >= MAX_STRUCTURED_OUTPUT_FAILURES:
+        from ._loop import _EndRun
+
+        raise _EndRun(
+            "error_max_structured_output_retries",
+            [
+                f"structured output still invalid after {run.structured_failures} answers: "
+                + "; ".join(errors[:_MAX_ERRORS_SHOWN])
+            ],
+            "structured_output_retries",
+        )
+    shown = "\n".join(f"- {e}" for e in errors[:_MAX_ERRORS_SHOWN])
+    more = len(errors) - _MAX_ERRORS_SHOWN
+    if more > 0:
+        shown += f"\n- ... and {more} more"
+    schema = json.dumps(output_format["schema"])
+    return (
+        "Your final answer must be a single JSON value matching this JSON Schema:\n"
+        f"{schema}\n\nIt did not validate:\n{shown}\n\n"
+        "Reply with only the corrected JSON, no other text."
+    )
