@@ -38,6 +38,8 @@ from .options import AgentOptions as AgentOptions
 from .permissions import PermissionResultAllow as PermissionResultAllow
 from .permissions import PermissionResultDeny as PermissionResultDeny
 from .permissions import ToolPermissionContext as ToolPermissionContext
+from .sessions import get_session_messages as get_session_messages
+from .sessions import list_sessions as list_sessions
 from .tools.base import SdkMcpTool as SdkMcpTool
 from .tools.base import ToolAnnotations as ToolAnnotations
 from .tools.base import create_sdk_mcp_server as create_sdk_mcp_server
@@ -66,6 +68,8 @@ __all__ = [
     "ToolUseBlock",
     "UserMessage",
     "create_sdk_mcp_server",
+    "get_session_messages",
+    "list_sessions",
     "query",
     "tool",
 ]

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from .messages import Message, ResultMessage, SystemMessage, ToolResultBlock, UserMessage
+from .messages import ResultMessage, SystemMessage, ToolResultBlock, UserMessage
 from .sessions import (
     INTERRUPTED_TOOL_RESULT,
     FileSessionStore,
@@ -210,7 +210,7 @@ def reset_main_transcript(session: Session, main: AgentLoop, session_id: str) ->
 
 
 def recording_results(
-    loop: AgentLoop, emit: Callable[[Message], Awaitable[None]]
+    loop: AgentLoop, emit: Callable[[ResultMessage], Awaitable[None]]
 ) -> Callable[[ResultMessage], Awaitable[None]]:
     """An ``on_result`` for ``serve``: record each ``ResultMessage`` in the agent's transcript,
     then ``emit`` it."""

@@ -30,7 +30,9 @@ import trio
 
 from runtime import Actor, BudgetExhausted, SpawnRefused
 
+from ._hookpoints import fire
 from ._loop import AgentLoop
+from ._persist import open_agent_transcript, recording_results
 from .messages import ResultMessage, SystemMessage
 from .options import AgentDefinition, AgentOptions, resolve_model
 from .tools.base import Tool, ToolContext, ToolOutput, ToolRegistry
@@ -293,10 +295,13 @@ async def spawn_child(
     record = _Child(loop=child, description=description, background=background)
 
     async def behaviour(actor: Actor) -> None:
-        child.agent_id = actor.address
+        _adopt(child, actor)
         actor.mailbox.send_nowait(Prompt(prompt))
         try:
-            record.result = await serve(child, actor, _ignore, closed=True)
+            await fire(child, "SubagentStart", child.agent_type, agent_type=child.agent_type)
+            record.result = await serve(
+                child, actor, recording_results(child, _ignore), closed=True
+            )
         except Exception as exc:  # a bug in a child must not take its parent down
             log.exception("subagent %s crashed", actor.address)
             record.error = exc
@@ -329,6 +334,14 @@ async def spawn_child(
 
 async def _ignore(result: ResultMessage) -> None:
     return None
+
+
+def _adopt(child: AgentLoop, actor: Actor) -> None:
+    """The child takes its actor's address as its id, and a transcript of its own (C1)."""
+    child.agent_id = actor.address
+    child.actor = actor
+    if child.transcript is None:
+        child.transcript = open_agent_transcript(child.session, actor.address)
 
 
 async def _report_progress(child: AgentLoop, response: Any) -> None:
@@ -525,9 +538,10 @@ async def spawn_from_code(
     send, receive = trio.open_memory_channel[ResultMessage](16)
 
     async def behaviour(actor: Actor) -> None:
-        child.agent_id = actor.address
+        _adopt(child, actor)
         async with send:
-            await serve(child, actor, send.send)
+            await fire(child, "SubagentStart", agent_type, agent_type=agent_type)
+            await serve(child, actor, recording_results(child, send.send))
 
     if main.session.ledger.exhausted:
         raise BudgetExhausted()

@@ -323,3 +323,40 @@ async def test_stop_task_cancels_a_background_agent(
         assert trio.current_time() < 100
         with pytest.raises(ValueError, match=r"^no running task 'main/nobody-1'$"):
             await client.stop_task("main/nobody-1")
+
+
+async def test_a_subagent_has_its_own_transcript_and_start_hook(project: Path) -> None:
+    """Each subagent records to subagents/agent-<id>; SubagentStart fires with its type."""
+    from agents import HookMatcher, get_session_messages
+    from agents.sessions import InMemorySessionStore
+
+    started: list[tuple[str | None, str | None]] = []
+
+    async def on_start(data: dict[str, Any], tool_use_id: str | None, ctx: Any) -> dict[str, Any]:
+        started.append((data.get("agent_id"), data.get("agent_type")))
+        return {}
+
+    store = InMemorySessionStore()
+    backend = ScriptedBackend(
+        {"main": [Step([spawn("researcher", prompt="dig")]), Step([text("ok")])],
+         "researcher": [Step([text("dug")])]}
+    )  # fmt: skip
+    options = AgentOptions(
+        cwd=str(project), backend=backend, agents=AGENTS, session_store=store,
+        hooks={"SubagentStart": [HookMatcher(matcher="researcher", hooks=[on_start])]},
+    )  # fmt: skip
+    messages, _ = await collect("go", options)
+    assert started == [("main/researcher-1", "researcher")]
+    session_id = result_of(messages).session_id
+    main_log = await get_session_messages(session_id, cwd=str(project), store=store)
+    assert any(isinstance(m, ResultMessage) for m in main_log)
+    from agents.sessions import SessionKey, project_key_for, subagent_subpath
+
+    key = SessionKey(
+        project_key_for(str(project)), session_id, subagent_subpath("main/researcher-1")
+    )
+    entries = await store.load(key)
+    assert entries is not None
+    prompts = [e.message for e in entries if isinstance(e.message, UserMessage)]
+    assert prompts[0].content == "dig"
+    assert any(isinstance(e.message, ResultMessage) for e in entries)
