@@ -111,8 +111,13 @@ def build_registry(options: AgentOptions) -> ToolRegistry:
 
 def _check_supported(options: AgentOptions) -> None:
     """Options for features that are not built yet fail loudly instead of being ignored."""
+    definitions = (options.agents or {}).values()
     unsupported = {
         "enable_file_checkpointing": options.enable_file_checkpointing,
+        "AgentDefinition.skills (skills)": any(d.skills for d in definitions),
+        "AgentDefinition.mcp_servers (per-agent MCP servers)": any(
+            d.mcp_servers for d in definitions
+        ),
     }
     missing = [name for name, used in unsupported.items() if used]
     if missing:

@@ -77,3 +77,21 @@ def test_agent_definitions_are_checked() -> None:
         AgentOptions(agents={"r": {"description": "x"}})  # type: ignore[dict-item]
     with pytest.raises(ValueError, match=r"^AgentDefinition.max_turns must be >= 1, got 0$"):
         AgentDefinition(description="d", prompt="p", max_turns=0)
+
+
+async def test_features_not_built_yet_fail_loudly(tmp_path: object) -> None:
+    """Options for unbuilt features raise NotImplementedError naming them, never pass silently."""
+    from agents import query
+    from agents.testing import ScriptedBackend
+
+    for options in (
+        AgentOptions(backend=ScriptedBackend([]), enable_file_checkpointing=True),
+        AgentOptions(
+            backend=ScriptedBackend([]),
+            agents={"a": AgentDefinition(description="d", prompt="p", skills=["x"])},
+        ),
+        AgentOptions(backend=ScriptedBackend([]), mcp_servers={"fs": {"command": "srv"}}),
+    ):
+        with pytest.raises(NotImplementedError, match=r"not built yet|external MCP servers"):
+            async for _ in query(prompt="hi", options=options):
+                pass
