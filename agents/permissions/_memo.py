@@ -7,7 +7,7 @@ so nothing is reused across calls: a symlink created between two calls is always
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ._bash import SimpleCommand, split_command
@@ -19,12 +19,14 @@ __all__ = ["CallMemo"]
 class CallMemo:
     """Caches ``split_command`` and ``real`` results for the duration of one check."""
 
-    __slots__ = ("_paths", "_real", "_split")
+    __slots__ = ("_forms", "_paths", "_real", "_split")
 
     def __init__(self) -> None:
         self._split: dict[str, tuple[SimpleCommand, ...]] = {}
         self._real: dict[str, str] = {}
         self._paths: dict[tuple[str, int], str | None] = {}
+        # keyed by identity: the parts are kept alive by ``_split`` for the whole check
+        self._forms: dict[int, list[str]] = {}
 
     def tool_path(
         self, tool_name: str, tool_input: Mapping[str, Any], cwd: str, home: str
@@ -42,6 +44,13 @@ class CallMemo:
         if parts is None:
             parts = self._split[command] = split_command(command)
         return parts
+
+    def forms(self, part: SimpleCommand, make: Callable[[SimpleCommand], list[str]]) -> list[str]:
+        """``make(part)`` once per check: deny and ask rules try the same spellings."""
+        forms = self._forms.get(id(part))
+        if forms is None:
+            forms = self._forms[id(part)] = make(part)
+        return forms
 
     def real(self, path: str) -> str:
         """``real(path)`` (symlinks resolved), computed once per check."""

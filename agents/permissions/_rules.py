@@ -409,7 +409,7 @@ class RuleSet:
                 first = first or found
             return first
         for part in commands:
-            for text in _deny_forms(part):
+            for text in memo.forms(part, _deny_forms):
                 found = index.match_text(text)
                 if found is not None:
                     return found
