@@ -84,6 +84,10 @@ class LoopGate:
     session: Session
     has_hooks: bool = False
     runner: HookRunner | None = None
+    #: the fast path's answer per tool name, valid for the rules and mode it was computed under
+    _fast: dict[str, bool] = attrs.field(factory=dict, init=False)
+    _fast_rules: RuleSet | None = attrs.field(default=None, init=False)
+    _fast_mode: str = attrs.field(default="", init=False)
 
     def set_mode(self, mode: str) -> None:
         self.gate.set_mode(mode)
@@ -113,19 +117,35 @@ class LoopGate:
     def _passes_at_once(self, call: ToolUseBlock, tool: Tool) -> bool:
         """The common case decided without the pipeline: a read-only tool whose input names no
         path, command or domain, with no hooks and no rule naming it, in a mode that approves
-        read-only calls (every mode but ``dontAsk``). The pipeline would say allow too."""
-        name = call.name
-        if self.has_hooks or not tool.read_only or name in _SPECIFIED_TOOLS:
-            return False
-        if self.gate.mode == "dontAsk":
-            return False
-        rules = self.gate.rules
-        return not (rules.names_tool("deny", name) or rules.names_tool("ask", name))
+        read-only calls (every mode but ``dontAsk``). The pipeline would say allow too.
 
-    async def check(self, loop: AgentLoop, call: ToolUseBlock, tool: Tool) -> Verdict:
+        Decided once per tool name while the rules (replaced whole when a callback adds some)
+        and the mode stay the same."""
+        if self.has_hooks or not tool.read_only:
+            return False
+        gate = self.gate
+        rules, mode = gate.rules, gate.mode
+        if rules is not self._fast_rules or mode != self._fast_mode:
+            self._fast.clear()
+            self._fast_rules, self._fast_mode = rules, mode
+        name = call.name
+        passes = self._fast.get(name)
+        if passes is None:
+            passes = not (
+                name in _SPECIFIED_TOOLS
+                or mode == "dontAsk"
+                or rules.names_tool("deny", name)
+                or rules.names_tool("ask", name)
+            )
+            self._fast[name] = passes
+        return passes
+
+    async def check(self, loop: AgentLoop, call: ToolUseBlock, tool: Tool) -> Verdict | None:
+        """The verdict on ``call``; None when it may run as it is, with nothing to add (the
+        common case, decided without the pipeline: see :meth:`_passes_at_once`)."""
         if self._passes_at_once(call, tool):
             await trio.lowlevel.checkpoint_if_cancelled()
-            return Verdict(input=call.input)
+            return None
         outcome = await self.gate.check(
             PermissionCheck(
                 tool_name=call.name,

@@ -1,9 +1,10 @@
 """Where the agent loop fires hooks (SPEC H1-H5), and what it does with their answers.
 
-The loop keeps a few small seams (``_on_prompt``, ``_stop_hooks``, the end of ``_execute``) that
-call into this module; everything else that fires hooks (subagents, compaction) calls
-:func:`fire`. ``PreToolUse`` and ``PermissionRequest`` hooks run inside the permission gate
-(``agents._gate``), ``Notification`` hooks just before ``can_use_tool`` is asked.
+The loop keeps a few small seams (``_on_prompt``, ``_stop_hooks``, the end of
+``_execute`` in ``agents._tool_calls``) that call into this module; everything else that
+fires hooks (subagents, compaction) calls :func:`fire`. ``PreToolUse`` and ``PermissionRequest``
+hooks run inside the permission gate (``agents._gate``), ``Notification`` hooks just before
+``can_use_tool`` is asked.
 
 Decisions where the SPEC is silent (mirrored in the README's reference section):
 

@@ -1,8 +1,13 @@
 """The agent loop (SPEC §1): prompt → model → tools → results → repeat → result.
 
 One :class:`AgentLoop` per agent — the main one and every subagent — each run inside an actor of
-the ``runtime`` supervisor tree. :class:`Session` is what the agents of one ``query()`` or
-``AgentClient`` share: the backend, the price table, the ledger, the output stream.
+the ``runtime`` supervisor tree. :class:`~agents._session.Session` is what the agents of one
+``query()`` or ``AgentClient`` share: the backend, the price table, the ledger, the output stream.
+
+This module is the loop itself — ``run_prompt`` and the seams where features plug in (hooks,
+compaction, structured output, commands). Its two steps per turn live next to it:
+``agents._model_call`` (the request, retries, budget, streaming) and ``agents._tool_calls``
+(permissions, validation, handlers, output caps, results in call order).
 
 Invariants kept here:
 
@@ -18,183 +23,49 @@ Invariants kept here:
 from __future__ import annotations
 
 import logging
-import random
-from collections.abc import Awaitable, Callable
-from contextlib import aclosing
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import attrs
 import msgspec
 import trio
 
-from runtime import Actor, Ledger, Reservation, Supervisor, ToolScheduler
+from runtime import Actor
 
 from . import _hookpoints
-from ._response import Response, ResponseBuilder
+from ._model_call import ModelCall
+from ._response import Response
+from ._run import (
+    BUDGET_LIMIT_TEXT,
+    INTERRUPTED_TEXT,
+    USAGE_KEYS,
+    _EndRun,
+    _Run,
+    budget_end,
+    new_id,
+)
+from ._session import Session
 from ._structured import structured_follow_up
-from .backends.base import Backend, BackendError, ModelNotAvailable, ModelRequest
-from .backends.pricing import PriceTable
+from ._tool_calls import ToolCalls
+from .backends.base import ModelRequest
 from .context import ContextTracker, maybe_compact
 from .messages import (
     AssistantMessage,
     ContentBlock,
     Message,
     ResultMessage,
-    StreamEvent,
-    SystemMessage,
-    ToolResultBlock,
     ToolUseBlock,
     UserMessage,
 )
-from .options import AgentOptions
-from .tools.base import Tool, ToolContext, ToolInputError, ToolOutput, ToolRegistry, truncate
+from .tools.base import ToolRegistry
 
-__all__ = ["AgentLoop", "Session"]
+# ``Session``, ``new_id``, ``_Run`` and ``_EndRun`` are imported from here by the loop's features.
+__all__ = ["AgentLoop", "Session", "_EndRun", "_Run", "new_id"]
 
 log = logging.getLogger("agents.loop")
 
-_to_builtins = msgspec.to_builtins
-_encoder = msgspec.json.Encoder()
-BUDGET_LIMIT_TEXT = "Budget limit reached"
-INTERRUPTED_TEXT = "Interrupted by user"
 DEFAULT_MAX_TOKENS = 32_000
-
-
-def new_id() -> str:
-    """A random (version 4) UUID string, made in a third of ``str(uuid.uuid4())``'s time."""
-    h = "%032x" % ((_getrandbits(128) & _UUID_MASK) | _UUID_BITS)
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
-
-
-_getrandbits = random.getrandbits
-_UUID_MASK = ~((0xF000 << 64) | (0xC000 << 48))
-_UUID_BITS = (0x4000 << 64) | (0x8000 << 48)
-
-
-@attrs.define(eq=False)
-class Session:
-    """What the agents of one session share. Built by ``agents._query``."""
-
-    options: AgentOptions
-    session_id: str
-    cwd: str
-    backend: Backend
-    prices: PriceTable
-    supervisor: Supervisor
-    emit: Callable[[Message], Awaitable[None]]
-    session_state: dict[str, Any] = attrs.Factory(dict)
-    #: model id → token counts and cost, for the whole tree (SPEC L10)
-    model_usage: dict[str, dict[str, Any]] = attrs.Factory(dict)
-    #: agent id → model responses, for the whole tree
-    turns_by_agent: dict[str, int] = attrs.Factory(dict)
-    _unpriced: set[str] = attrs.Factory(set)
-    #: where transcripts go (``agents._persist.Transcripts``); None records nothing (C1)
-    transcripts: Any = None
-
-    def summary(self) -> dict[str, Any]:
-        """The tree's spend: total, cap, and cost and turns per agent (S6 attribution)."""
-        ledger = self.ledger
-        return {
-            "total_cost_usd": ledger.total,
-            "max_budget_usd": ledger.cap,
-            "cost_by_agent": ledger.per_agent(),
-            "turns_by_agent": dict(self.turns_by_agent),
-        }
-
-    @property
-    def ledger(self) -> Ledger:
-        return self.supervisor.ledger
-
-    def charge(
-        self,
-        agent_id: str,
-        model: str,
-        usage: dict[str, Any],
-        reservation: Reservation | None = None,
-    ) -> tuple[float, bool]:
-        """Charge one response to the tree's ledger; returns (cost, whether the cap is reached).
-
-        Called exactly once per response, whichever messages later carry its usage (L10); with a
-        ``reservation`` (hard cap, S8) the booked worst case is settled to the actual cost.
-        """
-        cost = self.prices.cost(model, usage)
-        if cost is None:
-            if model not in self._unpriced:
-                self._unpriced.add(model)
-                log.warning("no price for model %r: its cost counts as 0", model)
-            cost = 0.0
-        entry = self.model_usage.get(model)
-        if entry is None:
-            entry = self.model_usage[model] = {
-                "input_tokens": 0,
-                "output_tokens": 0,
-                "cache_read_input_tokens": 0,
-                "cache_creation_input_tokens": 0,
-                "cost_usd": 0.0,
-            }
-        for key in (
-            "input_tokens",
-            "output_tokens",
-            "cache_read_input_tokens",
-            "cache_creation_input_tokens",
-        ):
-            entry[key] += usage.get(key) or 0
-        entry["cost_usd"] += cost
-        if reservation is not None:
-            return cost, self.ledger.settle(reservation, cost)
-        return cost, self.ledger.charge(agent_id, cost)
-
-    def worst_case(self, model: str, input_tokens: int, max_tokens: int) -> float:
-        """The most a request can cost (S8): every input token at the dearest input-side price
-        (cache writes included) and ``max_tokens`` of output. Unknown models cost 0."""
-        info = self.prices.get(model)
-        if info is None:
-            return 0.0
-        tiers = [info] if info.long_context is None else [info, info.long_context]
-        per_in = max(max(t.input, t.cache_write_5m, t.cache_write_1h, t.cache_read) for t in tiers)
-        per_out = max(t.output for t in tiers)
-        return (input_tokens * per_in + max_tokens * per_out) / 1_000_000
-
-
-_USAGE_KEYS = (
-    "input_tokens",
-    "output_tokens",
-    "cache_creation_input_tokens",
-    "cache_read_input_tokens",
-)
-
-
-@attrs.define(eq=False)
-class _Run:
-    """Bookkeeping of one prompt's loop, reported in its ResultMessage."""
-
-    started: float
-    turns: int = 0
-    api_seconds: float = 0.0
-    usage: dict[str, int] = attrs.Factory(lambda: dict.fromkeys(_USAGE_KEYS, 0))
-    stop_reason: str | None = None
-    denials: list[dict[str, Any]] = attrs.Factory(list)
-    last_text: str = ""
-    #: set when a hook said ``continue_: False``: the run ends after the current step
-    stop: str | None = None
-    #: Stop hooks' blocks so far (H4: at most 8 in a row), and a PreToolUse deferral
-    stop_blocks: int = 0
-    deferred: dict[str, Any] | None = None
-    #: the call whose denial asked to end the turn (P4 ``interrupt=True``)
-    interrupt_call: str | None = None
-    #: the validated final answer, and how many answers failed validation so far (C5)
-    structured_output: Any = None
-    structured_failures: int = 0
-
-
-class _EndRun(Exception):
-    """Ends the current prompt's loop with an error result (internal control flow)."""
-
-    def __init__(self, subtype: str, errors: list[str], terminal_reason: str) -> None:
-        super().__init__(errors[0])
-        self.subtype = subtype
-        self.errors = errors
-        self.terminal_reason = terminal_reason
 
 
 @attrs.define(eq=False)
@@ -232,22 +103,15 @@ class AgentLoop:
     transcript: Any = None
     #: the context size as of the last response (C4)
     context: ContextTracker = attrs.Factory(ContextTracker)
-    _scheduler: ToolScheduler = attrs.field(init=False)
+    #: this agent's two steps per turn (``agents._model_call``, ``agents._tool_calls``)
+    model_call: ModelCall = attrs.field(init=False)
+    tool_calls: ToolCalls = attrs.field(init=False)
+    #: the running model call or tool phase: what ``interrupt`` cancels
     _turn_scope: trio.CancelScope | None = attrs.field(default=None, init=False)
-    _phase: str = attrs.field(default="idle", init=False)
-    _partial: bool = attrs.field(default=False, init=False)
-    _reserve: bool = attrs.field(default=False, init=False)
-    _est_count: int = attrs.field(default=0, init=False)
-    _est_bytes: int = attrs.field(default=0, init=False)
 
     def __attrs_post_init__(self) -> None:
-        self._scheduler = ToolScheduler(self.session.options.max_tool_concurrency)
-        self._partial = self.session.options.include_partial_messages and self.agent_id == "main"
-        self._reserve = self.session.options.budget_mode == "reserve" and (
-            self.session.ledger.cap is not None
-        )
-        self._est_count = 0
-        self._est_bytes = 0
+        self.model_call = ModelCall.for_loop(self)
+        self.tool_calls = ToolCalls.for_loop(self)
 
     @property
     def is_main(self) -> bool:
@@ -261,6 +125,16 @@ class AgentLoop:
             return False
         self._turn_scope.cancel(reason="interrupt")
         return True
+
+    @contextmanager
+    def _interruptible(self) -> Iterator[trio.CancelScope]:
+        """A model call or tool phase, run in the cancel scope that :meth:`interrupt` cancels."""
+        with trio.CancelScope() as scope:
+            self._turn_scope = scope
+            try:
+                yield scope
+            finally:
+                self._turn_scope = None
 
     async def aclose(self) -> None:
         """Run the tools' cleanup (kill shells ...), shielded: nothing outlives the agent (T7)."""
@@ -307,8 +181,8 @@ class AgentLoop:
                 calls = response.tool_uses
                 if self.session.ledger.exhausted:
                     if calls:
-                        await self._refuse_calls(calls, BUDGET_LIMIT_TEXT)
-                    raise self._budget_end()
+                        await self.tool_calls.refuse(self, calls, BUDGET_LIMIT_TEXT)
+                    raise budget_end(self.session.ledger.cap)
                 if not calls:
                     if response.stop_reason == "pause_turn":
                         continue
@@ -318,7 +192,7 @@ class AgentLoop:
                         continue
                     run.last_text = response.text
                     return self._result(run, "success", result=response.text)
-                if not await self._turn_tools(calls, response, run):
+                if not await self.tool_calls.run(self, calls, response, run):
                     raise _EndRun("error_during_execution", [INTERRUPTED_TEXT], "aborted_tools")
                 if run.stop is not None or run.deferred is not None:
                     return await _hookpoints.end_result(self, run, response)
@@ -335,11 +209,7 @@ class AgentLoop:
                 "max_turns",
             )
         if self.session.ledger.exhausted:
-            raise self._budget_end()
-
-    def _budget_end(self) -> _EndRun:
-        cap = self.session.ledger.cap
-        return _EndRun("error_max_budget_usd", [f"Reached maximum budget (${cap:g})"], "budget")
+            raise budget_end(self.session.ledger.cap)
 
     async def _add_user_turn(
         self, prompt: str | list[dict[str, Any]], *, origin: dict[str, Any] | None = None
@@ -389,8 +259,14 @@ class AgentLoop:
             await transcript.record(message)
 
     async def _publish(self, message: Message, *, stream: bool = True) -> None:
-        """Every message this agent produces: into its transcript, and (if ``stream``) out."""
-        await self._record(message)
+        """Every message this agent produces: into its transcript, and (if ``stream``) out.
+
+        (``_record`` inlined: this runs for every tool result.)"""
+        if type(message) is AssistantMessage and message.usage is not None:
+            self.context.observe(message.usage, len(self.history))
+        transcript = self.transcript
+        if transcript is not None:
+            await transcript.record(message)
         if stream and self.streams:
             await self.session.emit(message)
 
@@ -425,43 +301,23 @@ class AgentLoop:
             uuid=new_id(),
         )
 
-    # -- one turn: the model ----------------------------------------------------------------------
-
-    def _request(self) -> ModelRequest:
-        return ModelRequest(
-            model=self.model,
-            messages=list(self.history),
-            max_tokens=self.max_tokens,
-            system=self.system,
-            tools=self.tools.definitions(),
-            thinking=self.thinking,
-            effort=self.effort,
-            output_format=self.session.options.output_format if self.is_main else None,
-            agent_id=self.agent_id,
-            agent_type=self.agent_type,
-        )
+    # -- one turn: the model's response (its tools: ``self.tool_calls.run``) --------------------
 
     async def _turn_model(self, run: _Run) -> Response | None:
         """One model response, retried per SPEC L8, charged and streamed; None if interrupted."""
-        with trio.CancelScope() as scope:
-            self._turn_scope = scope
-            self._phase = "model"
+        with self._interruptible() as scope:
+            t0 = trio.current_time()
             try:
-                t0 = trio.current_time()
-                try:
-                    response_and_trip = await self._call_with_retries()
-                finally:
-                    run.api_seconds += trio.current_time() - t0
+                response_and_trip = await self.model_call.with_retries(self)
             finally:
-                self._turn_scope = None
-                self._phase = "idle"
+                run.api_seconds += trio.current_time() - t0
         if scope.cancelled_caught:
             return None
         response, tripped = response_and_trip
         run.turns += 1
         run.stop_reason = response.stop_reason
         if not tripped:  # the crossing response is left out of `usage` (S6)
-            for key in _USAGE_KEYS:
+            for key in USAGE_KEYS:
                 run.usage[key] += response.usage.get(key) or 0
         self.history.append({"role": "assistant", "content": response.api_content})
         self.session.turns_by_agent[self.agent_id] = (
@@ -473,298 +329,38 @@ class AgentLoop:
         return response
 
     async def _emit_response(self, response: Response) -> None:
-        forward_text = self.is_main or self.session.options.forward_subagent_text
-        usage = response.usage
-        for block in response.blocks:
-            await self._publish(
-                AssistantMessage(
-                    content=[block],
-                    model=response.model or self.model,
-                    message_id=response.message_id,
-                    parent_tool_use_id=self.parent_tool_use_id,
-                    usage=usage,
-                    uuid=new_id(),
-                    session_id=self.session.session_id,
-                ),
-                stream=forward_text or isinstance(block, ToolUseBlock),
-            )
+        """One assistant message per content block, as the Agent SDK streams them; a
+        subagent's text is recorded but only streamed with ``forward_subagent_text``.
 
-    async def _call_with_retries(self) -> tuple[Response, bool]:
-        backend = self.session.backend
-        max_retries: int = getattr(backend, "max_retries", 10)
-        base: float = getattr(backend, "retry_base_delay", 0.5)
-        cap: float = getattr(backend, "retry_max_delay", 32.0)
-        fallback = self.session.options.fallback_model
-        attempt = 0
-        while True:
-            try:
-                return await self._charged_response(self._request())
-            except ModelNotAvailable as exc:
-                if fallback and self.model != fallback:
-                    log.warning("%s; falling back to %s", exc, fallback)
-                    await self._publish(
-                        SystemMessage(
-                            subtype="informational",
-                            data={"message": f"{exc}; using fallback model {fallback}"},
-                        )
-                    )
-                    self.model = fallback
-                    continue
-                raise _EndRun("error_during_execution", [str(exc)], "api_error") from None
-            except BackendError as exc:
-                if not exc.retryable or attempt >= max_retries:
-                    message = f"{exc} (after {attempt} retries)" if exc.retryable else str(exc)
-                    raise _EndRun("error_during_execution", [message], "api_error") from None
-                attempt += 1
-                delay = min(cap, base * 2 ** (attempt - 1)) * (1 - 0.25 * random.random())
-                if exc.retry_after is not None:
-                    delay = max(delay, min(exc.retry_after, cap))
-                await self._publish(
-                    SystemMessage(
-                        subtype="api_retry",
-                        data={
-                            "attempt": attempt,
-                            "max_retries": max_retries,
-                            "error": str(exc),
-                            "error_status": exc.status,
-                            "delay_s": delay,
-                        },
-                    )
-                )
-                await trio.sleep(delay)
-            except (msgspec.ValidationError, KeyError, TypeError) as exc:
-                # A malformed event from the backend (SPEC E2): an API error, never a crash.
-                log.exception("malformed model response")
-                raise _EndRun(
-                    "error_during_execution", [f"malformed model response: {exc}"], "api_error"
-                ) from None
-
-    async def _charged_response(self, request: ModelRequest) -> tuple[Response, bool]:
-        """Stream one attempt and charge it: the whole response once complete, or what it used
-        (its usage so far) when it is cut, fails or is cancelled (S6, S9). In ``reserve`` budget
-        mode the request starts only once its worst case is booked (S8)."""
+        The blocks are recorded together (one transcript write per response), before the first
+        is streamed: each message is still in the transcript before anyone sees it (C1)."""
         session = self.session
-        reservation = None
-        if self._reserve:
-            worst = session.worst_case(
-                request.model, self._input_estimate(request), request.max_tokens
-            )
-            reservation = session.ledger.try_reserve(self.agent_id, worst)
-            if reservation is None:
-                raise self._budget_end()
-        builder = ResponseBuilder()
-        try:
-            response = await self._stream_once(request, builder)
-        except BaseException:
-            partial = builder.response
-            if partial.usage or reservation is not None:
-                session.charge(
-                    self.agent_id, partial.model or request.model, partial.usage, reservation
-                )
-            raise
-        _, tripped = session.charge(
-            self.agent_id, response.model or request.model, response.usage, reservation
-        )
-        return response, tripped
-
-    def _input_estimate(self, request: ModelRequest) -> int:
-        """An upper bound on the request's input tokens: its JSON size in bytes plus a margin per
-        message (a token is at least one byte). Kept incrementally: the history only grows,
-        except when compaction replaces it (then it is measured again)."""
-        history = self.history
-        if len(history) < self._est_count:
-            self._est_count, self._est_bytes = 0, 0
-        encode = _encoder.encode
-        for entry in history[self._est_count :]:
-            self._est_bytes += len(encode(entry)) + 16
-        self._est_count = len(history)
-        fixed = self.state.get("_fixed_bytes")
-        if fixed is None:
-            fixed = len(encode(request.system)) + len(encode(request.tools)) + 256
-            self.state["_fixed_bytes"] = fixed
-        return int(fixed + self._est_bytes)
-
-    async def _stream_once(
-        self, request: ModelRequest, builder: ResponseBuilder | None = None
-    ) -> Response:
-        builder = builder or ResponseBuilder()
-        feed = builder.feed
-        async with aclosing(self.session.backend.stream(request)) as events:  # type: ignore[type-var]
-            if self._partial:
-                emit = self.session.emit
-                sid = self.session.session_id
-                async for event in events:
-                    await emit(
-                        StreamEvent(uuid=new_id(), session_id=sid, event=_to_builtins(event))
-                    )
-                    feed(event)
-            else:
-                async for event in events:
-                    feed(event)
-        return builder.finish()
-
-    # -- one turn: the tools ----------------------------------------------------------------------
-
-    async def _refuse_calls(self, calls: list[ToolUseBlock], text: str) -> None:
-        """Answer every call with an error result, so the history stays resumable."""
-        blocks = []
-        for call in calls:
-            block = ToolResultBlock(tool_use_id=call.id, content=text, is_error=True)
-            blocks.append(block)
-            await self._emit_result(block, None)
-        self._append_results(blocks)
-
-    def _append_results(self, blocks: list[ToolResultBlock]) -> None:
-        content: list[dict[str, Any]] = []
-        for b in blocks:
-            item: dict[str, Any] = {
-                "type": "tool_result",
-                "tool_use_id": b.tool_use_id,
-                "content": b.content,
-            }
-            if b.is_error:
-                item["is_error"] = True
-            content.append(item)
-        self.history.append({"role": "user", "content": content})
-
-    async def _emit_result(self, block: ToolResultBlock, data: dict[str, Any] | None) -> None:
-        await self._publish(
-            UserMessage(
+        usage = response.usage
+        model = response.model or self.model
+        blocks = response.blocks
+        messages = [
+            AssistantMessage(
                 content=[block],
+                model=model,
+                message_id=response.message_id,
                 parent_tool_use_id=self.parent_tool_use_id,
-                tool_use_result=data,
+                usage=usage,
                 uuid=new_id(),
-                session_id=self.session.session_id,
+                session_id=session.session_id,
             )
-        )
-
-    def _read_only(self, call: ToolUseBlock) -> bool:
-        tool = self.tools.get(call.name)
-        return tool is not None and tool.read_only
-
-    async def _turn_tools(self, calls: list[ToolUseBlock], response: Response, run: _Run) -> bool:
-        """Run the calls (T5), emit each result as it finishes, append all in call order (T6).
-
-        Returns False when the turn was interrupted; finished calls keep their results and the
-        rest are answered as interrupted.
-        """
-        results: dict[str, ToolResultBlock] = {}
-        bad = response.bad_inputs
-
-        async def execute(call: ToolUseBlock) -> ToolResultBlock:
-            return await self._run_call(call, bad.get(call.id), run)
-
-        async def done(_index: int, call: ToolUseBlock, block: ToolResultBlock) -> None:
-            results[call.id] = block
-            if call.id == run.interrupt_call and self._turn_scope is not None:
-                # only now: the denial's own result is kept, the other calls are interrupted
-                self._turn_scope.cancel(reason="permission denied with interrupt")
-
-        with trio.CancelScope() as scope:
-            self._turn_scope = scope
-            self._phase = "tools"
-            try:
-                await self._scheduler.run(
-                    calls, execute, read_only=self._read_only, on_complete=done
-                )
-            finally:
-                self._turn_scope = None
-                self._phase = "idle"
-        if scope.cancelled_caught:
-            blocks = []
-            for call in calls:
-                block = results.get(call.id)
-                if block is None:
-                    block = ToolResultBlock(
-                        tool_use_id=call.id, content=INTERRUPTED_TEXT, is_error=True
-                    )
-                    await self._emit_result(block, None)
-                blocks.append(block)
-            self._append_results(blocks)
-            return False
-        self._append_results([results[c.id] for c in calls])
-        return True
-
-    async def _run_call(
-        self, call: ToolUseBlock, bad_input: str | None, run: _Run
-    ) -> ToolResultBlock:
-        """One tool call → its result block (emitted here, as it finishes). Never raises (T4)."""
-        output, data = await self._execute(call, bad_input, run)
-        block = ToolResultBlock(
-            tool_use_id=call.id, content=output.content, is_error=True if output.is_error else None
-        )
-        await self._emit_result(block, data)
-        return block
-
-    async def _execute(
-        self, call: ToolUseBlock, bad_input: str | None, run: _Run
-    ) -> tuple[ToolOutput, dict[str, Any] | None]:
-        tool = self.tools.get(call.name)
-        if tool is None:
-            available = ", ".join(self.tools.names()) or "none"
-            return ToolOutput.error(
-                f"No such tool available: {call.name} (available: {available})"
-            ), None
-        if bad_input is not None:
-            return ToolOutput.error(f"invalid input for {call.name}: {bad_input}"), None
-        tool_input = call.input
-        context: tuple[str, ...] = ()  # PreToolUse hooks' additionalContext
-        if self.gate is not None:
-            verdict = await self.gate.check(self, call, tool)
-            context = verdict.additional_context
-            if verdict.stop is not None:
-                run.stop = verdict.stop
-            if verdict.deferred and _hookpoints.defer(self, call, verdict.input, run):
-                return _hookpoints.with_context(ToolOutput.error(verdict.denied), context), None
-            if verdict.denied is not None:
-                run.denials.append(
-                    {"tool_name": call.name, "tool_use_id": call.id, "tool_input": call.input}
-                )
-                await self._publish(
-                    SystemMessage(
-                        subtype="permission_denied",
-                        data={
-                            "tool_name": call.name,
-                            "tool_use_id": call.id,
-                            "reason": verdict.denied,
-                            "agent_id": self.agent_id,
-                        },
-                    )
-                )
-                if verdict.interrupt:
-                    run.interrupt_call = call.id  # the turn ends once this result is in
-                return _hookpoints.with_context(ToolOutput.error(verdict.denied), context), None
-            tool_input = verdict.input
-        after_tool = _hookpoints.after_tool  # PostToolUse / PostToolUseFailure hooks
-        try:
-            parsed = tool.validate(tool_input)
-        except ToolInputError as exc:
-            failed = ToolOutput.error(str(exc))
-            return await after_tool(self, call, tool_input, failed, context, run), None
-        ctx = ToolContext(
-            cwd=self.session.cwd,
-            agent_id=self.agent_id,
-            tool_use_id=call.id,
-            session_id=self.session.session_id,
-            state=self.state,
-            session_state=self.session.session_state,
-            agent=self,
-            nursery=self.nursery,
-            cleanup=self.cleanup,
-            backend=self.session.backend,
-            model=self.model,
-            complete=self.complete,
-        )
-        try:
-            output = await tool.handler(parsed, ctx)
-        except Exception as exc:
-            log.info("tool %s raised", call.name, exc_info=True)
-            failed = ToolOutput.error(
-                f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-            )
-            return await after_tool(self, call, tool_input, failed, context, run), None
-        output = await after_tool(self, call, tool_input, _capped(tool, output), context, run)
-        return output, output.data
+            for block in blocks
+        ]
+        if not messages:
+            return
+        self.context.observe(usage, len(self.history))
+        if self.transcript is not None:
+            await self.transcript.record_all(messages)
+        if self.streams:
+            forward_text = self.is_main or session.options.forward_subagent_text
+            emit = session.emit
+            for block, message in zip(blocks, messages, strict=True):
+                if forward_text or isinstance(block, ToolUseBlock):
+                    await emit(message)
 
     # -- helpers for tools ------------------------------------------------------------------------
 
@@ -781,38 +377,8 @@ class AgentLoop:
             agent_type=self.agent_type,
             purpose="complete",
         )
-        response, _ = await self._charged_response(request)
+        response, _ = await self.model_call.charged(self, request)
         return response.text
-
-
-def _capped(tool: Tool, output: ToolOutput) -> ToolOutput:
-    cap = tool.output_cap
-    if cap is None:
-        return output
-    content = output.content
-    if isinstance(content, str):
-        if len(content) <= cap:
-            return output
-        return attrs.evolve(output, content=truncate(content, cap))
-    total = sum(len(c.get("text", "")) for c in content if c.get("type") == "text")
-    if total <= cap:
-        return output
-    kept: list[dict[str, Any]] = []
-    budget = cap
-    for item in content:
-        if item.get("type") != "text":
-            kept.append(item)
-            continue
-        text = item.get("text", "")
-        if budget <= 0:
-            continue
-        if len(text) > budget:
-            kept.append({"type": "text", "text": truncate(text, budget)})
-            budget = 0
-        else:
-            kept.append(item)
-            budget -= len(text)
-    return attrs.evolve(output, content=kept)
 
 
 def _blocks_of(content: list[dict[str, Any]]) -> list[Any]:

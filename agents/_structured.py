@@ -13,17 +13,19 @@ validated; on a mismatch the model is told what was wrong and answers again. Aft
 from __future__ import annotations
 
 import functools
-import json
 import re
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from ._run import _EndRun
+
 if TYPE_CHECKING:
     import jsonschema
 
-    from ._loop import AgentLoop, _Run
+    from ._loop import AgentLoop
     from ._response import Response
+    from ._run import _Run
 
 __all__ = ["MAX_STRUCTURED_OUTPUT_FAILURES", "check_output_format", "structured_follow_up"]
 
@@ -64,6 +66,8 @@ def check_output_format(value: Any) -> None:
 
 @functools.lru_cache(maxsize=32)
 def _validator(schema_json: bytes) -> jsonschema.Draft7Validator:
+    import json
+
     import jsonschema
 
     return jsonschema.Draft7Validator(json.loads(schema_json))
@@ -71,6 +75,8 @@ def _validator(schema_json: bytes) -> jsonschema.Draft7Validator:
 
 def validation_errors(schema: dict[str, Any], text: str) -> tuple[Any, list[str]]:
     """The parsed answer and what is wrong with it (``[]`` when it is valid)."""
+    import json  # here: ``import agents`` does not need it
+
     body = text.strip()
     fenced = _FENCE.match(body)
     if fenced:
@@ -101,8 +107,6 @@ def structured_follow_up(loop: AgentLoop, response: Response, run: _Run) -> str 
         return None
     run.structured_failures += 1
     if run.structured_failures >= MAX_STRUCTURED_OUTPUT_FAILURES:
-        from ._loop import _EndRun
-
         raise _EndRun(
             "error_max_structured_output_retries",
             [
@@ -115,6 +119,8 @@ def structured_follow_up(loop: AgentLoop, response: Response, run: _Run) -> str 
     more = len(errors) - _MAX_ERRORS_SHOWN
     if more > 0:
         shown += f"\n- ... and {more} more"
+    import json
+
     schema = json.dumps(output_format["schema"])
     return (
         "Your final answer must be a single JSON value matching this JSON Schema:\n"

@@ -311,7 +311,7 @@ async def spawn_child(
             record.stopped = record.result is None and actor.cancel_scope.cancel_called
             record.done.set()
             if notify:
-                with trio.CancelScope(shield=True), trio.move_on_after(5):
+                with trio.CancelScope(shield=True, relative_deadline=5):
                     await _notify(parent, record)
 
     if session.ledger.exhausted:

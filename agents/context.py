@@ -217,7 +217,7 @@ async def compact(
         purpose="compact",
     )
     try:
-        response = await loop._stream_once(request)
+        response = await loop.model_call.stream_once(loop, request)
     except (BackendError, msgspec.ValidationError, KeyError, TypeError) as exc:
         log.warning("agent %s: compaction request failed: %s", loop.agent_id, exc)
         return f"compaction failed: {exc}"

@@ -79,7 +79,7 @@ async def bench_fanout(cwd: str, ks: list[int], waits: list[float]) -> None:
     for wait in waits:
         for k in ks:
             runs = [
-                await run_query(chain(1, k), cwd, wait, concurrency=max(k, 10)) for _ in range(3)
+                await run_query(chain(1, k), cwd, wait, concurrency=max(k, 10)) for _ in range(5)
             ]
             best = min(runs)
             emit(

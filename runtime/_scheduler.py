@@ -17,6 +17,10 @@ import trio
 C = TypeVar("C")
 R = TypeVar("R")
 
+#: the names of a call's task and of the task starting them (given: Trio need not format them)
+_TASK_NAME = "runtime.ToolScheduler._one"
+_HELPER_NAME = "runtime.ToolScheduler._together.start_the_rest"
+
 
 def partition(read_only: Sequence[bool]) -> list[range]:
     """Split call indices into runs: maximal stretches of read-only calls, each mutating alone.
@@ -56,19 +60,24 @@ class ToolScheduler:
         scheduler = ToolScheduler(max_concurrency=10)
         results = await scheduler.run(
             calls, execute, read_only=lambda call: call.name in {"Read", "Grep"},
-            on_complete=emit_result,   # awaited in the call's own task as it finishes
+            on_complete=emit_result,   # awaited as each call finishes, in the task that ran it
         )
 
-    One ``trio.CapacityLimiter`` bounds the calls executing at once across every ``run`` of
-    this scheduler. A run of one call is awaited directly, without a nursery: it is the common
-    case and the hot path.
+    ``max_concurrency`` bounds the calls executing at once across every ``run`` of this
+    scheduler; calls over the bound wait in line (first come, first served, as with a
+    ``trio.CapacityLimiter``, which costs more per call than this counter). A run of one call is
+    awaited directly, without a nursery: it is the common case and the hot path. In a longer
+    read-only run only the calls that wait get a task of their own (see ``_together``).
 
     Errors follow nursery semantics: an exception from ``execute`` cancels the rest of its run
     and nothing later starts; inside a run of several calls it arrives wrapped in an
     ``ExceptionGroup`` (use ``except*`` to handle both shapes).
     """
 
-    _limiter: trio.CapacityLimiter
+    _max_concurrency: int
+    #: calls waiting for a slot, made at the first wait (most schedulers never need one); a
+    #: finishing call hands its slot to the first of them
+    _waiting: trio.lowlevel.ParkingLot | None
     _runs_total: int
     _calls_total: int
     _running: int
@@ -77,7 +86,8 @@ class ToolScheduler:
     def __init__(self, max_concurrency: int = 10) -> None:
         if max_concurrency < 1:
             raise ValueError(f"max_concurrency must be >= 1, got {max_concurrency}")
-        self._limiter = trio.CapacityLimiter(max_concurrency)
+        self._max_concurrency = max_concurrency
+        self._waiting = None
         self._runs_total = 0
         self._calls_total = 0
         self._running = 0
@@ -98,10 +108,44 @@ class ToolScheduler:
             if len(run) == 1:
                 await self._one(run.start, calls, execute, on_complete, results)
             else:
-                async with trio.open_nursery() as nursery:
-                    for i in run:
-                        nursery.start_soon(self._one, i, calls, execute, on_complete, results)
+                await self._together(run, calls, execute, on_complete, results)
         return results
+
+    async def _together(
+        self,
+        run: range,
+        calls: Sequence[C],
+        execute: Callable[[C], Awaitable[R]],
+        on_complete: Callable[[int, C, R], Awaitable[None]] | None,
+        results: list[Any],
+    ) -> None:
+        """Execute a read-only run concurrently, paying for a task only where a call waits.
+
+        This task executes the calls one after another, in call order, for as long as each
+        finishes without waiting. A helper task, started first, runs only once this task waits
+        (or is done): it then starts every call not begun yet, each in a task of its own, so from
+        the first call that waits on, all of them wait together. Calls that never wait would
+        have run one after another anyway (a Trio task runs until it waits): the outcome is that
+        of one task per call, without the cost of a task for each call that did not need one.
+        """
+        next_index = run.start
+        stop = run.stop
+
+        async def start_the_rest() -> None:
+            nonlocal next_index
+            await trio.lowlevel.checkpoint_if_cancelled()  # a cancelled run starts nothing more
+            first, next_index = next_index, stop
+            for i in range(first, stop):
+                nursery.start_soon(
+                    self._one, i, calls, execute, on_complete, results, name=_TASK_NAME
+                )
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(start_the_rest, name=_HELPER_NAME)
+            while next_index < stop:
+                index = next_index
+                next_index += 1
+                await self._one(index, calls, execute, on_complete, results)
 
     async def _one(
         self,
@@ -112,27 +156,27 @@ class ToolScheduler:
         results: list[Any],
     ) -> None:
         call = calls[index]
-        limiter = self._limiter
-        # A free slot is taken without the schedule point of ``acquire()``: the task was just
-        # started (a schedule point already) and ``execute`` will checkpoint on its own.
+        # A free slot is taken without a schedule point (``execute`` checkpoints on its own). A
+        # slot is free only while nobody waits: a finishing call hands its slot over instead.
+        if self._running < self._max_concurrency:
+            self._running += 1
+        else:
+            if self._waiting is None:
+                self._waiting = trio.lowlevel.ParkingLot()
+            await self._waiting.park()  # returns owning the slot handed over
+        self._calls_total += 1
+        if self._running > self._max_parallel:
+            self._max_parallel = self._running
         try:
-            limiter.acquire_nowait()
-        except trio.WouldBlock:
-            await limiter.acquire()
-        try:
-            self._calls_total += 1
-            running = self._running + 1
-            self._running = running
-            if running > self._max_parallel:
-                self._max_parallel = running
-            try:
-                result = await execute(call)
-            finally:
-                self._running -= 1
+            result = await execute(call)
         finally:
-            limiter.release()
+            waiting = self._waiting
+            if waiting:
+                waiting.unpark()
+            else:
+                self._running -= 1
         results[index] = result
-        # Outside the limiter: a slow consumer of completions must not hold a slot.
+        # Outside the slot: a slow consumer of completions must not hold one.
         if on_complete is not None:
             await on_complete(index, call, result)
 

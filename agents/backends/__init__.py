@@ -5,7 +5,8 @@
 
 from __future__ import annotations
 
-from .anthropic import AnthropicBackend as AnthropicBackend
+import typing as _typing
+
 from .base import APIConnectionError as APIConnectionError
 from .base import APIStatusError as APIStatusError
 from .base import Backend as Backend
@@ -19,6 +20,9 @@ from .base import MessageStart as MessageStart
 from .base import MessageStop as MessageStop
 from .base import ModelNotAvailable as ModelNotAvailable
 from .base import ModelRequest as ModelRequest
+
+if _typing.TYPE_CHECKING:
+    from .anthropic import AnthropicBackend as AnthropicBackend
 
 __all__ = [
     "APIConnectionError",
@@ -36,3 +40,13 @@ __all__ = [
     "ModelNotAvailable",
     "ModelRequest",
 ]
+
+
+def __getattr__(name: str) -> _typing.Any:
+    # ``AnthropicBackend`` loads on first use: ``agents.backends.base`` (which every run imports)
+    # comes with this package, the Anthropic wrapper only with the Anthropic backend.
+    if name == "AnthropicBackend":
+        from .anthropic import AnthropicBackend
+
+        return AnthropicBackend
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,10 +11,8 @@ construction (SPEC E1)::
 from __future__ import annotations
 
 import functools
-import json
 import re
 from collections.abc import Mapping
-from importlib import resources
 from typing import Any
 
 import attrs
@@ -141,7 +139,10 @@ class PriceTable:
 
 @functools.cache
 def default_price_table() -> PriceTable:
-    """The table shipped with the package (read once)."""
+    """The table shipped with the package (read once, on first use: not at import)."""
+    import json
+    from importlib import resources
+
     raw = json.loads(resources.files("agents.backends").joinpath("models.json").read_text())
     models = {name: ModelInfo.from_dict(name, data) for name, data in raw["models"].items()}
     return PriceTable(models=models, web_search_per_request=raw["web_search_per_request"])

@@ -6,13 +6,14 @@ Layout under ``root`` (default ``$TRIO_AGENTS_DATA_DIR/projects``, else
     <project_key>/<session_id>.jsonl                                main transcript
     <project_key>/<session_id>/subagents/agent-<id>.jsonl           one per subagent
 
-Durability: every entry is written with a single ``os.write`` of its whole line on an ``O_APPEND``
-descriptor kept open per key, so it reaches the kernel before ``append`` returns and a process
-killed at any point (SIGKILL included) loses at most the line being written. The write is done
-synchronously on the Trio thread on purpose: a transcript line is small, one ``write(2)`` into the
-page cache costs microseconds, and a thread hop would cost more than the write and would let two
-appends of the same key interleave. Loading a large file (reading and decoding megabytes) and
-walking directories go through ``trio.to_thread.run_sync``. Power loss is out of scope (no fsync).
+Durability: every append is written with a single ``os.write`` of its whole lines (one per entry)
+on an ``O_APPEND`` descriptor kept open per key, so it reaches the kernel before ``append``
+returns and a process killed at any point (SIGKILL included) loses at most the lines being
+written (a line cut short is reported on load, E3). The write is done synchronously on the Trio
+thread on purpose: a transcript line is small, one ``write(2)`` into the page cache costs
+microseconds, and a thread hop would cost more than the write and would let two appends of the
+same key interleave. Loading a large file (reading and decoding megabytes) and walking
+directories go through ``trio.to_thread.run_sync``. Power loss is out of scope (no fsync).
 
 When a descriptor is opened on a file whose last byte is not a newline (the previous writer died
 mid-line), a newline is written first so the partial line stays a line of its own: it is reported
@@ -97,20 +98,24 @@ class FileSessionStore:
 
     def path_for(self, key: SessionKey) -> Path:
         """The file holding ``key``'s transcript (it may not exist)."""
+        return Path(self._path(key))
+
+    def _path(self, key: SessionKey) -> str:
+        # strings, not pathlib: this runs whenever a descriptor is (re)opened
         _check_component("project_key", key.project_key)
         _check_component("session_id", key.session_id)
-        base = self.root / key.project_key
+        base = os.path.join(self.root, key.project_key)
         if key.subpath is None:
-            return base / (key.session_id + _SUFFIX)
+            return os.path.join(base, key.session_id + _SUFFIX)
         parts = key.subpath.split("/")
         for part in parts:
             _check_component("subpath component", part)
-        return base.joinpath(key.session_id, *parts[:-1], parts[-1] + _SUFFIX)
+        return os.path.join(base, key.session_id, *parts[:-1], parts[-1] + _SUFFIX)
 
     # -- writing ---------------------------------------------------------------------------
 
     async def append(self, key: SessionKey, entries: Sequence[TranscriptEntry]) -> None:
-        """Write each entry as one line with one ``os.write`` (see the module docstring)."""
+        """Write each entry as one line, all in one ``os.write`` (see the module docstring)."""
         self.append_nowait(key, entries)
         await trio.lowlevel.checkpoint()
 
@@ -120,19 +125,22 @@ class FileSessionStore:
         if entries:
             fd = self._fd(key)
             buf = self._buf
+            del buf[:]
             for entry in entries:
-                del buf[:]
                 encode_entry_into(entry, buf)
-                _write_all(fd, buf)
+            _write_all(fd, buf)
 
     def _fd(self, key: SessionKey) -> int:
         fd = self._fds.get(key)
         if fd is not None:
             self._fds.move_to_end(key)
             return fd
-        path = self.path_for(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, _OPEN_FLAGS, 0o644)
+        path = self._path(key)
+        try:
+            fd = os.open(path, _OPEN_FLAGS, 0o644)
+        except FileNotFoundError:  # a new project, session or subagents directory
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            fd = os.open(path, _OPEN_FLAGS, 0o644)
         try:
             size = os.fstat(fd).st_size
             if size and os.pread(fd, 1, size - 1) != b"\n":
@@ -224,10 +232,12 @@ class FileSessionStore:
 
 
 def _write_all(fd: int, data: bytes | bytearray) -> None:
-    view = memoryview(data)
+    written = os.write(fd, data)
+    if written == len(data):  # the usual case: a regular file takes the whole write
+        return
+    view = memoryview(data)[written:]
     while view:
-        written = os.write(fd, view)
-        view = view[written:]
+        view = view[os.write(fd, view) :]
 
 
 def _load_file(path: Path) -> LoadReport | None:

@@ -67,20 +67,37 @@ class Transcript:
         ``resume_session_at`` can name any message the caller saw. ``SystemMessage`` has no uuid
         field; its entry still gets one.
         """
+        entry = self._entry(message, self.last_uuid)
+        await self._append([entry])
+        return entry
+
+    async def record_all(self, messages: Sequence[Message]) -> list[TranscriptEntry]:
+        """Append ``messages`` as the next entries, chained in order, in one store append (one
+        write for the file store): e.g. the blocks of one model response. Each is stored before
+        this returns, as with :meth:`record`."""
+        entries = []
+        parent = self.last_uuid
+        for message in messages:
+            entry = self._entry(message, parent)
+            entries.append(entry)
+            parent = entry.uuid
+        if entries:
+            await self._append(entries)
+        return entries
+
+    def _entry(self, message: Message, parent_uuid: str | None) -> TranscriptEntry:
         message_uuid = getattr(message, "uuid", "")
         if not message_uuid:
             message_uuid = str(uuid.uuid4())
             if not isinstance(message, SystemMessage):
                 message = msgspec.structs.replace(message, uuid=message_uuid)
-        return await self._append(
-            TranscriptEntry(
-                uuid=message_uuid,
-                parent_uuid=self.last_uuid,
-                session_id=self.key.session_id,
-                timestamp=time.time(),
-                agent_id=self.agent_id,
-                message=message,
-            )
+        return TranscriptEntry(
+            uuid=message_uuid,
+            parent_uuid=parent_uuid,
+            session_id=self.key.session_id,
+            timestamp=time.time(),
+            agent_id=self.agent_id,
+            message=message,
         )
 
     async def record_kind(self, kind: str, data: dict[str, Any]) -> TranscriptEntry:
@@ -88,27 +105,26 @@ class Transcript:
 
         E.g. ``record_kind(HISTORY_SNAPSHOT, {"messages": [...]})`` after compaction.
         """
-        return await self._append(
-            TranscriptEntry(
-                uuid=str(uuid.uuid4()),
-                parent_uuid=self.last_uuid,
-                session_id=self.key.session_id,
-                timestamp=time.time(),
-                agent_id=self.agent_id,
-                kind=kind,
-                data=data,
-            )
+        entry = TranscriptEntry(
+            uuid=str(uuid.uuid4()),
+            parent_uuid=self.last_uuid,
+            session_id=self.key.session_id,
+            timestamp=time.time(),
+            agent_id=self.agent_id,
+            kind=kind,
+            data=data,
         )
+        await self._append([entry])
+        return entry
 
-    async def _append(self, entry: TranscriptEntry) -> TranscriptEntry:
+    async def _append(self, entries: list[TranscriptEntry]) -> None:
         append_nowait = getattr(self.store, "append_nowait", None)
         if append_nowait is not None:  # the built-in stores: no scheduling round trip per entry
-            append_nowait(self.key, [entry])
+            append_nowait(self.key, entries)
             await trio.lowlevel.checkpoint_if_cancelled()
         else:
-            await self.store.append(self.key, [entry])
-        self.last_uuid = entry.uuid
-        return entry
+            await self.store.append(self.key, entries)
+        self.last_uuid = entries[-1].uuid
 
     @classmethod
     async def resume(

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 import trio
 
+import agents._query
 from agents import (
     AgentOptions,
     AssistantMessage,
@@ -25,6 +26,7 @@ from agents import (
 )
 from agents.backends.base import ContentBlockDelta
 from agents.testing import Fault, ScriptedBackend, Step, text, tool_use, usage
+from agents.tools.base import Tool, ToolContext, ToolOutput, ToolRegistry
 
 from .helpers import collect, result_of, timed_tools
 
@@ -150,6 +152,42 @@ def _failing_tools() -> Any:
         return {"content": [{"type": "text", "text": "ok"}]}
 
     return create_sdk_mcp_server("t", "1.0", [boom, typed])
+
+
+async def test_a_tool_handler_gets_its_calls_context(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ToolContext a handler gets names its call, agent, session, model and cwd."""
+    seen: list[ToolContext] = []
+
+    async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        seen.append(ctx)
+        return ToolOutput("ok")
+
+    probe = Tool("Probe", "probe", {"type": "object"}, handler, read_only=True)
+    build_registry = agents._query.build_registry
+
+    def with_probe(options: AgentOptions) -> ToolRegistry:
+        registry = build_registry(options)
+        registry.add(probe)
+        return registry
+
+    monkeypatch.setattr(agents._query, "build_registry", with_probe)
+    backend = ScriptedBackend([Step([tool_use("Probe", {}, id="toolu_probe")]), Step([text("ok")])])
+    options = AgentOptions(cwd=str(project), backend=backend, tools=[])
+    messages, error = await collect("go", options)
+    assert error is None
+    init = messages[0]
+    assert isinstance(init, SystemMessage)
+    [ctx] = seen
+    assert (ctx.cwd, ctx.agent_id, ctx.tool_use_id, ctx.session_id, ctx.model) == (
+        str(project),
+        "main",
+        "toolu_probe",
+        init.data["session_id"],
+        init.data["model"],
+    )
+    assert ctx.agent is not None and ctx.nursery is not None and ctx.complete is not None
 
 
 async def test_tool_errors_become_error_results_and_the_loop_continues(project: Path) -> None:

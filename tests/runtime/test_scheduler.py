@@ -127,6 +127,19 @@ async def test_limiter_bounds_parallelism(autojump_clock: trio.testing.MockClock
     assert trio.current_time() == 3
 
 
+async def test_a_call_cancelled_while_waiting_for_a_slot_takes_none(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """Cancelling calls that wait for a slot neither leaks a slot nor adds one."""
+    _, execute = recorder()
+    scheduler = ToolScheduler(max_concurrency=1)
+    with trio.move_on_after(0.5):
+        await scheduler.run([R("a"), R("b"), R("c")], execute, read_only=is_read_only)
+    await scheduler.run([R("d"), R("e")], execute, read_only=is_read_only)
+    assert scheduler.statistics().max_parallel_seen == 1
+    assert trio.current_time() == 2.5
+
+
 async def test_a_single_call_runs_in_the_callers_task() -> None:
     """A one-call run is awaited directly: no nursery, no new task (the fast path)."""
     caller = trio.lowlevel.current_task()
@@ -143,6 +156,48 @@ async def test_a_single_call_runs_in_the_callers_task() -> None:
         [W("w"), R("r")], execute, read_only=is_read_only, on_complete=on_complete
     )
     assert seen == [caller] * 4
+
+
+async def test_calls_that_never_wait_run_in_the_callers_task_in_order() -> None:
+    """In a read-only run, calls that finish without waiting need no task of their own."""
+    caller = trio.lowlevel.current_task()
+    seen: list[tuple[str, trio.lowlevel.Task]] = []
+
+    async def execute(call: Call) -> str:
+        seen.append((call.name, trio.lowlevel.current_task()))
+        return call.name
+
+    calls = [R(str(i)) for i in range(5)]
+    assert await ToolScheduler().run(calls, execute, read_only=is_read_only) == list("01234")
+    assert seen == [(str(i), caller) for i in range(5)]
+
+
+async def test_the_calls_after_one_that_waits_start_together(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """Once a call waits, every call not started yet starts at once, each in its own task."""
+    spans, execute = recorder()
+    calls = [R("a", 0), R("b", 2), R("c", 1), R("d", 1)]
+    await ToolScheduler().run(calls, execute, read_only=is_read_only)
+    assert [spans[c.name].start for c in calls] == [0, 0, 0, 0]
+    assert overlaps(spans["b"], spans["c"]) and overlaps(spans["b"], spans["d"])
+    assert trio.current_time() == 2
+
+
+async def test_a_run_cancelled_before_any_call_waits_starts_no_more_calls() -> None:
+    """A run cancelled by a call that has not waited yet starts none of the calls after it."""
+    started: list[str] = []
+    with trio.CancelScope() as scope:
+
+        async def execute(call: Call) -> None:
+            started.append(call.name)
+            if call.name == "a":
+                scope.cancel()
+            await trio.sleep(1)
+
+        await ToolScheduler().run([R("a"), R("b"), R("c")], execute, read_only=is_read_only)
+    assert scope.cancelled_caught
+    assert started == ["a"]
 
 
 async def test_an_error_in_a_single_call_propagates_bare() -> None:

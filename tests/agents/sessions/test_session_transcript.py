@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -44,6 +45,32 @@ async def test_record_chains_entries_and_assigns_uuids() -> None:
     assert third.parent_uuid == "given" and third.message == SystemMessage("informational")
     assert await store.load(transcript.key) == [first, second, third]
     assert first.session_id == "s" and first.agent_id == "main"
+
+
+async def test_record_all_chains_entries_in_one_append(tmp_path: Path) -> None:
+    """record_all appends its messages as chained entries, in a single store append."""
+    appends: list[int] = []
+
+    class CountingStore(FileSessionStore):
+        def append_nowait(self, key: SessionKey, entries: Sequence[TranscriptEntry]) -> None:
+            appends.append(len(entries))
+            super().append_nowait(key, entries)
+
+    async with CountingStore(tmp_path) as store:
+        transcript = Transcript(store, SessionKey("-p", "s"))
+        first = await transcript.record(UserMessage(content="go"))
+        blocks = await transcript.record_all(
+            [AssistantMessage([TextBlock(t)], "m", uuid=t) for t in ("a", "b", "c")]
+        )
+        assert [(e.uuid, e.parent_uuid) for e in blocks] == [
+            ("a", first.uuid),
+            ("b", "a"),
+            ("c", "b"),
+        ]
+        assert await store.load(transcript.key) == [first, *blocks]
+        assert appends == [1, 3]
+        assert await transcript.record_all([]) == [] and appends == [1, 3]
+        assert (await transcript.record(UserMessage(content="next"))).parent_uuid == "c"
 
 
 async def test_resume_continues_the_chain() -> None:

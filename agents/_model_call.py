@@ -1,0 +1,197 @@
+"""One model response for the loop: the request, retries (SPEC L8), budget, streaming.
+
+:class:`ModelCall` belongs to one :class:`~agents._loop.AgentLoop` (``loop.model_call``). A
+response counts only once it is complete (``message_stop``); an attempt that fails is retried
+from scratch, so a failed attempt leaves nothing behind in the history. Every attempt is charged
+for what it used, complete or not (S6, S9); in ``reserve`` budget mode an attempt starts only
+once its worst case is booked on the ledger (S8).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from contextlib import aclosing
+from typing import TYPE_CHECKING
+
+import attrs
+import msgspec
+import trio
+
+from ._response import Response, ResponseBuilder
+from ._run import _EndRun, budget_end, new_id
+from .backends.base import BackendError, ModelNotAvailable, ModelRequest
+from .messages import StreamEvent, SystemMessage
+
+if TYPE_CHECKING:
+    from ._loop import AgentLoop
+
+__all__ = ["ModelCall"]
+
+log = logging.getLogger("agents.loop")
+
+_to_builtins = msgspec.to_builtins
+_encode = msgspec.json.Encoder().encode
+
+
+@attrs.define(eq=False)
+class ModelCall:
+    """How one agent asks its model: retried, charged, streamed as partial messages if asked.
+
+    It keeps the agent's model-call state; its methods take the loop they act for (the loop
+    holds its ``ModelCall``, not the other way round: a finished agent is freed at once, without
+    waiting for the cycle collector)."""
+
+    #: book each request's worst case before it starts (``budget_mode="reserve"`` with a cap)
+    reserve: bool = False
+    #: forward the raw stream events as ``StreamEvent`` messages (``include_partial_messages``)
+    partial: bool = False
+    #: the input estimate, kept incrementally: the history entries measured so far, their bytes,
+    #: and the size of what does not change between requests (system prompt and tools)
+    _est_count: int = 0
+    _est_bytes: int = 0
+    _fixed_bytes: int | None = None
+
+    @classmethod
+    def for_loop(cls, loop: AgentLoop) -> ModelCall:
+        options = loop.session.options
+        return cls(
+            reserve=options.budget_mode == "reserve" and loop.session.ledger.cap is not None,
+            partial=options.include_partial_messages and loop.agent_id == "main",
+        )
+
+    def request(self, loop: AgentLoop) -> ModelRequest:
+        """The next turn's request: the whole history, the agent's system prompt and tools."""
+        return ModelRequest(
+            model=loop.model,
+            messages=list(loop.history),
+            max_tokens=loop.max_tokens,
+            system=loop.system,
+            tools=loop.tools.definitions(),
+            thinking=loop.thinking,
+            effort=loop.effort,
+            output_format=loop.session.options.output_format if loop.is_main else None,
+            agent_id=loop.agent_id,
+            agent_type=loop.agent_type,
+        )
+
+    async def with_retries(self, loop: AgentLoop) -> tuple[Response, bool]:
+        """The next turn's response and whether charging it reached the cap.
+
+        Retryable backend errors are retried with capped exponential backoff and jitter (each
+        announced as an ``api_retry`` system message); a model that is not available switches
+        once to ``fallback_model``. Anything else ends the run with an API error.
+        """
+        backend = loop.session.backend
+        max_retries: int = getattr(backend, "max_retries", 10)
+        base: float = getattr(backend, "retry_base_delay", 0.5)
+        cap: float = getattr(backend, "retry_max_delay", 32.0)
+        fallback = loop.session.options.fallback_model
+        attempt = 0
+        while True:
+            try:
+                return await self.charged(loop, self.request(loop))
+            except ModelNotAvailable as exc:
+                if fallback and loop.model != fallback:
+                    log.warning("%s; falling back to %s", exc, fallback)
+                    await loop._publish(
+                        SystemMessage(
+                            subtype="informational",
+                            data={"message": f"{exc}; using fallback model {fallback}"},
+                        )
+                    )
+                    loop.model = fallback
+                    continue
+                raise _EndRun("error_during_execution", [str(exc)], "api_error") from None
+            except BackendError as exc:
+                if not exc.retryable or attempt >= max_retries:
+                    message = f"{exc} (after {attempt} retries)" if exc.retryable else str(exc)
+                    raise _EndRun("error_during_execution", [message], "api_error") from None
+                attempt += 1
+                delay = min(cap, base * 2 ** (attempt - 1)) * (1 - 0.25 * random.random())
+                if exc.retry_after is not None:
+                    delay = max(delay, min(exc.retry_after, cap))
+                await loop._publish(
+                    SystemMessage(
+                        subtype="api_retry",
+                        data={
+                            "attempt": attempt,
+                            "max_retries": max_retries,
+                            "error": str(exc),
+                            "error_status": exc.status,
+                            "delay_s": delay,
+                        },
+                    )
+                )
+                await trio.sleep(delay)
+            except (msgspec.ValidationError, KeyError, TypeError) as exc:
+                # A malformed event from the backend (SPEC E2): an API error, never a crash.
+                log.exception("malformed model response")
+                raise _EndRun(
+                    "error_during_execution", [f"malformed model response: {exc}"], "api_error"
+                ) from None
+
+    async def charged(self, loop: AgentLoop, request: ModelRequest) -> tuple[Response, bool]:
+        """Stream one attempt and charge it: the whole response once complete, or what it used
+        (its usage so far) when it is cut, fails or is cancelled (S6, S9). In ``reserve`` budget
+        mode the request starts only once its worst case is booked (S8)."""
+        session = loop.session
+        reservation = None
+        if self.reserve:
+            worst = session.worst_case(
+                request.model, self.input_estimate(loop, request), request.max_tokens
+            )
+            reservation = session.ledger.try_reserve(loop.agent_id, worst)
+            if reservation is None:
+                raise budget_end(session.ledger.cap)
+        builder = ResponseBuilder()
+        try:
+            response = await self.stream_once(loop, request, builder)
+        except BaseException:
+            partial = builder.response
+            if partial.usage or reservation is not None:
+                session.charge(
+                    loop.agent_id, partial.model or request.model, partial.usage, reservation
+                )
+            raise
+        _, tripped = session.charge(
+            loop.agent_id, response.model or request.model, response.usage, reservation
+        )
+        return response, tripped
+
+    def input_estimate(self, loop: AgentLoop, request: ModelRequest) -> int:
+        """An upper bound on the request's input tokens: its JSON size in bytes plus a margin per
+        message (a token is at least one byte). Kept incrementally: the history only grows,
+        except when compaction replaces it (then it is measured again)."""
+        history = loop.history
+        if len(history) < self._est_count:
+            self._est_count, self._est_bytes = 0, 0
+        for entry in history[self._est_count :]:
+            self._est_bytes += len(_encode(entry)) + 16
+        self._est_count = len(history)
+        fixed = self._fixed_bytes
+        if fixed is None:
+            fixed = len(_encode(request.system)) + len(_encode(request.tools)) + 256
+            self._fixed_bytes = fixed
+        return fixed + self._est_bytes
+
+    async def stream_once(
+        self, loop: AgentLoop, request: ModelRequest, builder: ResponseBuilder | None = None
+    ) -> Response:
+        """One attempt, uncharged: the caller charges it (compaction calls this directly)."""
+        builder = builder or ResponseBuilder()
+        feed = builder.feed
+        session = loop.session
+        async with aclosing(session.backend.stream(request)) as events:  # type: ignore[type-var]
+            if self.partial:
+                emit = session.emit
+                sid = session.session_id
+                async for event in events:
+                    await emit(
+                        StreamEvent(uuid=new_id(), session_id=sid, event=_to_builtins(event))
+                    )
+                    feed(event)
+            else:
+                async for event in events:
+                    feed(event)
+        return builder.finish()

@@ -1,0 +1,112 @@
+"""What the agents of one session share: :class:`Session`.
+
+One per ``query()`` or ``AgentClient``, built by ``agents._query``: the options, the backend, the
+price table, the supervisor (and through it the tree's ledger), the output stream, and the spend
+of the whole tree by model and by agent.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import attrs
+
+from runtime import Ledger, Reservation, Supervisor
+
+from .backends.base import Backend
+from .backends.pricing import PriceTable
+from .messages import Message
+from .options import AgentOptions
+
+__all__ = ["Session"]
+
+log = logging.getLogger("agents.loop")
+
+_TOKEN_KEYS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+)
+
+
+@attrs.define(eq=False)
+class Session:
+    """What the agents of one session share. Built by ``agents._query``."""
+
+    options: AgentOptions
+    session_id: str
+    cwd: str
+    backend: Backend
+    prices: PriceTable
+    supervisor: Supervisor
+    emit: Callable[[Message], Awaitable[None]]
+    session_state: dict[str, Any] = attrs.Factory(dict)
+    #: model id → token counts and cost, for the whole tree (SPEC L10)
+    model_usage: dict[str, dict[str, Any]] = attrs.Factory(dict)
+    #: agent id → model responses, for the whole tree
+    turns_by_agent: dict[str, int] = attrs.Factory(dict)
+    _unpriced: set[str] = attrs.Factory(set)
+    #: where transcripts go (``agents._persist.Transcripts``); None records nothing (C1)
+    transcripts: Any = None
+
+    def summary(self) -> dict[str, Any]:
+        """The tree's spend: total, cap, and cost and turns per agent (S6 attribution)."""
+        ledger = self.ledger
+        return {
+            "total_cost_usd": ledger.total,
+            "max_budget_usd": ledger.cap,
+            "cost_by_agent": ledger.per_agent(),
+            "turns_by_agent": dict(self.turns_by_agent),
+        }
+
+    @property
+    def ledger(self) -> Ledger:
+        return self.supervisor.ledger
+
+    def charge(
+        self,
+        agent_id: str,
+        model: str,
+        usage: dict[str, Any],
+        reservation: Reservation | None = None,
+    ) -> tuple[float, bool]:
+        """Charge one response to the tree's ledger; returns (cost, whether the cap is reached).
+
+        Called exactly once per response, whichever messages later carry its usage (L10); with a
+        ``reservation`` (hard cap, S8) the booked worst case is settled to the actual cost.
+        """
+        cost = self.prices.cost(model, usage)
+        if cost is None:
+            if model not in self._unpriced:
+                self._unpriced.add(model)
+                log.warning("no price for model %r: its cost counts as 0", model)
+            cost = 0.0
+        entry = self.model_usage.get(model)
+        if entry is None:
+            entry = self.model_usage[model] = {
+                "input_tokens": 0,
+                "output_tokens": 0,
+                "cache_read_input_tokens": 0,
+                "cache_creation_input_tokens": 0,
+                "cost_usd": 0.0,
+            }
+        for key in _TOKEN_KEYS:
+            entry[key] += usage.get(key) or 0
+        entry["cost_usd"] += cost
+        if reservation is not None:
+            return cost, self.ledger.settle(reservation, cost)
+        return cost, self.ledger.charge(agent_id, cost)
+
+    def worst_case(self, model: str, input_tokens: int, max_tokens: int) -> float:
+        """The most a request can cost (S8): every input token at the dearest input-side price
+        (cache writes included) and ``max_tokens`` of output. Unknown models cost 0."""
+        info = self.prices.get(model)
+        if info is None:
+            return 0.0
+        tiers = [info] if info.long_context is None else [info, info.long_context]
+        per_in = max(max(t.input, t.cache_write_5m, t.cache_write_1h, t.cache_read) for t in tiers)
+        per_out = max(t.output for t in tiers)
+        return (input_tokens * per_in + max_tokens * per_out) / 1_000_000
