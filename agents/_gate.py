@@ -12,6 +12,7 @@ charged to the budget like any response.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -231,9 +232,21 @@ def default_classifier(session: Session) -> Classifier:
     return classify
 
 
+@functools.lru_cache(maxsize=64)
+def _parsed_rules(allow: tuple[str, ...], deny: tuple[str, ...]) -> RuleSet:
+    # RuleSets are immutable (updated_permissions make new ones), so sessions with the same
+    # rule strings can share one parse and index.
+    return RuleSet.from_strings(allow=allow, deny=deny, ask=())
+
+
+def rules_for(options: AgentOptions) -> RuleSet:
+    """The options' allow/deny rules, parsed; a malformed rule raises ValueError (P3)."""
+    return _parsed_rules(tuple(options.allowed_tools), tuple(options.disallowed_tools))
+
+
 def make_gate(options: AgentOptions, session: Session) -> LoopGate:
     """Build the session's gate; malformed rules fail here, at startup (P3)."""
-    rules = RuleSet.from_strings(allow=options.allowed_tools, deny=options.disallowed_tools, ask=())
+    rules = rules_for(options)
     known = set(session.options.tools or ()) | {"Bash", "Read", "Edit", "Write"}
     for rule in (*rules.allow, *rules.deny):
         if rule.tool.startswith("mcp__") or rule.tool in known:

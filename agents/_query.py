@@ -100,9 +100,9 @@ def build_registry(options: AgentOptions) -> ToolRegistry:
             )
     if options.max_subagent_depth > 0 and (options.tools is None or "Agent" in options.tools):
         registry.add(agent_tool(definitions_for(options)))
-    from .permissions import RuleSet
+    from ._gate import rules_for
 
-    denied = RuleSet.from_strings(deny=options.disallowed_tools)
+    denied = rules_for(options)
     for name in registry.names():
         if denied.removes_tool(name):  # a bare-name deny also hides the tool from the model (T2)
             registry.remove(name)
