@@ -35,6 +35,7 @@ from .backends.base import BackendError
 from .hooks import HookResult
 from .messages import SystemMessage
 from .sessions import HISTORY_SNAPSHOT
+from .sessions.history import is_tool_results
 
 if TYPE_CHECKING:
     from ._loop import AgentLoop, Session
@@ -125,18 +126,8 @@ async def maybe_compact(loop: AgentLoop) -> None:
             log.info("agent %s: automatic compaction skipped: %s", loop.agent_id, outcome)
 
 
-def _is_tool_results(message: dict[str, Any]) -> bool:
-    content = message["content"]
-    return (
-        message["role"] == "user"
-        and isinstance(content, list)
-        and bool(content)
-        and all(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
-    )
-
-
 def _is_prompt(message: dict[str, Any]) -> bool:
-    return message["role"] == "user" and not _is_tool_results(message)
+    return message["role"] == "user" and not is_tool_results(message)
 
 
 def cut_index(history: list[dict[str, Any]]) -> int:
@@ -147,7 +138,7 @@ def cut_index(history: list[dict[str, Any]]) -> int:
     last = history[-1]
     if last["role"] == "assistant":
         return n - 2 if n >= 2 and _is_prompt(history[-2]) else n - 1
-    if _is_tool_results(last):
+    if is_tool_results(last):
         cut = n - 2  # the assistant message with the calls, and their results
         return cut - 1 if cut >= 1 and _is_prompt(history[cut - 1]) else cut
     return n - 1

@@ -59,13 +59,14 @@ def block_to_api(block: ContentBlock) -> dict[str, Any]:
             assert_never(block)
 
 
-def _is_tool_results(message: dict[str, Any]) -> bool:
+def is_tool_results(message: dict[str, Any]) -> bool:
+    """Whether an API message is a user turn made only of tool results (not a prompt)."""
     content = message["content"]
     return (
         message["role"] == "user"
         and isinstance(content, list)
         and bool(content)
-        and all(b.get("type") == "tool_result" for b in content)
+        and all(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
     )
 
 
@@ -106,7 +107,7 @@ def history_from_entries(entries: Iterable[TranscriptEntry]) -> list[dict[str, A
             else:
                 content = [block_to_api(b) for b in message.content]
             new = {"role": "user", "content": content}
-            if _is_tool_results(new) and history and _is_tool_results(history[-1]):
+            if is_tool_results(new) and history and is_tool_results(history[-1]):
                 history[-1]["content"].extend(content)
             else:
                 history.append(new)
