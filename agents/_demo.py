@@ -302,5 +302,5 @@ def run_demo(
         root = Path(tmp)
         _write_project(root)
         return trio.run(
-            lambda: _run(root, latency=0.03 if fast else 0.15, budget=budget, out=out or sys.stdout)
+            lambda: _run(root, latency=0.05 if fast else 0.15, budget=budget, out=out or sys.stdout)
         )
