@@ -48,6 +48,12 @@ _SPECIFIED_TOOLS = frozenset(
     {*READ_PATH_TOOLS, *EDIT_PATH_TOOLS, *USER_INPUT_TOOLS, "Bash", "WebFetch", "Agent", "Task"}
 )
 
+#: names rules may use besides the built-in tools: Agent (and its alias Task), tools of later
+#: issues, and the tool families Read(...)/Edit(...) rules cover (SPEC P3)
+_RULE_ONLY_TOOLS = frozenset(
+    {"Agent", "Task", "Skill", "ToolSearch", "NotebookEdit", "NotebookRead", "MultiEdit", "LS"}
+)
+
 CLASSIFIER_SYSTEM = (
     "You are the permission classifier of an autonomous coding agent. You decide whether one "
     "tool call may run without asking the user. Answer with a single word: yes or no."
@@ -247,17 +253,11 @@ def rules_for(options: AgentOptions) -> RuleSet:
 def make_gate(options: AgentOptions, session: Session) -> LoopGate:
     """Build the session's gate; malformed rules fail here, at startup (P3)."""
     rules = rules_for(options)
-    known = set(session.options.tools or ()) | {"Bash", "Read", "Edit", "Write"}
-    for rule in (*rules.allow, *rules.deny):
-        if rule.tool.startswith("mcp__") or rule.tool in known:
-            continue
-        from .tools.builtin import BUILTIN_TOOL_NAMES
+    from .tools.builtin import BUILTIN_TOOL_NAMES
 
-        if rule.tool not in BUILTIN_TOOL_NAMES and rule.tool not in (
-            "Agent",
-            "Skill",
-            "ToolSearch",
-        ):
+    known = {*BUILTIN_TOOL_NAMES, *_RULE_ONLY_TOOLS}
+    for rule in (*rules.allow, *rules.deny):
+        if not rule.tool.startswith("mcp__") and rule.tool not in known:
             warnings.warn(f"permission rule {rule}: unknown tool {rule.tool!r}", stacklevel=2)
     runner = HookRunner(options.hooks) if options.hooks else None
     gate = PermissionGate(

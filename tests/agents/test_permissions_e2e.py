@@ -460,3 +460,26 @@ async def test_a_subagents_calls_carry_its_agent_id_to_hooks_and_the_callback(
     assert "agent_id" not in by_tool["Agent"]
     assert (by_tool["Bash"]["agent_id"], by_tool["Bash"]["agent_type"]) == (agent_id, "helper")
     assert result_of(messages).result == "all done"
+
+
+async def test_a_rule_naming_an_unknown_tool_is_a_warning(project: Path) -> None:
+    """P3: an unknown tool name in a rule warns at startup; known names and aliases do not."""
+    import warnings
+
+    from agents import query
+
+    def run(rules: list[str]) -> Any:
+        return query(
+            prompt="hi",
+            options=AgentOptions(
+                cwd=str(project), backend=ScriptedBackend([Step([text("ok")])]), allowed_tools=rules
+            ),
+        )
+
+    with pytest.warns(UserWarning, match=r"^permission rule Grepp: unknown tool 'Grepp'$"):
+        async for _ in run(["Grepp"]):
+            pass
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        async for _ in run(["Task(researcher)", "Bash(npm *)", "mcp__srv", "NotebookEdit"]):
+            pass
