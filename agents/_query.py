@@ -270,12 +270,18 @@ def _prompt_items(item: Any) -> Prompt:
     raise ValueError(f"streaming prompt items must be str or dict, got {type(item).__name__}")
 
 
-async def _feed(handle: SessionHandle, prompt: str | AsyncIterable[Any]) -> None:
+async def _send_prompts(handle: SessionHandle, prompt: str | AsyncIterable[Any]) -> None:
+    """Queue a prompt, or each prompt of a stream, in the main agent's mailbox."""
     if isinstance(prompt, str):
         await handle.send(Prompt(prompt))
     else:
         async for item in prompt:
             await handle.send(_prompt_items(item))
+
+
+async def _feed(handle: SessionHandle, prompt: str | AsyncIterable[Any]) -> None:
+    """A single-shot query's input: its prompts, then the end of input."""
+    await _send_prompts(handle, prompt)
     await handle.send(INPUT_END)
 
 
@@ -409,12 +415,7 @@ class AgentClient:
 
     async def query(self, prompt: str | AsyncIterable[Any], session_id: str = "default") -> None:
         """Queue a prompt (or a stream of them) for the main agent."""
-        handle = self._require()
-        if isinstance(prompt, str):
-            await handle.send(Prompt(prompt))
-        else:
-            async for item in prompt:
-                await handle.send(_prompt_items(item))
+        await _send_prompts(self._require(), prompt)
 
     def receive_messages(self) -> AsyncIterator[Message]:
         """Every message of the session, as it comes (until the client closes)."""
