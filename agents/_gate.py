@@ -250,15 +250,22 @@ def rules_for(options: AgentOptions) -> RuleSet:
     return _parsed_rules(tuple(options.allowed_tools), tuple(options.disallowed_tools))
 
 
+@functools.cache
+def _known_tools() -> frozenset[str]:
+    """The tool names a rule may name without a warning (built once: the set is fixed)."""
+    from .tools.builtin import BUILTIN_TOOL_NAMES
+
+    return frozenset({*BUILTIN_TOOL_NAMES, *_RULE_ONLY_TOOLS})
+
+
 def make_gate(options: AgentOptions, session: Session) -> LoopGate:
     """Build the session's gate; malformed rules fail here, at startup (P3)."""
     rules = rules_for(options)
-    from .tools.builtin import BUILTIN_TOOL_NAMES
-
-    known = {*BUILTIN_TOOL_NAMES, *_RULE_ONLY_TOOLS}
-    for rule in (*rules.allow, *rules.deny):
-        if not rule.tool.startswith("mcp__") and rule.tool not in known:
-            warnings.warn(f"permission rule {rule}: unknown tool {rule.tool!r}", stacklevel=2)
+    if rules.allow or rules.deny:
+        known = _known_tools()
+        for rule in (*rules.allow, *rules.deny):
+            if not rule.tool.startswith("mcp__") and rule.tool not in known:
+                warnings.warn(f"permission rule {rule}: unknown tool {rule.tool!r}", stacklevel=2)
     runner = HookRunner(options.hooks) if options.hooks else None
     gate = PermissionGate(
         mode=options.resolved_permission_mode,

@@ -23,8 +23,7 @@ Invariants kept here:
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import attrs
@@ -126,15 +125,16 @@ class AgentLoop:
         self._turn_scope.cancel(reason="interrupt")
         return True
 
-    @contextmanager
-    def _interruptible(self) -> Iterator[trio.CancelScope]:
-        """A model call or tool phase, run in the cancel scope that :meth:`interrupt` cancels."""
-        with trio.CancelScope() as scope:
-            self._turn_scope = scope
-            try:
-                yield scope
-            finally:
-                self._turn_scope = None
+    def _interruptible(self) -> trio.CancelScope:
+        """The cancel scope for a model call or tool phase: what :meth:`interrupt` cancels.
+
+        The caller enters it and calls :meth:`_interrupted_done` once out of it (a plain scope,
+        not a generator context manager: this runs twice per turn)."""
+        scope = self._turn_scope = trio.CancelScope()
+        return scope
+
+    def _interrupted_done(self) -> None:
+        self._turn_scope = None
 
     async def aclose(self) -> None:
         """Run the tools' cleanup (kill shells ...), shielded: nothing outlives the agent (T7)."""
@@ -305,12 +305,14 @@ class AgentLoop:
 
     async def _turn_model(self, run: _Run) -> Response | None:
         """One model response, retried per SPEC L8, charged and streamed; None if interrupted."""
-        with self._interruptible() as scope:
-            t0 = trio.current_time()
-            try:
+        scope = self._interruptible()
+        t0 = trio.current_time()
+        try:
+            with scope:
                 response_and_trip = await self.model_call.with_retries(self)
-            finally:
-                run.api_seconds += trio.current_time() - t0
+        finally:
+            self._interrupted_done()
+            run.api_seconds += trio.current_time() - t0
         if scope.cancelled_caught:
             return None
         response, tripped = response_and_trip

@@ -57,12 +57,19 @@ __all__ = [
 @asynccontextmanager
 async def open_session_store(options: AgentOptions) -> AsyncIterator[SessionStore]:
     """``options.session_store`` (left open: the caller owns it), else a ``FileSessionStore``
-    under the data directory, closed when the session ends."""
+    under the data directory, closed when the session ends.
+
+    Closed with the synchronous ``close()``: the session is over by then, and a checkpoint here
+    would put one more scheduling round trip between the last message and the end of ``query()``.
+    """
     if options.session_store is not None:
         yield options.session_store
         return
-    async with FileSessionStore() as store:
+    store = FileSessionStore()
+    try:
         yield store
+    finally:
+        store.close()
 
 
 @attrs.define(eq=False)

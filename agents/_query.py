@@ -103,14 +103,17 @@ def build_registry(options: AgentOptions) -> ToolRegistry:
     from ._gate import rules_for
 
     denied = rules_for(options)
-    for name in registry.names():
-        if denied.removes_tool(name):  # a bare-name deny also hides the tool from the model (T2)
-            registry.remove(name)
+    if denied.deny:
+        for name in registry.names():
+            if denied.removes_tool(name):  # a bare-name deny also hides it from the model (T2)
+                registry.remove(name)
     return registry
 
 
 def _check_supported(options: AgentOptions) -> None:
     """Options for features that are not built yet fail loudly instead of being ignored."""
+    if not options.agents and not options.enable_file_checkpointing:
+        return  # the usual case, decided without building the report below
     definitions = (options.agents or {}).values()
     unsupported = {
         "enable_file_checkpointing": options.enable_file_checkpointing,
@@ -139,16 +142,25 @@ class SessionHandle:
 
 @attrs.define(eq=False)
 class _Starter:
-    """Runs one session, writing its messages to ``output`` and closing it at the end."""
+    """Runs one session, writing its messages to ``output`` and closing it at the end.
+
+    ``prompt``, when given, is a single-shot session's whole input: the main agent finds it (and
+    the end of input) in its mailbox as it starts, so no feeding task and no scheduling round
+    trips stand between the ``init`` message and the first model request.
+    """
 
     options: AgentOptions
     output: trio.MemorySendChannel[Message]
+    prompt: str | None = None
 
     async def run(
         self, *, task_status: trio.TaskStatus[SessionHandle] = trio.TASK_STATUS_IGNORED
     ) -> None:
-        """Run a whole session; ``task_status.started`` hands out its handle."""
-        async with self.output:
+        """Run a whole session; ``task_status.started`` hands out its handle.
+
+        The output is closed (without a checkpoint: the session is already over) once every
+        actor of the session has ended, so a reader that sees ``EndOfChannel`` knows that."""
+        with self.output:
             await self._run(task_status)
 
     async def emit(self, message: Message) -> None:
@@ -231,14 +243,18 @@ class _Starter:
             handle = SessionHandle(session=session, main=main, supervisor=supervisor)
 
             async def behaviour(actor: Actor) -> None:
+                if self.prompt is not None:  # fits: a fresh mailbox holds MAILBOX_CAPACITY items
+                    actor.mailbox.send_nowait(Prompt(self.prompt))
+                    actor.mailbox.send_nowait(INPUT_END)
                 await serve(main, actor, recording_results(main, self.emit))
                 # trailing, after every result: what the whole tree spent, per agent (S6)
                 await self.emit(SystemMessage(subtype="session_summary", data=session.summary()))
 
-            handle.actor = await supervisor.spawn(
-                behaviour, name="main", address="main", mailbox_capacity=MAILBOX_CAPACITY
-            )
+            # The main agent runs in this task (the session's): see ``Supervisor.root``.
+            main_actor = supervisor.root("main", address="main", mailbox_capacity=MAILBOX_CAPACITY)
+            handle.actor = main_actor
             task_status.started(handle)
+            await supervisor.run(main_actor, behaviour)
 
 
 def _thinking(options: AgentOptions) -> dict[str, Any] | None:
@@ -315,9 +331,15 @@ async def query(
     async def session_task() -> None:
         try:
             with scope:
-                async with trio.open_nursery() as nursery:
-                    handle = await nursery.start(_Starter(options, send).run)
-                    nursery.start_soon(_feed, handle, prompt)
+                if isinstance(prompt, str):
+                    # The session runs in this very task: each task or nursery between the
+                    # caller and the main agent would cost a scheduling round trip at start and
+                    # another at the end.
+                    await _Starter(options, send, prompt).run()
+                else:
+                    async with trio.open_nursery() as nursery:
+                        handle = await nursery.start(_Starter(options, send).run)
+                        nursery.start_soon(_feed, handle, prompt)
         except Exception as exc:  # handed to the caller, which re-raises it
             failure.append(_unwrap(exc))
         finally:
@@ -326,7 +348,7 @@ async def query(
     trio.lowlevel.spawn_system_task(session_task, context=contextvars.copy_context())
     last_result: ResultMessage | None = None
     try:
-        async with receive:
+        with receive:  # closed without a checkpoint: one scheduling round trip less at the end
             while True:
                 try:
                     message = receive.receive_nowait()
@@ -340,13 +362,17 @@ async def query(
                 if isinstance(message, ResultMessage):
                     last_result = message
                 yield message
-        await finished.wait()
+        # A single-shot session has ended by the time its output closes; the checks skip the
+        # checkpoint of waiting on an Event that is already set.
+        if not finished.is_set():
+            await finished.wait()
         if failure:
             raise failure[0]
     finally:
-        scope.cancel()
-        with trio.CancelScope(shield=True):
-            await finished.wait()
+        if not finished.is_set():
+            scope.cancel()
+            with trio.CancelScope(shield=True):
+                await finished.wait()
     if isinstance(prompt, str) and last_result is not None and last_result.is_error:
         raise ResultError(
             last_result.subtype, last_result.errors or [], last_result.session_id, last_result

@@ -6,10 +6,11 @@ Shared by the loop (``agents._loop``), its model call (``agents._model_call``) a
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 import attrs
+
+from ._ids import new_id
 
 __all__ = [
     "BUDGET_LIMIT_TEXT",
@@ -30,17 +31,6 @@ USAGE_KEYS = (
     "cache_creation_input_tokens",
     "cache_read_input_tokens",
 )
-
-
-def new_id() -> str:
-    """A random (version 4) UUID string, made in a third of ``str(uuid.uuid4())``'s time."""
-    h = "%032x" % ((_getrandbits(128) & _UUID_MASK) | _UUID_BITS)
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
-
-
-_getrandbits = random.getrandbits
-_UUID_MASK = ~((0xF000 << 64) | (0xC000 << 48))
-_UUID_BITS = (0x4000 << 64) | (0x8000 << 48)
 
 
 @attrs.define(eq=False)

@@ -19,7 +19,9 @@ for what it used) and refuses later spawns with ``Budget limit reached`` (S6).
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import functools
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -92,6 +94,7 @@ class Wake:
 
 INPUT_END = InputEnd()
 WAKE = Wake()
+_NO_SERVICES: contextlib.nullcontext[None] = contextlib.nullcontext()
 
 
 def definitions_for(options: AgentOptions) -> dict[str, AgentDefinition]:
@@ -116,19 +119,27 @@ async def serve(
     loop.actor = actor
     mailbox = actor.mailbox
     last: ResultMessage | None = None
-    async with trio.open_nursery() as services:
+    # Items taken off the mailbox while gathering queued task notifications, not yet handled.
+    pending: collections.deque[Any] = collections.deque()
+    services_cm = trio.open_nursery() if _needs_services(loop) else _NO_SERVICES
+    async with services_cm as services:
         loop.nursery = services
         try:
             while True:
-                try:
-                    item = mailbox.receive_nowait()
-                except trio.WouldBlock:
-                    if closed and loop.background_running == 0:
+                if pending:
+                    item = pending.popleft()
+                else:
+                    try:
+                        item = mailbox.receive_nowait()
+                    except trio.WouldBlock:
+                        if closed and loop.background_running == 0:
+                            break
+                        item = await mailbox.receive()
+                    except trio.EndOfChannel:
                         break
-                    item = await mailbox.receive()
-                except trio.EndOfChannel:
-                    break
                 if isinstance(item, Prompt):
+                    if _is_notification(item):
+                        item = _gather_notifications(item, mailbox, pending)
                     last = await loop.run_prompt(
                         item.content, max_turns=item.max_turns, origin=item.origin
                     )
@@ -143,8 +154,68 @@ async def serve(
                     log.warning("agent %s: ignoring mailbox item %r", loop.agent_id, item)
         finally:
             await loop.aclose()
-            services.cancel_scope.cancel()
+            if services is not None:
+                services.cancel_scope.cancel()
     return last
+
+
+def _needs_services(loop: AgentLoop) -> bool:
+    """Whether the agent gets a nursery for its tools' background work (``ToolContext.nursery``).
+
+    Of the built-in tools only Bash (background shells) uses one; custom tools may. Agents
+    with neither go without: a nursery costs about as much as the rest of a one-turn subagent's
+    bookkeeping, and a tree of thousands of leaf agents pays it thousands of times."""
+    plain = _no_nursery_tools()
+    return any(name not in plain for name in loop.tools.names())
+
+
+@functools.cache
+def _no_nursery_tools() -> frozenset[str]:
+    """The tools known not to use ``ToolContext.nursery`` (imported late: the tools are heavy)."""
+    from .tools.builtin import BUILTIN_TOOL_NAMES
+
+    return frozenset(set(BUILTIN_TOOL_NAMES) - {"Bash"} | {"Agent"})
+
+
+def _is_notification(item: object) -> bool:
+    return (
+        isinstance(item, Prompt)
+        and item.origin is not None
+        and item.origin.get("kind") == "task-notification"
+    )
+
+
+def _gather_notifications(first: Prompt, mailbox: Any, pending: collections.deque[Any]) -> Prompt:
+    """``first`` and the task notifications queued right behind it, as one injected turn.
+
+    Children that finish while their spawner is busy are answered together in its next turn,
+    as Claude Code drains its queue of task notifications: one turn (and ``ResultMessage``) per
+    batch, instead of a turn per child whose answer only says "noted". A notification that
+    finds its spawner idle still gets a turn of its own. Order is kept: gathering stops at the
+    first queued item that is not a notification (it is handled next, as usual). ``pending``
+    receives what was taken off the mailbox but not merged; it never holds more than the
+    mailbox's capacity, since nothing checkpoints while draining.
+    """
+    while True:
+        try:
+            pending.append(mailbox.receive_nowait())
+        except (trio.WouldBlock, trio.EndOfChannel):
+            break
+    batch = [first]
+    while pending and (_is_notification(pending[0]) or pending[0] is WAKE):
+        item = pending.popleft()
+        if item is not WAKE:
+            batch.append(item)
+    if len(batch) == 1:
+        return first
+    assert all(isinstance(p.content, str) for p in batch)
+    return Prompt(
+        "\n".join(str(p.content) for p in batch),
+        origin={
+            "kind": "task-notification",
+            "task_ids": [p.origin["task_id"] for p in batch if p.origin is not None],
+        },
+    )
 
 
 # -- the Agent tool --------------------------------------------------------------------------------
@@ -310,6 +381,7 @@ async def spawn_child(
             # wrapped in a group by the agent's nurseries: the scope says what happened.
             record.stopped = record.result is None and actor.cancel_scope.cancel_called
             record.done.set()
+            _release_transcript(child)
             if notify:
                 with trio.CancelScope(shield=True, relative_deadline=5):
                     await _notify(parent, record)
@@ -342,6 +414,13 @@ def _adopt(child: AgentLoop, actor: Actor) -> None:
     child.actor = actor
     if child.transcript is None:
         child.transcript = open_agent_transcript(child.session, actor.address)
+
+
+def _release_transcript(child: AgentLoop) -> None:
+    """The agent has ended: its transcript file need not stay open (a tree of thousands of
+    agents would otherwise hold thousands of descriptors until the store evicts them)."""
+    if child.transcript is not None:
+        child.transcript.close()
 
 
 async def _report_progress(child: AgentLoop, response: Any) -> None:
@@ -540,8 +619,11 @@ async def spawn_from_code(
     async def behaviour(actor: Actor) -> None:
         _adopt(child, actor)
         async with send:
-            await fire(child, "SubagentStart", agent_type, agent_type=agent_type)
-            await serve(child, actor, recording_results(child, send.send))
+            try:
+                await fire(child, "SubagentStart", agent_type, agent_type=agent_type)
+                await serve(child, actor, recording_results(child, send.send))
+            finally:
+                _release_transcript(child)
 
     if main.session.ledger.exhausted:
         raise BudgetExhausted()

@@ -50,6 +50,22 @@ class Actor:
     # Per-kind counters for child addresses: "researcher" -> last n used.
     _child_counts: dict[str, int] = attrs.field(factory=dict, init=False)
     _done: trio.Event = attrs.field(factory=trio.Event, init=False)
+    # Made only when someone waits for the task to start (see ``Supervisor.spawn``).
+    _started: trio.Event | None = attrs.field(default=None, init=False)
+
+    def _set_started(self, nursery: trio.Nursery) -> None:
+        self._nursery = nursery
+        if self._started is not None:
+            self._started.set()
+
+    async def _wait_started(self) -> trio.Nursery:
+        """The children's nursery, once this actor's task has opened it."""
+        if self._started is None:
+            self._started = trio.Event()
+        await self._started.wait()
+        if self._nursery is None:
+            raise ValueError(f"actor {self.address!r} ended before it could take children")
+        return self._nursery
 
     def cancel(self, reason: str | None = None) -> None:
         """Cancel this actor and its subtree; the actor then ends quietly (not an error)."""

@@ -84,7 +84,10 @@ class Supervisor:
         mailbox_capacity: int = 64,
         address: str | None = None,
     ) -> Actor:
-        """Start ``behaviour(actor)`` as a new actor and return the actor once it has started.
+        """Start ``behaviour(actor)`` as a new actor and return the actor.
+
+        The actor is live (addressable, counted, its mailbox open) when this returns; its task
+        runs from the next scheduling point on.
 
         Refusals, checked in this order: the ledger is exhausted (:class:`BudgetExhausted`),
         the actor would be deeper than ``max_depth`` (:class:`DepthLimitReached`), there are
@@ -94,6 +97,55 @@ class Supervisor:
         (``name-2``, ``name-3``... if taken) and a child is ``"{parent.address}/{name}-{n}"``,
         ``n`` counting 1, 2, 3 per parent and name.
         """
+        actor, nursery = await self._register(name, parent, background, mailbox_capacity, address)
+        # ``start_soon``, not ``start``: the actor is registered and addressable now, its task
+        # runs at the next scheduling point. Waiting for it to start would cost a nursery and two
+        # task switches per actor, which is most of a spawn; the one thing that needs the task
+        # running, spawning a grandchild from outside, waits for it (``_wait_started``).
+        try:
+            nursery.start_soon(self._run, actor, behaviour, name=actor.address)
+        except BaseException:
+            self._finish(actor)
+            raise
+        self._live_tasks += 1
+        # Shielded: once spawned, the caller must get its actor back, cancelled or not.
+        await trio.lowlevel.cancel_shielded_checkpoint()
+        return actor
+
+    def root(self, name: str, *, address: str | None = None, mailbox_capacity: int = 64) -> Actor:
+        """Register a root actor whose task will be the caller's own: run it with :meth:`run`.
+
+        For the one actor that does nothing but run its session (the main agent): running it
+        in the task that opened the supervisor saves a task, and the scheduling round trips of
+        starting it and of waiting for it at the end. It is live (addressable, its mailbox open)
+        from now on, so its handle can be given out before it runs.
+        """
+        if self._nursery is None:
+            raise RuntimeError("supervisor is closed: register inside open_supervisor()")
+        return self._new_actor(name, None, False, mailbox_capacity, address)
+
+    async def run(self, actor: Actor, behaviour: Behaviour) -> None:
+        """Run ``behaviour(actor)`` for a :meth:`root` actor, in the calling task.
+
+        Returns (or raises) as a spawned actor's task would end: once the behaviour and every
+        child of the actor have ended; cancelling the actor ends it quietly.
+        """
+        if actor.parent is not None or self._live.get(actor.address) is not actor:
+            raise ValueError(f"actor {actor.address!r} is not a registered root of this supervisor")
+        if actor._nursery is not None or actor.done:
+            raise RuntimeError(f"actor {actor.address!r} is already running")
+        self._live_tasks += 1
+        await self._run(actor, behaviour)
+
+    async def _register(
+        self,
+        name: str,
+        parent: Actor | None,
+        background: bool,
+        mailbox_capacity: int,
+        address: str | None,
+    ) -> tuple[Actor, trio.Nursery]:
+        """Check the limits, make the actor live, and find the nursery its task goes in."""
         if self.ledger.exhausted:
             raise BudgetExhausted
         depth = 0 if parent is None else parent.depth + 1
@@ -111,10 +163,26 @@ class Supervisor:
             if nursery is None:
                 raise RuntimeError("supervisor is closed: spawn inside open_supervisor()")
         else:
-            nursery = parent._nursery
-            if nursery is None or live.get(parent.address) is not parent:
+            if live.get(parent.address) is not parent:
                 raise ValueError(f"parent actor {parent.address!r} is not live in this supervisor")
+            nursery = parent._nursery
+            if nursery is None:  # spawned a moment ago, its task not yet running
+                await parent._wait_started()
+                # the limits may have moved while we waited
+                return await self._register(name, parent, background, mailbox_capacity, address)
+        # No checkpoint from here on, so concurrent spawns see the limits up to date.
+        return self._new_actor(name, parent, background, mailbox_capacity, address), nursery
+
+    def _new_actor(
+        self,
+        name: str,
+        parent: Actor | None,
+        background: bool,
+        mailbox_capacity: int,
+        address: str | None,
+    ) -> Actor:
         address = self._address(name, parent, address)
+        depth = 0 if parent is None else parent.depth + 1
         actor = Actor(
             address=address,
             name=name,
@@ -123,7 +191,7 @@ class Supervisor:
             mailbox=Mailbox(mailbox_capacity),
             background=background,
         )
-        # Register before the first checkpoint so concurrent spawns see the limits up to date.
+        live = self._live
         live[address] = actor
         if parent is not None:
             parent._children[address] = actor
@@ -132,11 +200,6 @@ class Supervisor:
         self._spawned_total += 1
         if len(live) > self._peak_live:
             self._peak_live = len(live)
-        try:
-            await nursery.start(self._run, actor, behaviour)
-        except BaseException:
-            self._finish(actor)  # the task never started (or died before started())
-            raise
         return actor
 
     def _address(self, name: str, parent: Actor | None, address: str | None) -> str:
@@ -160,21 +223,13 @@ class Supervisor:
                 counts[name] = n
                 return candidate
 
-    async def _run(
-        self,
-        actor: Actor,
-        behaviour: Behaviour,
-        *,
-        task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
-    ) -> None:
-        self._live_tasks += 1
+    async def _run(self, actor: Actor, behaviour: Behaviour) -> None:
         try:
             with actor.cancel_scope:
                 error: BaseException | None = None
                 try:
                     async with trio.open_nursery() as children:
-                        actor._nursery = children
-                        task_status.started()
+                        actor._set_started(children)
                         await behaviour(actor)
                 except BaseExceptionGroup as group:
                     if len(group.exceptions) != 1:
@@ -206,6 +261,8 @@ class Supervisor:
         if peak > self._mailbox_peak:
             self._mailbox_peak = peak
         actor._done.set()
+        if actor._started is not None:
+            actor._started.set()  # wake spawners waiting on a task that never ran
 
     def actor(self, address: str) -> Actor:
         """The live actor at ``address``; ``KeyError`` if there is none."""

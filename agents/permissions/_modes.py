@@ -33,20 +33,31 @@ _SED_PREFIX = re.compile(rf"\s*(?:{_SED_ADDRESS}(?:\s*,\s*{_SED_ADDRESS})?)?\s*!
 
 
 class WorkingDirs:
-    """``cwd`` plus ``add_dirs``, absolute, with their resolved forms computed once."""
+    """``cwd`` plus ``add_dirs``, absolute, with their resolved forms computed once.
 
-    __slots__ = ("dirs", "home", "real_dirs")
+    The resolved forms cost system calls and only path checks need them, so they are computed
+    at the first such check: a session whose calls never name a path never pays for them.
+    """
+
+    __slots__ = ("_real_dirs", "dirs", "home")
 
     def __init__(self, cwd: str, add_dirs: Sequence[str], home: str) -> None:
         self.home = home
         self.dirs = tuple(
             dict.fromkeys([absolute(cwd, "/", home)] + [absolute(d, cwd, home) for d in add_dirs])
         )
-        self.real_dirs = tuple(dict.fromkeys(real(d) for d in self.dirs))
+        self._real_dirs: tuple[str, ...] | None = None
 
     @property
     def cwd(self) -> str:
         return self.dirs[0]
+
+    @property
+    def real_dirs(self) -> tuple[str, ...]:
+        """The directories with symlinks resolved (at the first call)."""
+        if self._real_dirs is None:
+            self._real_dirs = tuple(dict.fromkeys(real(d) for d in self.dirs))
+        return self._real_dirs
 
     def contain(self, path: str, memo: CallMemo) -> bool:
         """Whether ``path`` and its symlink target both lie inside a working directory."""

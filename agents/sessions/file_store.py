@@ -22,6 +22,7 @@ by ``load`` (E3) and the new entries are kept.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 from collections import OrderedDict
@@ -66,6 +67,38 @@ def _check_component(what: str, value: str) -> None:
         raise ValueError(f"{what} must be a single non-empty path component, got {value!r}")
 
 
+@functools.lru_cache(maxsize=1024)
+def _file_path(root: str, key: SessionKey) -> str:
+    """Where ``key`` lives under ``root``; a pure function of both, so cached."""
+    _check_component("project_key", key.project_key)
+    _check_component("session_id", key.session_id)
+    base = os.path.join(root, key.project_key)
+    if key.subpath is None:
+        return os.path.join(base, key.session_id + _SUFFIX)
+    parts = key.subpath.split("/")
+    for part in parts:
+        _check_component("subpath component", part)
+    return os.path.join(base, key.session_id, *parts[:-1], parts[-1] + _SUFFIX)
+
+
+def _default_max_open_files() -> int:
+    """How many transcript descriptors a store keeps open by default: a quarter of the process's
+    descriptor limit (the rest is for tools, sockets and subprocesses), between 64 and 4096.
+
+    Every live agent appends to its own transcript, so a tree of thousands of subagents needs
+    that many descriptors open at once: a cache smaller than the live set would close and reopen
+    files on nearly every append.
+    """
+    try:
+        import resource
+    except ImportError:  # not POSIX
+        return 64
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return 4096
+    return max(64, min(4096, soft // 4))
+
+
 class _Stamp(msgspec.Struct):
     timestamp: float
 
@@ -77,8 +110,9 @@ _stamp_decoder = msgspec.json.Decoder(_Stamp)
 class FileSessionStore:
     """Transcripts as append-only JSON-lines files; see the module docstring.
 
-    Open descriptors are cached per key (at most ``max_open_files``, least recently used closed
-    first); close them with ``aclose()`` or ``async with``::
+    Open descriptors are cached per key (at most ``max_open_files``, by default a quarter of the
+    process's descriptor limit, between 64 and 4096; least recently used closed first); close
+    one with ``release(key)`` when its agent ends, all with ``aclose()`` or ``async with``::
 
         async with FileSessionStore() as store:
             await store.append(key, [entry])
@@ -86,7 +120,7 @@ class FileSessionStore:
     """
 
     root: Path = attrs.field(default=None, converter=_to_root)
-    max_open_files: int = 64
+    max_open_files: int = attrs.field(factory=_default_max_open_files)
     _fds: OrderedDict[SessionKey, int] = attrs.field(init=False, factory=OrderedDict)
     _buf: bytearray = attrs.field(init=False, factory=bytearray)
 
@@ -101,16 +135,8 @@ class FileSessionStore:
         return Path(self._path(key))
 
     def _path(self, key: SessionKey) -> str:
-        # strings, not pathlib: this runs whenever a descriptor is (re)opened
-        _check_component("project_key", key.project_key)
-        _check_component("session_id", key.session_id)
-        base = os.path.join(self.root, key.project_key)
-        if key.subpath is None:
-            return os.path.join(base, key.session_id + _SUFFIX)
-        parts = key.subpath.split("/")
-        for part in parts:
-            _check_component("subpath component", part)
-        return os.path.join(base, key.session_id, *parts[:-1], parts[-1] + _SUFFIX)
+        # strings, not pathlib, and cached: this runs whenever a descriptor is (re)opened
+        return _file_path(os.fspath(self.root), key)
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -159,6 +185,11 @@ class FileSessionStore:
             fd = self._fds.pop(key, None)
             if fd is not None:
                 os.close(fd)
+
+    def release(self, key: SessionKey) -> None:
+        """Close ``key``'s descriptor, if open: its agent has ended and will append no more
+        (a later append reopens it). Keeps the cache for the transcripts still being written."""
+        self._close_keys([key])
 
     def close(self) -> None:
         """Close every cached descriptor; the store stays usable (they reopen on demand)."""

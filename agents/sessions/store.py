@@ -12,6 +12,7 @@ Any implementation can be checked with :func:`agents.testing.store_conformance.c
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -131,7 +132,12 @@ async def load_with_report(store: SessionStore, key: SessionKey) -> LoadReport |
 
 def default_projects_dir() -> Path:
     """``$TRIO_AGENTS_DATA_DIR/projects``, else ``~/.trio-agents/projects``."""
-    data_dir = os.environ.get(DATA_DIR_ENV)
+    # every session asks; the answer depends only on these two variables
+    return _projects_dir(os.environ.get(DATA_DIR_ENV), os.environ.get("HOME"))
+
+
+@functools.lru_cache(maxsize=8)
+def _projects_dir(data_dir: str | None, home: str | None) -> Path:
     base = Path(data_dir).expanduser() if data_dir else Path.home() / ".trio-agents"
     return base / "projects"
 
@@ -143,7 +149,11 @@ def project_key_for(cwd: str | os.PathLike[str] | None = None) -> str:
     (``/home/me/my.repo`` → ``-home-me-my-repo``); keys over 200 characters are cut and suffixed
     with a hash so distinct long paths stay distinct.
     """
-    path = os.path.abspath(os.fspath(cwd) if cwd is not None else os.getcwd())
+    return _project_key(os.path.abspath(os.fspath(cwd) if cwd is not None else os.getcwd()))
+
+
+@functools.lru_cache(maxsize=256)
+def _project_key(path: str) -> str:
     key = _UNSAFE.sub("-", path)
     if len(key) > _MAX_PROJECT_KEY:
         digest = hashlib.sha256(path.encode("utf-8", "surrogatepass")).hexdigest()[:16]

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import time
-import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,6 +19,7 @@ import attrs
 import msgspec
 import trio
 
+from agents._ids import new_id
 from agents.messages import Message, SystemMessage
 from agents.sessions.entry import LoadReport, TranscriptEntry
 from agents.sessions.file_store import FileSessionStore
@@ -88,7 +88,7 @@ class Transcript:
     def _entry(self, message: Message, parent_uuid: str | None) -> TranscriptEntry:
         message_uuid = getattr(message, "uuid", "")
         if not message_uuid:
-            message_uuid = str(uuid.uuid4())
+            message_uuid = new_id()
             if not isinstance(message, SystemMessage):
                 message = msgspec.structs.replace(message, uuid=message_uuid)
         return TranscriptEntry(
@@ -106,7 +106,7 @@ class Transcript:
         E.g. ``record_kind(HISTORY_SNAPSHOT, {"messages": [...]})`` after compaction.
         """
         entry = TranscriptEntry(
-            uuid=str(uuid.uuid4()),
+            uuid=new_id(),
             parent_uuid=self.last_uuid,
             session_id=self.key.session_id,
             timestamp=time.time(),
@@ -125,6 +125,14 @@ class Transcript:
         else:
             await self.store.append(self.key, entries)
         self.last_uuid = entries[-1].uuid
+
+    def close(self) -> None:
+        """Say that this transcript's agent has ended: a store that keeps a descriptor per key
+        (``FileSessionStore.release``) closes it now instead of when it ages out of its cache.
+        Recording again later still works."""
+        release = getattr(self.store, "release", None)
+        if release is not None:
+            release(self.key)
 
     @classmethod
     async def resume(

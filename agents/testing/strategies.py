@@ -47,8 +47,9 @@ class StepSpec:
 
 @attrs.frozen
 class NodeSpec:
-    """An agent: ``steps`` are its tool-using responses; a final text response follows, plus one
-    answer per background child's notification."""
+    """An agent: ``steps`` are its tool-using responses; a final text response follows, plus
+    enough answers for its background children's notifications (one per child at most:
+    notifications queued behind a busy agent share one turn)."""
 
     name: str
     background: bool

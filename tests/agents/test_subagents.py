@@ -23,6 +23,7 @@ from agents import (
     UserMessage,
 )
 from agents._query import build_registry
+from agents.backends.base import ModelRequest
 from agents.testing import ScriptedBackend, Step, text, tool_use
 
 from .helpers import collect, result_of
@@ -158,19 +159,55 @@ async def test_the_21st_concurrent_spawn_is_refused(
 ) -> None:
     """Twenty background agents run; the 21st spawn gets 'Concurrent subagent limit reached'."""
     calls = [spawn("auditor", background=True) for _ in range(21)]
-    backend = ScriptedBackend(
-        {
-            "main": [Step(calls), Step([text("launched")])] + [Step([text("noted")])] * 20,
-            "auditor": [Step([text("done")], latency=10)] * 20,
-        }
-    )
-    options = AgentOptions(cwd=str(project), backend=backend, agents=AGENTS)
+
+    def respond(request: ModelRequest) -> Step:
+        if request.agent_type == "auditor":
+            return Step([text("done")], latency=10)
+        return Step(calls) if len(request.messages) == 1 else Step([text("noted")])
+
+    options = AgentOptions(cwd=str(project), backend=ScriptedBackend(respond), agents=AGENTS)
     messages, _ = await collect("go", options)
     results = tool_results(messages)
     refused = [r for r in results.values() if r.is_error]
     assert [r.content for r in refused] == ["Concurrent subagent limit reached"]
     assert results[calls[-1].id].is_error
+    notes = [
+        m for m in messages if isinstance(m, SystemMessage) and m.subtype == "task_notification"
+    ]
+    assert len(notes) == 20  # one each, though main answers them in as few turns as it can
+
+
+async def test_notifications_queued_behind_a_busy_parent_share_one_turn(
+    project: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Children finishing while the main agent is busy are answered in one injected turn,
+    in the order they finished; a notification that finds the parent idle gets its own turn."""
+    calls = [spawn("auditor", background=True, prompt=f"job {i}") for i in range(3)]
+    late = spawn("researcher", background=True)
+    backend = ScriptedBackend(
+        {
+            # main is busy (a 10 s response) while the three auditors finish at t=1, 2, 3
+            "main": [Step([*calls, late]), Step([text("thinking")], latency=10),
+                     Step([text("three seen")]), Step([text("late seen")])],
+            "auditor": [Step([text("a")], latency=1), Step([text("b")], latency=2),
+                        Step([text("c")], latency=3)],
+            "researcher": [Step([text("r")], latency=20)],
+        }
+    )  # fmt: skip
+    options = AgentOptions(cwd=str(project), backend=backend, agents=AGENTS)
+    messages, error = await collect("go", options)
+    assert error is None
     backend.assert_consumed()
+    results = [m.result for m in messages if isinstance(m, ResultMessage)]
+    assert results == ["thinking", "three seen", "late seen"]
+    main = [r for r in backend.requests if r.agent_type == "main"]
+    batch = main[2].messages[-1]["content"]
+    assert batch.count("<task-notification>") == 3
+    assert [batch.index(f"<result>{r}</result>") for r in "abc"] == sorted(
+        batch.index(f"<result>{r}</result>") for r in "abc"
+    )
+    single = main[3].messages[-1]["content"]
+    assert single.count("<task-notification>") == 1 and "<result>r</result>" in single
 
 
 async def test_a_subagents_permission_request_names_the_agent(project: Path) -> None:
@@ -360,3 +397,21 @@ async def test_a_subagent_has_its_own_transcript_and_start_hook(project: Path) -
     prompts = [e.message for e in entries if isinstance(e.message, UserMessage)]
     assert prompts[0].content == "dig"
     assert any(isinstance(e.message, ResultMessage) for e in entries)
+
+
+async def test_an_ended_subagent_gives_its_transcript_descriptor_back(project: Path) -> None:
+    """Only live agents hold transcript files open (a big tree would run out of descriptors)."""
+    from agents.sessions import FileSessionStore
+
+    backend = ScriptedBackend(
+        {"main": [Step([spawn("researcher"), spawn("auditor")]), Step([text("ok")])],
+         "researcher": [Step([text("r")])], "auditor": [Step([text("a")])]}
+    )  # fmt: skip
+    async with FileSessionStore(project / "data") as store:
+        options = AgentOptions(
+            cwd=str(project), backend=backend, agents=AGENTS, session_store=store
+        )
+        await collect("go", options)
+        assert [key.subpath for key in store._fds] == [None]  # the main transcript only
+        written = sorted(p.name for p in (project / "data").rglob("agent-*"))
+        assert len(written) == 2

@@ -116,6 +116,7 @@ async def test_children_run_inside_the_parent_task() -> None:
     async with open_supervisor() as sup:
         main = await sup.spawn(record, name="main")
         child = await sup.spawn(record, name="researcher", parent=main)
+        await trio.testing.wait_all_tasks_blocked()  # spawn returns before the task has run
         nursery = tasks[child.address].parent_nursery
         assert nursery is not None
         assert nursery.parent_task is tasks["main"]

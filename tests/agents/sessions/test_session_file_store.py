@@ -207,3 +207,30 @@ async def test_list_sessions_summarizes_first_prompt(tmp_path: Path) -> None:
     assert info.summary.startswith("Summarize this project please") and len(info.summary) == 80
     assert info.summary.endswith("…")
     assert (info.created, info.mtime) == (entries[0].timestamp, entries[1].timestamp)
+
+
+async def test_release_closes_one_descriptor_and_a_later_append_reopens_it(
+    tmp_path: Path,
+) -> None:
+    """An ended agent's transcript gives its descriptor back; the file stays appendable."""
+    store = FileSessionStore(tmp_path)
+    done, live = SessionKey("-p", "s1", "subagents/agent-a"), SessionKey("-p", "s1")
+    for key in (done, live):
+        await store.append(key, chain(key.session_id, ["x"]))
+    store.release(done)
+    store.release(done)  # idempotent
+    assert list(store._fds) == [live]
+    await store.append(done, chain("s1", ["y"]))
+    assert [e.message.content for e in await store.load(done) or []] == ["x", "y"]
+    await store.aclose()
+
+
+def test_the_default_descriptor_cache_fits_a_large_tree(tmp_path: Path) -> None:
+    """By default the cache holds at least 64 descriptors and at most a quarter of the limit."""
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    size = FileSessionStore(tmp_path).max_open_files
+    assert 64 <= size <= 4096
+    if soft != resource.RLIM_INFINITY and soft >= 256:
+        assert size <= soft // 4
