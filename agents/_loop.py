@@ -94,6 +94,8 @@ class AgentLoop:
     streams: bool = True
     #: background children still running (the agent's input cannot end before they do)
     background_running: int = 0
+    #: background children's notifications (``Prompt``s) not answered yet, oldest first
+    notifications: list[Any] = attrs.Factory(list)
     turns_total: int = 0
     last_usage: dict[str, int] = attrs.Factory(dict)
     #: called after each of this agent's responses (background subagents report progress)
@@ -305,16 +307,22 @@ class AgentLoop:
 
     async def _turn_model(self, run: _Run) -> Response | None:
         """One model response, retried per SPEC L8, charged and streamed; None if interrupted."""
-        scope = self._interruptible()
         t0 = trio.current_time()
-        try:
-            with scope:
+        if self.is_main:  # only the main agent's turns can be interrupted (AgentClient.interrupt)
+            scope = self._interruptible()
+            try:
+                with scope:
+                    response_and_trip = await self.model_call.with_retries(self)
+            finally:
+                self._interrupted_done()
+                run.api_seconds += trio.current_time() - t0
+            if scope.cancelled_caught:
+                return None
+        else:
+            try:
                 response_and_trip = await self.model_call.with_retries(self)
-        finally:
-            self._interrupted_done()
-            run.api_seconds += trio.current_time() - t0
-        if scope.cancelled_caught:
-            return None
+            finally:
+                run.api_seconds += trio.current_time() - t0
         response, tripped = response_and_trip
         run.turns += 1
         run.stop_reason = response.stop_reason

@@ -19,7 +19,6 @@ for what it used) and refuses later spawns with ``Budget limit reached`` (S6).
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import functools
 import logging
@@ -115,39 +114,43 @@ async def serve(
 ) -> ResultMessage | None:
     """Run an agent's actor: answer mailbox prompts one at a time until its input has ended
     (``INPUT_END``, or ``closed=True`` for a subagent with one prompt) and none of its
-    background children is running. Returns the last result."""
+    background children is running or waiting to be heard. Returns the last result.
+
+    Background children's notifications wait in ``loop.notifications`` (see :func:`_notify`);
+    a ``WAKE`` in the mailbox marks where they arrived among the prompts, and every
+    notification waiting then is answered in one injected turn (:func:`_notification_turn`).
+    """
     loop.actor = actor
     mailbox = actor.mailbox
     last: ResultMessage | None = None
-    # Items taken off the mailbox while gathering queued task notifications, not yet handled.
-    pending: collections.deque[Any] = collections.deque()
     services_cm = trio.open_nursery() if _needs_services(loop) else _NO_SERVICES
     async with services_cm as services:
         loop.nursery = services
         try:
             while True:
-                if pending:
-                    item = pending.popleft()
-                else:
-                    try:
-                        item = mailbox.receive_nowait()
-                    except trio.WouldBlock:
-                        if closed and loop.background_running == 0:
-                            break
-                        item = await mailbox.receive()
-                    except trio.EndOfChannel:
+                try:
+                    item = mailbox.receive_nowait()
+                except trio.WouldBlock:
+                    if loop.notifications:  # their WAKE did not fit in a full mailbox
+                        item = WAKE
+                    elif closed and loop.background_running == 0:
                         break
+                    else:
+                        item = await mailbox.receive()
+                except trio.EndOfChannel:
+                    break
                 if isinstance(item, Prompt):
-                    if _is_notification(item):
-                        item = _gather_notifications(item, mailbox, pending)
                     last = await loop.run_prompt(
                         item.content, max_turns=item.max_turns, origin=item.origin
                     )
                     await on_result(last)
+                elif item is WAKE:
+                    if loop.notifications:
+                        prompt = _notification_turn(loop)
+                        last = await loop.run_prompt(prompt.content, origin=prompt.origin)
+                        await on_result(last)
                 elif item is INPUT_END:
                     closed = True
-                elif item is WAKE:
-                    continue
                 elif callable(item):  # a control action queued behind the running turn
                     await item()
                 else:
@@ -177,38 +180,18 @@ def _no_nursery_tools() -> frozenset[str]:
     return frozenset(set(BUILTIN_TOOL_NAMES) - {"Bash"} | {"Agent"})
 
 
-def _is_notification(item: object) -> bool:
-    return (
-        isinstance(item, Prompt)
-        and item.origin is not None
-        and item.origin.get("kind") == "task-notification"
-    )
-
-
-def _gather_notifications(first: Prompt, mailbox: Any, pending: collections.deque[Any]) -> Prompt:
-    """``first`` and the task notifications queued right behind it, as one injected turn.
+def _notification_turn(loop: AgentLoop) -> Prompt:
+    """Every notification waiting for ``loop``, in the order the children ended, as one turn.
 
     Children that finish while their spawner is busy are answered together in its next turn,
     as Claude Code drains its queue of task notifications: one turn (and ``ResultMessage``) per
     batch, instead of a turn per child whose answer only says "noted". A notification that
-    finds its spawner idle still gets a turn of its own. Order is kept: gathering stops at the
-    first queued item that is not a notification (it is handled next, as usual). ``pending``
-    receives what was taken off the mailbox but not merged; it never holds more than the
-    mailbox's capacity, since nothing checkpoints while draining.
+    finds its spawner idle still gets a turn of its own.
     """
-    while True:
-        try:
-            pending.append(mailbox.receive_nowait())
-        except (trio.WouldBlock, trio.EndOfChannel):
-            break
-    batch = [first]
-    while pending and (_is_notification(pending[0]) or pending[0] is WAKE):
-        item = pending.popleft()
-        if item is not WAKE:
-            batch.append(item)
+    batch: list[Prompt] = loop.notifications
+    loop.notifications = []
     if len(batch) == 1:
-        return first
-    assert all(isinstance(p.content, str) for p in batch)
+        return batch[0]
     return Prompt(
         "\n".join(str(p.content) for p in batch),
         origin={
@@ -393,7 +376,11 @@ async def spawn_child(
         parent.background_running += 1
     try:
         actor = await session.supervisor.spawn(
-            behaviour, name=child.agent_type, parent=parent.actor, background=background
+            behaviour,
+            name=child.agent_type,
+            parent=parent.actor,
+            background=background,
+            leaf=child.tools.get("Agent") is None,  # it can spawn nothing: no nursery needed
         )
     except BaseException:
         if background:
@@ -441,35 +428,39 @@ async def _report_progress(child: AgentLoop, response: Any) -> None:
 
 
 async def _notify(parent: AgentLoop, record: _Child) -> None:
-    """A background child ended: tell the stream, then the spawner (as a turn of its own)."""
+    """A background child ended: tell the stream, then the spawner (S3).
+
+    The spawner hears of it through ``parent.notifications``, not by a prompt in its bounded
+    mailbox: a child must not wait (alive, holding its memory) for room in a busy parent's
+    mailbox, and a notification must never be dropped. The list is bounded all the same: by
+    the spawner's background children, which the concurrency limit bounds (S5). A ``WAKE``
+    marks the moment among the mailbox's prompts; if the mailbox is full the spawner is busy
+    with it and finds the notification when it has drained it.
+    """
     child = record.loop
-    cost = child.session.ledger.spent(child.agent_id)
-    data = {
-        "task_id": child.agent_id,
-        "tool_use_id": child.parent_tool_use_id,
-        "status": record.status,
-        "summary": record.summary()[:2000],
-        "cost_usd": cost,
-        "num_turns": child.turns_total,
-    }
-    await parent.session.emit(SystemMessage(subtype="task_notification", data=data))
     text = (
         f"<task-notification>\n<task-id>{child.agent_id}</task-id>\n"
         f"<status>{record.status}</status>\n<summary>{record.description}</summary>\n"
         f"<result>{record.summary()}</result>\n</task-notification>"
     )
-    prompt = Prompt(text, origin={"kind": "task-notification", "task_id": child.agent_id})
-    mailbox = parent.actor.mailbox if parent.actor is not None else None
     try:
-        if mailbox is not None:
-            await mailbox.send(prompt)
-    except (trio.ClosedResourceError, trio.BrokenResourceError):
-        pass  # the spawner has ended: nobody left to tell
-    finally:
+        data = {
+            "task_id": child.agent_id,
+            "tool_use_id": child.parent_tool_use_id,
+            "status": record.status,
+            "summary": record.summary()[:2000],
+            "cost_usd": child.session.ledger.spent(child.agent_id),
+            "num_turns": child.turns_total,
+        }
+        await parent.session.emit(SystemMessage(subtype="task_notification", data=data))
+    finally:  # even if the stream's reader is gone or too slow: the spawner must hear of it
+        parent.notifications.append(
+            Prompt(text, origin={"kind": "task-notification", "task_id": child.agent_id})
+        )
         parent.background_running -= 1
-        if mailbox is not None:
+        if parent.actor is not None:
             with contextlib.suppress(trio.WouldBlock, trio.ClosedResourceError):
-                mailbox.send_nowait(WAKE)
+                parent.actor.mailbox.send_nowait(WAKE)
 
 
 async def run_agent_tool(args: AgentInput, ctx: ToolContext) -> ToolOutput:

@@ -40,7 +40,7 @@ __all__ = [
 ]
 
 
-class _Block(msgspec.Struct, frozen=True, tag_field="type", omit_defaults=True):
+class _Block(msgspec.Struct, frozen=True, tag_field="type", omit_defaults=True, gc=False):
     """Base of the content blocks; the ``type`` tag is the Messages API's."""
 
 
@@ -84,7 +84,7 @@ ResultSubtype = Literal[
 ]
 
 
-class _Message(msgspec.Struct, frozen=True, tag_field="type", omit_defaults=True):
+class _Message(msgspec.Struct, frozen=True, tag_field="type", omit_defaults=True, gc=False):
     """Base of the stream's messages."""
 
 

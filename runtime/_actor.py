@@ -43,6 +43,8 @@ class Actor:
     cancel_scope: trio.CancelScope = attrs.field(factory=trio.CancelScope)
     background: bool = False
     data: dict[str, Any] = attrs.field(factory=dict)
+    #: a leaf never has children, and runs without a nursery for them (``Supervisor.spawn``)
+    leaf: bool = False
     # Live children by address, in spawn order.
     _children: dict[str, Actor] = attrs.field(factory=dict, init=False)
     # The nursery the children run in; None before the task starts and after it ends.

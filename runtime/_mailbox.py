@@ -65,6 +65,11 @@ class Mailbox(Generic[T]):
     def capacity(self) -> int:
         return self._capacity
 
+    @property
+    def peak(self) -> int:
+        """The most items ever queued at once (as in ``statistics()``, without building one)."""
+        return min(self._peak, self._capacity)
+
     async def send(self, item: T) -> None:
         """Queue ``item``, waiting while the mailbox is full.
 

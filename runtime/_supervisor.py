@@ -83,11 +83,14 @@ class Supervisor:
         background: bool = False,
         mailbox_capacity: int = 64,
         address: str | None = None,
+        leaf: bool = False,
     ) -> Actor:
         """Start ``behaviour(actor)`` as a new actor and return the actor.
 
         The actor is live (addressable, counted, its mailbox open) when this returns; its task
-        runs from the next scheduling point on.
+        runs from the next scheduling point on. A ``leaf`` actor will never have children: it
+        runs without a nursery for them (a third of a small actor's cost), and spawning under it
+        raises ``ValueError``.
 
         Refusals, checked in this order: the ledger is exhausted (:class:`BudgetExhausted`),
         the actor would be deeper than ``max_depth`` (:class:`DepthLimitReached`), there are
@@ -98,6 +101,7 @@ class Supervisor:
         ``n`` counting 1, 2, 3 per parent and name.
         """
         actor, nursery = await self._register(name, parent, background, mailbox_capacity, address)
+        actor.leaf = leaf
         # ``start_soon``, not ``start``: the actor is registered and addressable now, its task
         # runs at the next scheduling point. Waiting for it to start would cost a nursery and two
         # task switches per actor, which is most of a spawn; the one thing that needs the task
@@ -165,6 +169,8 @@ class Supervisor:
         else:
             if live.get(parent.address) is not parent:
                 raise ValueError(f"parent actor {parent.address!r} is not live in this supervisor")
+            if parent.leaf:
+                raise ValueError(f"actor {parent.address!r} is a leaf: it takes no children")
             nursery = parent._nursery
             if nursery is None:  # spawned a moment ago, its task not yet running
                 await parent._wait_started()
@@ -224,6 +230,14 @@ class Supervisor:
                 return candidate
 
     async def _run(self, actor: Actor, behaviour: Behaviour) -> None:
+        if actor.leaf:
+            try:
+                with actor.cancel_scope:
+                    await behaviour(actor)
+            finally:
+                self._live_tasks -= 1
+                self._finish(actor)
+            return
         try:
             with actor.cancel_scope:
                 error: BaseException | None = None
@@ -257,7 +271,7 @@ class Supervisor:
             actor.parent._children.pop(actor.address, None)
         if actor.depth:
             self._live_subagents -= 1
-        peak = actor.mailbox.statistics().peak
+        peak = actor.mailbox.peak
         if peak > self._mailbox_peak:
             self._mailbox_peak = peak
         actor._done.set()

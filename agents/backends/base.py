@@ -45,7 +45,7 @@ __all__ = [
 ]
 
 
-class ModelRequest(msgspec.Struct, frozen=True, omit_defaults=True):
+class ModelRequest(msgspec.Struct, frozen=True, omit_defaults=True, gc=False):
     """Everything a backend needs for one Messages API call.
 
     ``messages`` and ``system`` are in the API's own JSON shape, so the Anthropic backend sends them
@@ -67,7 +67,7 @@ class ModelRequest(msgspec.Struct, frozen=True, omit_defaults=True):
     purpose: str = "turn"
 
 
-class _Event(msgspec.Struct, frozen=True, tag_field="type", omit_defaults=True):
+class _Event(msgspec.Struct, frozen=True, tag_field="type", omit_defaults=True, gc=False):
     pass
 
 

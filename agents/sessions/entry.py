@@ -47,7 +47,7 @@ HISTORY_SNAPSHOT = "history_snapshot"
 
 
 class TranscriptEntry(
-    msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"
+    msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel", gc=False
 ):
     """One line of a session transcript.
 
