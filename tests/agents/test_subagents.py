@@ -415,3 +415,31 @@ async def test_an_ended_subagent_gives_its_transcript_descriptor_back(project: P
         assert [key.subpath for key in store._fds] == [None]  # the main transcript only
         written = sorted(p.name for p in (project / "data").rglob("agent-*"))
         assert len(written) == 2
+
+
+async def test_no_notification_is_lost_while_the_spawner_is_busy_for_long(
+    project: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """100 children finish during a minute-long response of their spawner (more than its
+    mailbox holds, for longer than any send would wait): every one is heard, in one turn."""
+    calls = [spawn("auditor", background=True, prompt=f"job {i}") for i in range(100)]
+
+    def respond(request: ModelRequest) -> Step:
+        if request.agent_type == "auditor":
+            return Step([text(request.messages[0]["content"])], latency=1)
+        turn = sum(m["role"] == "assistant" for m in request.messages)
+        return [Step(calls), Step([text("busy")], latency=60)][turn] if turn < 2 else Step(
+            [text("all heard")]
+        )
+
+    backend = ScriptedBackend(respond)
+    options = AgentOptions(
+        cwd=str(project), backend=backend, agents=AGENTS, max_concurrent_subagents=100,
+    )  # fmt: skip
+    messages, error = await collect("go", options)
+    assert error is None
+    results = [m for m in messages if isinstance(m, ResultMessage)]
+    assert [r.result for r in results] == ["busy", "all heard"]
+    [turn] = [r for r in backend.requests if r.agent_type == "main"][2:]
+    heard = turn.messages[-1]["content"]
+    assert all(f"<result>job {i}</result>" in heard for i in range(100))
