@@ -29,6 +29,7 @@ from .backends.base import ModelRequest
 from .hooks import HookRunner
 from .messages import SystemMessage, ToolUseBlock
 from .permissions import Classifier, PermissionCheck, PermissionGate, RuleSet
+from .permissions._modes import NO_PERMISSION_TOOLS
 from .permissions._paths import EDIT_PATH_TOOLS, READ_PATH_TOOLS
 from .tools.base import Tool
 
@@ -47,6 +48,8 @@ USER_INPUT_TOOLS = frozenset({"AskUserQuestion"})
 _SPECIFIED_TOOLS = frozenset(
     {*READ_PATH_TOOLS, *EDIT_PATH_TOOLS, *USER_INPUT_TOOLS, "Bash", "WebFetch", "Agent", "Task"}
 )
+
+_AGENT_TOOLS = frozenset({"Agent", "Task"})
 
 #: names rules may use besides the built-in tools: Agent (and its alias Task), tools of later
 #: issues, and the tool families Read(...)/Edit(...) rules cover (SPEC P3)
@@ -122,13 +125,14 @@ class LoopGate:
         return data
 
     def _passes_at_once(self, call: ToolUseBlock, tool: Tool) -> bool:
-        """The common case decided without the pipeline: a read-only tool whose input names no
-        path, command or domain, with no hooks and no rule naming it, in a mode that approves
-        read-only calls (every mode but ``dontAsk``). The pipeline would say allow too.
+        """The common case decided without the pipeline, with no hooks and no rule naming the
+        tool: a read-only tool whose input names no path, command or domain, in a mode that
+        approves read-only calls (every mode but ``dontAsk``); or a tool that needs no
+        permission in any mode (``Agent``, the task list ...). The pipeline would say allow.
 
         Decided once per tool name while the rules (replaced whole when a callback adds some)
         and the mode stay the same."""
-        if self.has_hooks or not tool.read_only:
+        if self.has_hooks or not (tool.read_only or call.name in NO_PERMISSION_TOOLS):
             return False
         gate = self.gate
         rules, mode = gate.rules, gate.mode
@@ -138,9 +142,13 @@ class LoopGate:
         name = call.name
         passes = self._fast.get(name)
         if passes is None:
+            if name in _AGENT_TOOLS:  # specified by agent type, and only if a rule does so
+                specified = rules.names_agent_types("deny") or rules.names_agent_types("ask")
+            else:
+                specified = name in _SPECIFIED_TOOLS
             passes = not (
-                name in _SPECIFIED_TOOLS
-                or mode == "dontAsk"
+                specified
+                or (mode == "dontAsk" and name not in NO_PERMISSION_TOOLS)
                 or rules.names_tool("deny", name)
                 or rules.names_tool("ask", name)
             )

@@ -316,6 +316,10 @@ class RuleSet:
         its MCP server, or its family: ``Read``, ``Edit``, ``Agent``)."""
         return self._bare_rule(self._index[kind], tool_name, families=True) is not None
 
+    def names_agent_types(self, kind: RuleKind) -> bool:
+        """Whether a rule of ``kind`` names agent types (``Agent(researcher)``)."""
+        return self._index[kind].agents is not None
+
     def removes_tool(self, tool_name: str) -> bool:
         """Whether a bare deny rule removes ``tool_name`` entirely (MCP server rules included)."""
         return self._bare_rule(self._index["deny"], tool_name, families=False) is not None

@@ -443,3 +443,23 @@ async def test_no_notification_is_lost_while_the_spawner_is_busy_for_long(
     [turn] = [r for r in backend.requests if r.agent_type == "main"][2:]
     heard = turn.messages[-1]["content"]
     assert all(f"<result>job {i}</result>" in heard for i in range(100))
+
+
+@pytest.mark.parametrize("mode", ["default", "dontAsk", "bypassPermissions"])
+async def test_agent_type_rules_govern_spawns_in_every_mode(project: Path, mode: str) -> None:
+    """Spawning needs no permission (in any mode), but an ``Agent(type)`` deny rule still
+    refuses that type: the gate's shortcut for permission-free tools must not skip it."""
+    backend = ScriptedBackend(
+        {"main": [Step([spawn("researcher"), spawn("auditor"), spawn("general-purpose")]),
+                  Step([text("ok")])],
+         "researcher": [Step([text("r")])], "general-purpose": [Step([text("g")])]}
+    )  # fmt: skip
+    options = AgentOptions(
+        cwd=str(project), backend=backend, agents=AGENTS, permission_mode=mode,
+        disallowed_tools=["Agent(auditor)"], allowed_tools=[],
+    )  # fmt: skip
+    messages, _ = await collect("go", options)
+    results = list(tool_results(messages).values())
+    assert [r.is_error for r in results] == [None, True, None]
+    assert "Agent(auditor)" in str(results[1].content)
+    backend.assert_consumed()
