@@ -152,6 +152,8 @@ class _Starter:
     options: AgentOptions
     output: trio.MemorySendChannel[Message]
     prompt: str | None = None
+    #: whether Python code may spawn agents under the main one (``AgentClient.spawn``)
+    spawns_from_code: bool = False
 
     async def run(
         self, *, task_status: trio.TaskStatus[SessionHandle] = trio.TASK_STATUS_IGNORED
@@ -251,7 +253,12 @@ class _Starter:
                 await self.emit(SystemMessage(subtype="session_summary", data=session.summary()))
 
             # The main agent runs in this task (the session's): see ``Supervisor.root``.
-            main_actor = supervisor.root("main", address="main", mailbox_capacity=MAILBOX_CAPACITY)
+            # A main agent that can have no children (no Agent tool, no AgentClient.spawn) runs
+            # as a leaf actor, without a nursery for them.
+            leaf = registry.get("Agent") is None and not self.spawns_from_code
+            main_actor = supervisor.root(
+                "main", address="main", mailbox_capacity=MAILBOX_CAPACITY, leaf=leaf
+            )
             handle.actor = main_actor
             task_status.started(handle)
             await supervisor.run(main_actor, behaviour)
@@ -406,7 +413,8 @@ class AgentClient:
         self._nursery_cm = trio.open_nursery()
         nursery = await self._nursery_cm.__aenter__()
         try:
-            self._handle = await nursery.start(_Starter(self.options, self._send).run)
+            starter = _Starter(self.options, self._send, spawns_from_code=True)
+            self._handle = await nursery.start(starter.run)
         except BaseException as exc:
             await self._nursery_cm.__aexit__(type(exc), exc, exc.__traceback__)
             raise

@@ -9,6 +9,7 @@ SPEC L8); malformed tool input JSON is kept as an error marker for the tool call
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -65,37 +66,49 @@ class ResponseBuilder:
     _signatures: dict[int, str] = attrs.Factory(dict)
 
     def feed(self, event: BackendEvent) -> None:
+        # One dict lookup on the event's type instead of a chain of isinstance checks: this
+        # runs for every event of every response.
+        handler = _FEED.get(type(event))
+        if handler is not None:  # anything else (a backend's own events) has nothing to add
+            handler(self, event)
+
+    def _delta(self, event: ContentBlockDelta) -> None:
+        delta = event.delta
+        kind = delta.get("type")
+        if kind == "text_delta":
+            self._parts[event.index].append(delta["text"])
+        elif kind == "input_json_delta":
+            self._parts[event.index].append(delta["partial_json"])
+        elif kind == "thinking_delta":
+            self._parts[event.index].append(delta["thinking"])
+        elif kind == "signature_delta":
+            self._signatures[event.index] = delta["signature"]
+        else:
+            log.warning("ignoring unknown delta type %r", kind)
+
+    def _block_start(self, event: ContentBlockStart) -> None:
+        self._starts[event.index] = event.content_block
+        self._parts[event.index] = []
+
+    def _block_stop(self, event: ContentBlockStop) -> None:
+        self._finish_block(event.index)
+
+    def _message_start(self, event: MessageStart) -> None:
         r = self.response
-        if isinstance(event, ContentBlockDelta):
-            delta = event.delta
-            kind = delta.get("type")
-            if kind == "text_delta":
-                self._parts[event.index].append(delta["text"])
-            elif kind == "input_json_delta":
-                self._parts[event.index].append(delta["partial_json"])
-            elif kind == "thinking_delta":
-                self._parts[event.index].append(delta["thinking"])
-            elif kind == "signature_delta":
-                self._signatures[event.index] = delta["signature"]
-            else:
-                log.warning("ignoring unknown delta type %r", kind)
-        elif isinstance(event, ContentBlockStart):
-            self._starts[event.index] = event.content_block
-            self._parts[event.index] = []
-        elif isinstance(event, ContentBlockStop):
-            self._finish_block(event.index)
-        elif isinstance(event, MessageStart):
-            message = event.message
-            r.message_id = message.get("id", "")
-            r.model = message.get("model", "")
-            r.usage = dict(message.get("usage") or {})
-        elif isinstance(event, MessageDelta):
-            r.stop_reason = event.delta.get("stop_reason", r.stop_reason)
-            for key, value in event.usage.items():
-                if value is not None:
-                    r.usage[key] = value
-        elif isinstance(event, MessageStop):
-            r.complete = True
+        message = event.message
+        r.message_id = message.get("id", "")
+        r.model = message.get("model", "")
+        r.usage = dict(message.get("usage") or {})
+
+    def _message_delta(self, event: MessageDelta) -> None:
+        r = self.response
+        r.stop_reason = event.delta.get("stop_reason", r.stop_reason)
+        for key, value in event.usage.items():
+            if value is not None:
+                r.usage[key] = value
+
+    def _message_stop(self, event: MessageStop) -> None:
+        self.response.complete = True
 
     def _finish_block(self, index: int) -> None:
         start = self._starts.pop(index, None)
@@ -137,3 +150,13 @@ class ResponseBuilder:
         if not self.response.complete:
             raise APIConnectionError("stream ended before message_stop")
         return self.response
+
+
+_FEED: dict[type, Callable[[ResponseBuilder, Any], None]] = {
+    ContentBlockDelta: ResponseBuilder._delta,
+    ContentBlockStart: ResponseBuilder._block_start,
+    ContentBlockStop: ResponseBuilder._block_stop,
+    MessageStart: ResponseBuilder._message_start,
+    MessageDelta: ResponseBuilder._message_delta,
+    MessageStop: ResponseBuilder._message_stop,
+}

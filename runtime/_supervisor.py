@@ -116,17 +116,27 @@ class Supervisor:
         await trio.lowlevel.cancel_shielded_checkpoint()
         return actor
 
-    def root(self, name: str, *, address: str | None = None, mailbox_capacity: int = 64) -> Actor:
+    def root(
+        self,
+        name: str,
+        *,
+        address: str | None = None,
+        mailbox_capacity: int = 64,
+        leaf: bool = False,
+    ) -> Actor:
         """Register a root actor whose task will be the caller's own: run it with :meth:`run`.
 
         For the one actor that does nothing but run its session (the main agent): running it
         in the task that opened the supervisor saves a task, and the scheduling round trips of
         starting it and of waiting for it at the end. It is live (addressable, its mailbox open)
-        from now on, so its handle can be given out before it runs.
+        from now on, so its handle can be given out before it runs. ``leaf`` as for
+        :meth:`spawn`.
         """
         if self._nursery is None:
             raise RuntimeError("supervisor is closed: register inside open_supervisor()")
-        return self._new_actor(name, None, False, mailbox_capacity, address)
+        actor = self._new_actor(name, None, False, mailbox_capacity, address)
+        actor.leaf = leaf
+        return actor
 
     async def run(self, actor: Actor, behaviour: Behaviour) -> None:
         """Run ``behaviour(actor)`` for a :meth:`root` actor, in the calling task.

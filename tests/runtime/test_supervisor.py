@@ -340,3 +340,96 @@ async def test_limits_are_validated() -> None:
     with pytest.raises(ValueError, match=r"^max_depth must be >= 0, got -1$"):
         async with open_supervisor(max_depth=-1):
             pass
+
+
+async def test_a_leaf_actor_runs_without_a_nursery_and_takes_no_children() -> None:
+    """leaf=True: the behaviour runs in the actor's scope alone; spawning under it is refused,
+    cancelling it still ends it quietly."""
+    seen: list[trio.Nursery | None] = []
+
+    async def leafy(actor: Actor) -> None:
+        seen.append(actor._nursery)
+        await trio.sleep_forever()
+
+    async with open_supervisor() as sup:
+        main = await sup.spawn(idle, name="main")
+        leaf = await sup.spawn(leafy, name="leaf", parent=main, leaf=True)
+        await trio.testing.wait_all_tasks_blocked()
+        assert seen == [None] and leaf.leaf and not main.leaf
+        with pytest.raises(ValueError, match="is a leaf: it takes no children"):
+            await sup.spawn(idle, name="child", parent=leaf)
+        leaf.cancel()
+        await leaf.wait_done()
+        assert sup.statistics().live_actors == 1
+        main.cancel()
+    assert sup.statistics().live_tasks == 0
+
+
+async def test_a_leaf_actors_error_reaches_the_supervisor_unwrapped_once() -> None:
+    async def boom(actor: Actor) -> None:
+        raise KeyError("boom")
+
+    with pytest.raises(ExceptionGroup) as info:
+        async with open_supervisor() as sup:
+            main = await sup.spawn(idle, name="main")
+            await sup.spawn(boom, name="leaf", parent=main, leaf=True)
+    assert [type(e) for e in info.value.exceptions] == [KeyError]
+
+
+async def test_a_root_actor_can_run_in_the_callers_task() -> None:
+    """root() registers the actor (live, addressable, its mailbox open) before it runs; run()
+    runs it right here and returns once it and its children are done."""
+    tasks: list[trio.lowlevel.Task] = []
+
+    async def main_behaviour(actor: Actor) -> None:
+        tasks.append(trio.lowlevel.current_task())
+        await sup.spawn(drain, name="child", parent=actor)
+        async for item in actor.mailbox:
+            if item == "stop":
+                break
+        for child in actor.children:
+            child.mailbox.close()
+
+    async with open_supervisor() as sup:
+        main = sup.root("main", address="main")
+        assert sup.actor("main") is main and sup.statistics().live_actors == 1
+        main.mailbox.send_nowait("stop")
+        await sup.run(main, main_behaviour)
+        assert tasks == [trio.lowlevel.current_task()]
+        assert main.done and sup.statistics().live_actors == 0
+        with pytest.raises(ValueError, match="not a registered root"):
+            await sup.run(main, main_behaviour)
+    assert sup.statistics().live_tasks == 0
+
+
+async def test_cancelling_a_root_run_in_the_callers_task_ends_it_quietly() -> None:
+    async with open_supervisor() as sup:
+        main = sup.root("main")
+        main.cancel()
+        await sup.run(main, idle)  # returns: cancellation of an actor is not an error
+        assert main.done
+
+
+async def test_a_child_spawned_before_its_parents_task_runs_waits_for_it() -> None:
+    """An actor is live before its task runs; a child spawned under it at that moment waits
+    for the parent's nursery instead of failing, and starts once the parent runs."""
+    spawned: list[Actor] = []
+
+    async def parent(actor: Actor) -> None:
+        while not spawned:
+            await trio.lowlevel.checkpoint()
+        assert spawned[0].parent is actor and spawned[0].address == "main/worker-1"
+        actor.cancel()
+
+    async with open_supervisor() as sup:
+        main = sup.root("main")
+
+        async def spawn_under_main() -> None:
+            spawned.append(await sup.spawn(idle, name="worker", parent=main))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(spawn_under_main)
+            await trio.testing.wait_all_tasks_blocked()
+            assert spawned == []  # waiting: main has no nursery yet
+            await sup.run(main, parent)
+        assert len(spawned) == 1 and spawned[0].done
