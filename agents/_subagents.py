@@ -165,11 +165,12 @@ async def serve(
 def _needs_services(loop: AgentLoop) -> bool:
     """Whether the agent gets a nursery for its tools' background work (``ToolContext.nursery``).
 
-    Of the built-in tools only Bash (background shells) uses one; custom tools may. Agents
-    with neither go without: a nursery costs about as much as the rest of a one-turn subagent's
-    bookkeeping, and a tree of thousands of leaf agents pays it thousands of times."""
+    Of the built-in tools only Bash (background shells) uses one; custom ``Tool`` handlers
+    may (in-process MCP tools, ``mcp__*``, never see a ``ToolContext``). Agents with neither go
+    without: a nursery costs about as much as the rest of a one-turn subagent's bookkeeping,
+    and a tree of thousands of leaf agents pays it thousands of times."""
     plain = _no_nursery_tools()
-    return any(name not in plain for name in loop.tools.names())
+    return any(name not in plain and name[:5] != "mcp__" for name in loop.tools.names())
 
 
 @functools.cache

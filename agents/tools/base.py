@@ -284,10 +284,17 @@ class SdkMcpServer:
     version: str
     tools: tuple[SdkMcpTool, ...]
     type: str = "sdk"
+    # Wrapped once per key and shared by the sessions using the server: a Tool holds no
+    # per-session state (its caches are pure functions of the tool).
+    _wrapped: dict[str, list[Tool]] = attrs.field(factory=dict, init=False, eq=False, repr=False)
 
     def as_tools(self, key: str) -> list[Tool]:
         """This server's tools under the names the model sees."""
-        return [_wrap_sdk_tool(f"mcp__{key}__{t.name}", t) for t in self.tools]
+        tools = self._wrapped.get(key)
+        if tools is None:
+            tools = [_wrap_sdk_tool(f"mcp__{key}__{t.name}", t) for t in self.tools]
+            self._wrapped[key] = tools
+        return list(tools)
 
 
 def create_sdk_mcp_server(
