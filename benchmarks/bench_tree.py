@@ -7,7 +7,8 @@ Prints one JSON line per measurement::
 
 * ``tree``: the model spawns a two-level tree (``fanout`` background agents, each spawning
   ``fanout - 1`` more) on a zero-latency scripted backend; every agent answers once and every
-  parent takes a turn per child notification. Wall time for the whole query.
+  parent answers its children's notifications (those queued together in one turn). Wall time
+  for the whole query, with file transcripts (the default) and with an in-memory store.
 * ``idle``: ``n`` agents spawned from code (``AgentClient.spawn``) waiting on their mailboxes:
   resident memory per idle agent (RSS delta / n), then one prompt each and shutdown.
 * ``ledger``: ``Ledger.charge`` cost in µs.
@@ -27,6 +28,7 @@ import trio
 
 from agents import AgentClient, AgentDefinition, AgentOptions, query
 from agents.backends.base import ModelRequest
+from agents.sessions import InMemorySessionStore
 from agents.testing.scripted import ScriptedBackend, Step, text, tool_use
 from runtime import Ledger
 
@@ -63,15 +65,22 @@ def tree_backend(fanout: int) -> ScriptedBackend:
     return ScriptedBackend(respond)
 
 
-async def bench_tree(fanout: int) -> None:
+async def bench_tree(fanout: int, store: str = "file") -> None:
+    """``store="file"``: the default transcripts, a file per agent (creating 10 000 files is
+    much of the cost on a slow disk); ``"memory"``: the same run with an in-memory store, which
+    measures the runtime alone."""
     agents = {
         "worker": AgentDefinition(description="w", prompt="w"),
         "leaf": AgentDefinition(description="l", prompt="l", tools=[]),
     }
+    extra: dict[str, Any] = {}
+    if store == "memory":
+        extra["session_store"] = InMemorySessionStore()
     with tempfile.TemporaryDirectory() as cwd:
         options = AgentOptions(
             cwd=cwd, backend=tree_backend(fanout), agents=agents, tools=["Agent"],
             max_concurrent_subagents=fanout * fanout + 10, permission_mode="bypassPermissions",
+            **extra,
         )  # fmt: skip
         gc.collect()
         before = rss_kib()
@@ -81,8 +90,10 @@ async def bench_tree(fanout: int) -> None:
             if getattr(message, "subtype", None) == "session_summary":
                 summary = message.data  # type: ignore[union-attr]
         wall = time.perf_counter() - t0
-    agents_run = len(summary.get("turns_by_agent", {})) - 1
-    emit(bench="tree", fanout=fanout, subagents=agents_run, wall_s=round(wall, 3),
+    turns = summary.get("turns_by_agent", {})
+    agents_run = len(turns) - 1
+    emit(bench="tree", store=store, fanout=fanout, subagents=agents_run, turns=sum(turns.values()),
+         wall_s=round(wall, 3),
          per_agent_us=round(wall / max(agents_run, 1) * 1e6, 1),
          rss_growth_kib=rss_kib() - before, target_s=2.0)
 
@@ -129,10 +140,12 @@ def main() -> None:
     args = parser.parse_args()
     if args.quick:
         trio.run(bench_tree, 4)
+        trio.run(bench_tree, 4, "memory")
         trio.run(bench_idle, 50)
         bench_ledger(1_000)
     else:
         trio.run(bench_tree, 100)
+        trio.run(bench_tree, 100, "memory")
         trio.run(bench_idle, 10_000)
         bench_ledger(200_000)
 
