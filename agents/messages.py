@@ -5,6 +5,10 @@ it is a msgspec ``Struct``: frozen, tagged, and encoded/decoded losslessly as on
 line. The ``type`` tags are those of the Agent SDK's ``stream-json`` output (``system``,
 ``assistant``, ``user``, ``stream_event``, ``result``); content blocks use the Messages API tags.
 
+They are declared ``gc=False``: the cycle collector never scans them. A session makes several
+per turn and a tree of agents millions, and none can be part of a reference cycle unless someone
+puts a message inside its own data (don't).
+
 Field names follow the Python Claude Agent SDK, so code written for ``claude_agent_sdk`` ports by
 changing its imports::
 
