@@ -52,6 +52,8 @@ class Actor:
     # Per-kind counters for child addresses: "researcher" -> last n used.
     _child_counts: dict[str, int] = attrs.field(factory=dict, init=False)
     _done: trio.Event = attrs.field(factory=trio.Event, init=False)
+    # Whether a task has run this actor (a ``Supervisor.root`` may never be run).
+    _ran: bool = attrs.field(default=False, init=False)
     # Made only when someone waits for the task to start (see ``Supervisor.spawn``).
     _started: trio.Event | None = attrs.field(default=None, init=False)
 

@@ -240,6 +240,7 @@ class Supervisor:
                 return candidate
 
     async def _run(self, actor: Actor, behaviour: Behaviour) -> None:
+        actor._ran = True
         if actor.leaf:
             try:
                 with actor.cancel_scope:
@@ -361,3 +362,6 @@ async def open_supervisor(
     finally:
         supervisor._nursery = None
         supervisor.ledger.remove_trip_callback(on_trip)
+        for actor in supervisor.actors():  # a root() never run (its owner failed first)
+            if not actor._ran:
+                supervisor._finish(actor)

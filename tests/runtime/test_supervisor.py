@@ -433,3 +433,25 @@ async def test_a_child_spawned_before_its_parents_task_runs_waits_for_it() -> No
             assert spawned == []  # waiting: main has no nursery yet
             await sup.run(main, parent)
         assert len(spawned) == 1 and spawned[0].done
+
+
+async def test_a_root_that_never_runs_is_forgotten_when_the_supervisor_closes() -> None:
+    """If its owner fails between root() and run(), the actor does not stay live (and a child
+    waiting for its nursery is released with an error, not left hanging)."""
+    errors: list[BaseException] = []
+
+    async def spawn_under(parent: Actor) -> None:
+        try:
+            await sup.spawn(idle, name="child", parent=parent)
+        except ValueError as exc:
+            errors.append(exc)
+
+    async with trio.open_nursery() as outside:
+        with pytest.raises(ExceptionGroup):
+            async with open_supervisor() as sup:
+                main = sup.root("main")
+                outside.start_soon(spawn_under, main)
+                await trio.testing.wait_all_tasks_blocked()
+                raise RuntimeError("the owner failed before run()")
+    assert main.done and sup.statistics().live_actors == 0
+    assert len(errors) == 1 and "ended before it could take children" in str(errors[0])
