@@ -31,7 +31,7 @@ import trio
 
 from runtime import Actor, BudgetExhausted, SpawnRefused
 
-from ._hookpoints import fire
+from ._hookpoints import fire, has_hooks
 from ._loop import AgentLoop
 from ._persist import open_agent_transcript, recording_results
 from .messages import ResultMessage, SystemMessage
@@ -353,7 +353,8 @@ async def spawn_child(
         _adopt(child, actor)
         actor.mailbox.send_nowait(Prompt(prompt))
         try:
-            await fire(child, "SubagentStart", child.agent_type, agent_type=child.agent_type)
+            if has_hooks(child, "SubagentStart"):
+                await fire(child, "SubagentStart", child.agent_type, agent_type=child.agent_type)
             record.result = await serve(
                 child, actor, recording_results(child, _ignore), closed=True
             )
@@ -612,7 +613,8 @@ async def spawn_from_code(
         _adopt(child, actor)
         async with send:
             try:
-                await fire(child, "SubagentStart", agent_type, agent_type=agent_type)
+                if has_hooks(child, "SubagentStart"):
+                    await fire(child, "SubagentStart", agent_type, agent_type=agent_type)
                 await serve(child, actor, recording_results(child, send.send))
             finally:
                 _release_transcript(child)
