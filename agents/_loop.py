@@ -106,13 +106,20 @@ class AgentLoop:
     context: ContextTracker = attrs.Factory(ContextTracker)
     #: this agent's two steps per turn (``agents._model_call``, ``agents._tool_calls``)
     model_call: ModelCall = attrs.field(init=False)
-    tool_calls: ToolCalls = attrs.field(init=False)
+    _tool_calls: ToolCalls | None = attrs.field(default=None, init=False)
     #: the running model call or tool phase: what ``interrupt`` cancels
     _turn_scope: trio.CancelScope | None = attrs.field(default=None, init=False)
 
     def __attrs_post_init__(self) -> None:
         self.model_call = ModelCall.for_loop(self)
-        self.tool_calls = ToolCalls.for_loop(self)
+
+    @property
+    def tool_calls(self) -> ToolCalls:
+        """Made at the first tool call: most subagents of a big tree never make one."""
+        tool_calls = self._tool_calls
+        if tool_calls is None:
+            tool_calls = self._tool_calls = ToolCalls.for_loop(self)
+        return tool_calls
 
     @property
     def is_main(self) -> bool:

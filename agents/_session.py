@@ -48,6 +48,8 @@ class Session:
     model_usage: dict[str, dict[str, Any]] = attrs.Factory(dict)
     #: agent id → model responses, for the whole tree
     turns_by_agent: dict[str, int] = attrs.Factory(dict)
+    #: per-session caches of things built from the options (``agents._subagents``)
+    cache: dict[str, Any] = attrs.Factory(dict)
     _unpriced: set[str] = attrs.Factory(set)
     #: where transcripts go (``agents._persist.Transcripts``); None records nothing (C1)
     transcripts: Any = None

@@ -102,7 +102,21 @@ def definitions_for(options: AgentOptions) -> dict[str, AgentDefinition]:
 
 
 def definitions(loop: AgentLoop) -> dict[str, AgentDefinition]:
-    return definitions_for(loop.session.options)
+    """The session's agent types (built once per session: every Agent call looks them up)."""
+    cache = loop.session.cache
+    kinds: dict[str, AgentDefinition] | None = cache.get("definitions")
+    if kinds is None:
+        kinds = cache["definitions"] = definitions_for(loop.session.options)
+    return kinds
+
+
+def _session_agent_tool(loop: AgentLoop) -> Tool:
+    """The ``Agent`` tool given to subagents that may spawn (one per session, like its text)."""
+    cache = loop.session.cache
+    tool: Tool | None = cache.get("agent_tool")
+    if tool is None:
+        tool = cache["agent_tool"] = agent_tool(definitions(loop))
+    return tool
 
 
 async def serve(
@@ -254,7 +268,7 @@ def child_registry(parent: AgentLoop, definition: AgentDefinition, depth: int) -
     for name in wanted if wanted is not None else parent.tools.names():
         tool = parent.tools.get(name)
         if name == "Agent" and tool is None and depth < max_depth:
-            tool = agent_tool(definitions(parent))
+            tool = _session_agent_tool(parent)
         if tool is None:
             log.warning("agent definition lists tool %r, which the parent does not have", name)
             continue
