@@ -181,8 +181,8 @@ def _needs_services(loop: AgentLoop) -> bool:
 
     Of the built-in tools only Bash (background shells) uses one; custom ``Tool`` handlers
     may (in-process MCP tools, ``mcp__*``, never see a ``ToolContext``). Agents with neither go
-    without: a nursery costs about as much as the rest of a one-turn subagent's bookkeeping,
-    and a tree of thousands of leaf agents pays it thousands of times."""
+    without: a nursery is a noticeable part of what a one-turn subagent costs, and a tree of
+    thousands of leaf agents would pay for thousands of them."""
     plain = _no_nursery_tools()
     return any(name not in plain and name[:5] != "mcp__" for name in loop.tools.names())
 

@@ -89,8 +89,8 @@ class Supervisor:
 
         The actor is live (addressable, counted, its mailbox open) when this returns; its task
         runs from the next scheduling point on. A ``leaf`` actor will never have children: it
-        runs without a nursery for them (a third of a small actor's cost), and spawning under it
-        raises ``ValueError``.
+        runs without a nursery for them (a good part of what a small actor costs), and spawning
+        under it raises ``ValueError``.
 
         Refusals, checked in this order: the ledger is exhausted (:class:`BudgetExhausted`),
         the actor would be deeper than ``max_depth`` (:class:`DepthLimitReached`), there are
@@ -100,8 +100,9 @@ class Supervisor:
         (``name-2``, ``name-3``... if taken) and a child is ``"{parent.address}/{name}-{n}"``,
         ``n`` counting 1, 2, 3 per parent and name.
         """
-        actor, nursery = await self._register(name, parent, background, mailbox_capacity, address)
-        actor.leaf = leaf
+        actor, nursery = await self._register(
+            name, parent, background, mailbox_capacity, address, leaf
+        )
         # ``start_soon``, not ``start``: the actor is registered and addressable now, its task
         # runs at the next scheduling point. Waiting for it to start would cost a nursery and two
         # task switches per actor, which is most of a spawn; the one thing that needs the task
@@ -134,9 +135,7 @@ class Supervisor:
         """
         if self._nursery is None:
             raise RuntimeError("supervisor is closed: register inside open_supervisor()")
-        actor = self._new_actor(name, None, False, mailbox_capacity, address)
-        actor.leaf = leaf
-        return actor
+        return self._new_actor(name, None, False, mailbox_capacity, address, leaf)
 
     async def run(self, actor: Actor, behaviour: Behaviour) -> None:
         """Run ``behaviour(actor)`` for a :meth:`root` actor, in the calling task.
@@ -146,8 +145,8 @@ class Supervisor:
         """
         if actor.parent is not None or self._live.get(actor.address) is not actor:
             raise ValueError(f"actor {actor.address!r} is not a registered root of this supervisor")
-        if actor._nursery is not None or actor.done:
-            raise RuntimeError(f"actor {actor.address!r} is already running")
+        if actor._ran:
+            raise RuntimeError(f"actor {actor.address!r} has already been run")
         self._live_tasks += 1
         await self._run(actor, behaviour)
 
@@ -158,6 +157,7 @@ class Supervisor:
         background: bool,
         mailbox_capacity: int,
         address: str | None,
+        leaf: bool,
     ) -> tuple[Actor, trio.Nursery]:
         """Check the limits, make the actor live, and find the nursery its task goes in."""
         if self.ledger.exhausted:
@@ -185,9 +185,12 @@ class Supervisor:
             if nursery is None:  # spawned a moment ago, its task not yet running
                 await parent._wait_started()
                 # the limits may have moved while we waited
-                return await self._register(name, parent, background, mailbox_capacity, address)
+                return await self._register(
+                    name, parent, background, mailbox_capacity, address, leaf
+                )
         # No checkpoint from here on, so concurrent spawns see the limits up to date.
-        return self._new_actor(name, parent, background, mailbox_capacity, address), nursery
+        actor = self._new_actor(name, parent, background, mailbox_capacity, address, leaf)
+        return actor, nursery
 
     def _new_actor(
         self,
@@ -196,6 +199,7 @@ class Supervisor:
         background: bool,
         mailbox_capacity: int,
         address: str | None,
+        leaf: bool,
     ) -> Actor:
         address = self._address(name, parent, address)
         depth = 0 if parent is None else parent.depth + 1
@@ -206,6 +210,7 @@ class Supervisor:
             depth=depth,
             mailbox=Mailbox(mailbox_capacity),
             background=background,
+            leaf=leaf,
         )
         live = self._live
         live[address] = actor
