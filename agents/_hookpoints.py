@@ -137,7 +137,10 @@ async def notify(
 
 async def session_start(loop: AgentLoop, source: str) -> HookResult:
     """``SessionStart`` (``source``: startup, resume, clear, compact); its ``additionalContext``
-    joins the next prompt of ``loop``."""
+    joins the next prompt of ``loop``. Without such hooks it returns at once (no checkpoint:
+    it runs on every session's way to its first request)."""
+    if not has_hooks(loop, "SessionStart"):
+        return _NO_RESULT
     result = await fire(loop, "SessionStart", source, source=source)
     if result.additional_context:
         loop.state.setdefault(_PENDING, []).extend(result.additional_context)
