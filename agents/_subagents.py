@@ -1,16 +1,18 @@
 """Subagents (SPEC §5): each one an actor in the supervisor tree, under one budget.
 
 An agent — main or sub — is an :class:`~agents._loop.AgentLoop` run by :func:`serve` inside a
-``runtime`` actor: the actor's mailbox brings prompts, task notifications from background children
-and wake-ups, and the loop answers each prompt with a ``ResultMessage``. A child actor lives in
-the nursery of its spawner's actor, so cancelling an agent cancels its subtree (S9).
+``runtime`` actor: the actor's mailbox brings prompts, control actions and wake-ups, and the loop
+answers each prompt with a ``ResultMessage``. A child actor lives in the nursery of its spawner's
+actor, so cancelling an agent cancels its subtree (S9).
 
 The ``Agent`` tool (:func:`run_agent_tool`) spawns a child from a definition:
 
 * foreground: the tool call waits for the child and returns its final text (S3);
-* background: the call returns at once; the child's result later reaches the spawner's mailbox
-  as an injected user turn (``origin={"kind": "task-notification"}``) and the stream gets
-  ``task_started`` / ``task_progress`` / ``task_notification`` system messages.
+* background: the call returns at once; the child's result later reaches the spawner as an
+  injected user turn (``origin={"kind": "task-notification"}``: it waits in the spawner's
+  notification queue, a ``WAKE`` in its mailbox marks the moment, and notifications queued
+  together share one turn) and the stream gets ``task_started`` / ``task_progress`` /
+  ``task_notification`` system messages.
 
 Every response of every agent is charged to the tree's one ledger; when it trips, the supervisor
 cancels the running background agents in that same instant (their in-flight response charged
