@@ -29,17 +29,10 @@ from runtime import Actor, Ledger, Supervisor, open_supervisor
 
 from . import _hookpoints
 from ._claude_md import claude_md_blocks
+from ._handles import AgentHandle, spawn_from_code
 from ._loop import AgentLoop, Session, new_id
 from ._persist import attach_main, open_session_store, recording_results, start_session
-from ._subagents import (
-    INPUT_END,
-    AgentHandle,
-    Prompt,
-    agent_tool,
-    definitions_for,
-    serve,
-    spawn_from_code,
-)
+from ._subagents import INPUT_END, Prompt, agent_tool, definitions_for, serve
 from .backends.base import Backend
 from .messages import Message, ResultError, ResultMessage, SystemMessage
 from .options import AgentOptions

@@ -44,19 +44,19 @@ __all__ = [
     "GENERAL_PURPOSE",
     "INPUT_END",
     "WAKE",
-    "AgentHandle",
     "AgentInput",
     "InputEnd",
     "Prompt",
     "Wake",
+    "adopt",
     "agent_tool",
     "definitions",
     "definitions_for",
     "make_child",
+    "release_transcript",
     "run_agent_tool",
     "serve",
     "spawn_child",
-    "spawn_from_code",
 ]
 
 log = logging.getLogger("agents.subagents")
@@ -366,7 +366,7 @@ async def spawn_child(
     record = _Child(loop=child, description=description, background=background)
 
     async def behaviour(actor: Actor) -> None:
-        _adopt(child, actor)
+        adopt(child, actor)
         actor.mailbox.send_nowait(Prompt(prompt))
         try:
             if has_hooks(child, "SubagentStart"):
@@ -382,7 +382,7 @@ async def spawn_child(
             # wrapped in a group by the agent's nurseries: the scope says what happened.
             record.stopped = record.result is None and actor.cancel_scope.cancel_called
             record.done.set()
-            _release_transcript(child)
+            release_transcript(child)
             if notify:
                 with trio.CancelScope(shield=True, relative_deadline=5):
                     await _notify(parent, record)
@@ -413,7 +413,7 @@ async def _ignore(result: ResultMessage) -> None:
     return None
 
 
-def _adopt(child: AgentLoop, actor: Actor) -> None:
+def adopt(child: AgentLoop, actor: Actor) -> None:
     """The child takes its actor's address as its id, and a transcript of its own (C1)."""
     child.agent_id = actor.address
     child.actor = actor
@@ -421,7 +421,7 @@ def _adopt(child: AgentLoop, actor: Actor) -> None:
         child.transcript = open_agent_transcript(child.session, actor.address)
 
 
-def _release_transcript(child: AgentLoop) -> None:
+def release_transcript(child: AgentLoop) -> None:
     """The agent has ended: its transcript file need not stay open (a tree of thousands of
     agents would otherwise hold thousands of descriptors until the store evicts them)."""
     if child.transcript is not None:
@@ -548,99 +548,3 @@ async def run_agent_tool(args: AgentInput, ctx: ToolContext) -> ToolOutput:
         content=[{"type": "text", "text": record.summary()}],
         data={"status": "completed", "agentId": child.agent_id, "usage": usage},
     )
-
-
-# -- agents spawned from code ----------------------------------------------------------------------
-
-
-@attrs.define(eq=False)
-class AgentHandle:
-    """An agent spawned from Python (``AgentClient.spawn``), not by the model.
-
-    It is an actor like any other — a child of the main agent in the supervisor tree, charged to
-    the same ledger, cancelled with the session — whose mailbox you feed yourself::
-
-        researcher = await client.spawn("researcher")
-        result = await researcher.ask("List the modules that touch the network.")
-        print(result.result)
-
-    Its messages go to its transcript, not to the client's stream; results come back here.
-    """
-
-    loop: AgentLoop
-    _results: trio.MemoryReceiveChannel[ResultMessage]
-
-    @property
-    def agent_id(self) -> str:
-        return self.loop.agent_id
-
-    @property
-    def agent_type(self) -> str:
-        return self.loop.agent_type
-
-    async def send(
-        self, prompt: str | list[dict[str, Any]], *, max_turns: int | None = None
-    ) -> None:
-        """Queue a prompt; it runs as its own turn once the agent is free."""
-        assert self.loop.actor is not None
-        await self.loop.actor.mailbox.send(Prompt(prompt, max_turns=max_turns))
-
-    async def result(self) -> ResultMessage:
-        """The next result of this agent (in prompt order)."""
-        return await self._results.receive()
-
-    async def ask(self, prompt: str | list[dict[str, Any]]) -> ResultMessage:
-        """``send`` then ``result``."""
-        await self.send(prompt)
-        return await self.result()
-
-    async def close(self) -> None:
-        """No more prompts: the agent ends once its queued prompts and children are done."""
-        assert self.loop.actor is not None
-        with contextlib.suppress(trio.ClosedResourceError, trio.BrokenResourceError):
-            await self.loop.actor.mailbox.send(INPUT_END)
-
-    def stop(self) -> None:
-        """Cancel the agent and its subtree now."""
-        if self.loop.actor is not None:
-            self.loop.actor.cancel(reason="stopped from code")
-
-    async def wait(self) -> None:
-        """Wait until the agent has ended."""
-        if self.loop.actor is not None:
-            await self.loop.actor.wait_done()
-
-
-async def spawn_from_code(
-    main: AgentLoop, agent_type: str, *, model: str | None = None, background: bool = True
-) -> AgentHandle:
-    """Spawn a named agent under the main agent (see :class:`AgentHandle`)."""
-    kinds = definitions(main)
-    definition = kinds.get(agent_type)
-    if definition is None:
-        raise ValueError(f"unknown agent type {agent_type!r} (available: {', '.join(kinds)})")
-    child = make_child(
-        main, definition, agent_type=agent_type, model=model, tool_use_id=None, depth=1
-    )
-    child.streams = False
-    send, receive = trio.open_memory_channel[ResultMessage](16)
-
-    async def behaviour(actor: Actor) -> None:
-        _adopt(child, actor)
-        async with send:
-            try:
-                if has_hooks(child, "SubagentStart"):
-                    await fire(child, "SubagentStart", agent_type, agent_type=agent_type)
-                await serve(child, actor, recording_results(child, send.send))
-            finally:
-                _release_transcript(child)
-
-    if main.session.ledger.exhausted:
-        raise BudgetExhausted()
-    assert main.actor is not None
-    actor = await main.session.supervisor.spawn(
-        behaviour, name=agent_type, parent=main.actor, background=background
-    )
-    child.agent_id = actor.address
-    child.actor = actor
-    return AgentHandle(child, receive)

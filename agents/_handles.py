@@ -1,0 +1,117 @@
+"""Agents spawned from Python code (``AgentClient.spawn``), not by the model.
+
+Each is an actor like any other — a child of the main agent in the supervisor tree, charged to the
+same ledger, cancelled with the session — whose mailbox the caller feeds through an
+:class:`AgentHandle`; its results come back to the handle, its messages go to its transcript.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+import attrs
+import trio
+
+from runtime import Actor, BudgetExhausted
+
+from ._hookpoints import fire, has_hooks
+from ._loop import AgentLoop
+from ._persist import recording_results
+from ._subagents import INPUT_END, Prompt, adopt, definitions, make_child, release_transcript, serve
+from .messages import ResultMessage
+
+__all__ = ["AgentHandle", "spawn_from_code"]
+
+
+@attrs.define(eq=False)
+class AgentHandle:
+    """An agent spawned from Python (``AgentClient.spawn``), not by the model.
+
+    It is an actor like any other — a child of the main agent in the supervisor tree, charged to
+    the same ledger, cancelled with the session — whose mailbox you feed yourself::
+
+        researcher = await client.spawn("researcher")
+        result = await researcher.ask("List the modules that touch the network.")
+        print(result.result)
+
+    Its messages go to its transcript, not to the client's stream; results come back here.
+    """
+
+    loop: AgentLoop
+    _results: trio.MemoryReceiveChannel[ResultMessage]
+
+    @property
+    def agent_id(self) -> str:
+        return self.loop.agent_id
+
+    @property
+    def agent_type(self) -> str:
+        return self.loop.agent_type
+
+    async def send(
+        self, prompt: str | list[dict[str, Any]], *, max_turns: int | None = None
+    ) -> None:
+        """Queue a prompt; it runs as its own turn once the agent is free."""
+        assert self.loop.actor is not None
+        await self.loop.actor.mailbox.send(Prompt(prompt, max_turns=max_turns))
+
+    async def result(self) -> ResultMessage:
+        """The next result of this agent (in prompt order)."""
+        return await self._results.receive()
+
+    async def ask(self, prompt: str | list[dict[str, Any]]) -> ResultMessage:
+        """``send`` then ``result``."""
+        await self.send(prompt)
+        return await self.result()
+
+    async def close(self) -> None:
+        """No more prompts: the agent ends once its queued prompts and children are done."""
+        assert self.loop.actor is not None
+        with contextlib.suppress(trio.ClosedResourceError, trio.BrokenResourceError):
+            await self.loop.actor.mailbox.send(INPUT_END)
+
+    def stop(self) -> None:
+        """Cancel the agent and its subtree now."""
+        if self.loop.actor is not None:
+            self.loop.actor.cancel(reason="stopped from code")
+
+    async def wait(self) -> None:
+        """Wait until the agent has ended."""
+        if self.loop.actor is not None:
+            await self.loop.actor.wait_done()
+
+
+async def spawn_from_code(
+    main: AgentLoop, agent_type: str, *, model: str | None = None, background: bool = True
+) -> AgentHandle:
+    """Spawn a named agent under the main agent (see :class:`AgentHandle`)."""
+    kinds = definitions(main)
+    definition = kinds.get(agent_type)
+    if definition is None:
+        raise ValueError(f"unknown agent type {agent_type!r} (available: {', '.join(kinds)})")
+    child = make_child(
+        main, definition, agent_type=agent_type, model=model, tool_use_id=None, depth=1
+    )
+    child.streams = False
+    send, receive = trio.open_memory_channel[ResultMessage](16)
+
+    async def behaviour(actor: Actor) -> None:
+        adopt(child, actor)
+        async with send:
+            try:
+                if has_hooks(child, "SubagentStart"):
+                    await fire(child, "SubagentStart", agent_type, agent_type=agent_type)
+                await serve(child, actor, recording_results(child, send.send))
+            finally:
+                release_transcript(child)
+
+    if main.session.ledger.exhausted:
+        raise BudgetExhausted()
+    assert main.actor is not None
+    actor = await main.session.supervisor.spawn(
+        behaviour, name=agent_type, parent=main.actor, background=background
+    )
+    child.agent_id = actor.address
+    child.actor = actor
+    return AgentHandle(child, receive)
