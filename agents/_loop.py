@@ -134,16 +134,10 @@ class AgentLoop:
         self._turn_scope.cancel(reason="interrupt")
         return True
 
-    def _interruptible(self) -> trio.CancelScope:
-        """The cancel scope for a model call or tool phase: what :meth:`interrupt` cancels.
-
-        The caller enters it and calls :meth:`_interrupted_done` once out of it (a plain scope,
-        not a generator context manager: this runs twice per turn)."""
-        scope = self._turn_scope = trio.CancelScope()
-        return scope
-
-    def _interrupted_done(self) -> None:
-        self._turn_scope = None
+    def _interruptible(self) -> _TurnScope:
+        """``with loop._interruptible() as scope:`` runs a model call or tool phase in the
+        cancel scope that :meth:`interrupt` cancels."""
+        return _TurnScope(self)
 
     async def aclose(self) -> None:
         """Run the tools' cleanup (kill shells ...), shielded: nothing outlives the agent (T7)."""
@@ -315,21 +309,16 @@ class AgentLoop:
     async def _turn_model(self, run: _Run) -> Response | None:
         """One model response, retried per SPEC L8, charged and streamed; None if interrupted."""
         t0 = trio.current_time()
-        if self.is_main:  # only the main agent's turns can be interrupted (AgentClient.interrupt)
-            scope = self._interruptible()
-            try:
-                with scope:
+        try:
+            if self.is_main:  # only the main agent's turns can be interrupted (AgentClient)
+                with self._interruptible() as scope:
                     response_and_trip = await self.model_call.with_retries(self)
-            finally:
-                self._interrupted_done()
-                run.api_seconds += trio.current_time() - t0
-            if scope.cancelled_caught:
-                return None
-        else:
-            try:
+                if scope.cancelled_caught:
+                    return None
+            else:
                 response_and_trip = await self.model_call.with_retries(self)
-            finally:
-                run.api_seconds += trio.current_time() - t0
+        finally:
+            run.api_seconds += trio.current_time() - t0
         response, tripped = response_and_trip
         run.turns += 1
         run.stop_reason = response.stop_reason
@@ -404,3 +393,25 @@ def _blocks_of(content: list[dict[str, Any]]) -> list[Any]:
 
 
 _BLOCK_TYPES = frozenset({"text", "tool_result", "tool_use", "thinking"})
+
+
+class _TurnScope:
+    """The cancel scope of a model call or tool phase, known to its loop while entered (what
+    :meth:`AgentLoop.interrupt` cancels). A class, not a generator context manager: it runs
+    twice per turn."""
+
+    __slots__ = ("loop", "scope")
+
+    def __init__(self, loop: AgentLoop) -> None:
+        self.loop = loop
+        self.scope = trio.CancelScope()
+
+    def __enter__(self) -> trio.CancelScope:
+        self.loop._turn_scope = self.scope
+        return self.scope.__enter__()
+
+    def __exit__(self, *exc_info: Any) -> bool:
+        try:
+            return self.scope.__exit__(*exc_info)
+        finally:
+            self.loop._turn_scope = None

@@ -53,13 +53,9 @@ class ToolCalls:
         Returns False when the turn was interrupted; finished calls keep their results and the
         rest are answered as interrupted.
         """
-        scope = loop._interruptible()
-        turn = _Turn(loop, run, response.bad_inputs, scope)
-        try:
-            with scope:
-                await self.scheduler.run(calls, turn.call, read_only=turn.read_only)
-        finally:
-            loop._interrupted_done()
+        with loop._interruptible() as scope:
+            turn = _Turn(loop, run, response.bad_inputs, scope)
+            await self.scheduler.run(calls, turn.call, read_only=turn.read_only)
         results = turn.results
         if scope.cancelled_caught:
             blocks = []
