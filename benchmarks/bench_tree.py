@@ -9,6 +9,10 @@ Prints one JSON line per measurement::
   ``fanout - 1`` more) on a zero-latency scripted backend; every agent answers once and every
   parent answers its children's notifications (those queued together in one turn). Wall time
   for the whole query, with file transcripts (the default) and with an in-memory store.
+* ``tree_bare_trio``: the control, the same shape in bare Trio: a task and a bounded mailbox per
+  agent, one message in and one notification out to its parent, nothing else (and, in the
+  ``files`` variant, a transcript file per agent with two lines). No agent runtime on Trio can
+  spend less per agent than this.
 * ``idle``: ``n`` agents spawned from code (``AgentClient.spawn``) waiting on their mailboxes:
   resident memory per idle agent (RSS delta / n), then one prompt each and shutdown.
 * ``ledger``: ``Ledger.charge`` cost in µs.
@@ -19,6 +23,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import resource
 import tempfile
 import time
@@ -98,6 +103,51 @@ async def bench_tree(fanout: int, store: str = "file") -> None:
          rss_growth_kib=rss_kib() - before, target_s=2.0)
 
 
+async def bare_tree(fanout: int, files: bool) -> None:
+    """The control for ``bench_tree``: ``fanout`` workers each spawning ``fanout - 1`` leaves."""
+
+    async def leaf(notify: trio.MemorySendChannel[str], name: str, folder: int | None) -> None:
+        send, receive = trio.open_memory_channel[str](16)
+        send.send_nowait("prompt")
+        async with send, receive:
+            prompt = await receive.receive()
+            if folder is not None:
+                fd = os.open(f"agent-{name}.jsonl", _FLAGS, 0o644, dir_fd=folder)
+                os.write(fd, b'{"type":"user","content":"%s"}\n' % prompt.encode())
+                os.write(fd, b'{"type":"assistant","content":"done"}\n')
+                os.close(fd)
+        await notify.send(name)
+
+    async def worker(notify: trio.MemorySendChannel[str], name: str, folder: int | None) -> None:
+        send, receive = trio.open_memory_channel[str](fanout)
+        async with trio.open_nursery() as nursery:
+            for i in range(fanout - 1):
+                nursery.start_soon(leaf, send, f"{name}-{i}", folder)
+            for _ in range(fanout - 1):
+                await receive.receive()
+        await notify.send(name)
+
+    with tempfile.TemporaryDirectory() as root:
+        folder = os.open(root, os.O_RDONLY) if files else None
+        try:
+            t0 = time.perf_counter()
+            send, receive = trio.open_memory_channel[str](fanout)
+            async with trio.open_nursery() as nursery:
+                for w in range(fanout):
+                    nursery.start_soon(worker, send, str(w), folder)
+                for _ in range(fanout):
+                    await receive.receive()
+            wall = time.perf_counter() - t0
+        finally:
+            if folder is not None:
+                os.close(folder)
+    emit(bench="tree_bare_trio", files=files, fanout=fanout, tasks=fanout * fanout,
+         wall_s=round(wall, 3), per_agent_us=round(wall / (fanout * fanout) * 1e6, 1))
+
+
+_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+
+
 async def bench_idle(n: int) -> None:
     backend = ScriptedBackend(lambda request: Step([text("ok")]))
     agents = {"idle": AgentDefinition(description="i", prompt="i", tools=[])}
@@ -141,11 +191,15 @@ def main() -> None:
     if args.quick:
         trio.run(bench_tree, 4)
         trio.run(bench_tree, 4, "memory")
+        trio.run(bare_tree, 4, False)
+        trio.run(bare_tree, 4, True)
         trio.run(bench_idle, 50)
         bench_ledger(1_000)
     else:
         trio.run(bench_tree, 100)
         trio.run(bench_tree, 100, "memory")
+        trio.run(bare_tree, 100, False)
+        trio.run(bare_tree, 100, True)
         trio.run(bench_idle, 10_000)
         bench_ledger(200_000)
 
