@@ -31,6 +31,7 @@ from .messages import (
     ToolUseBlock,
     UserMessage,
 )
+from .sessions import FileSessionStore
 from .testing.scripted import ScriptedBackend, Step, text, tool_use, usage
 
 __all__ = ["StreamPrinter", "format_message", "run_demo"]
@@ -272,24 +273,30 @@ def format_message(message: Message) -> str | None:
     return f"[{type(message).__name__}]"
 
 
-async def _run(root: Path, *, latency: float, budget: float | None, out: TextIO) -> int:
+async def _run(
+    root: Path, data: Path, *, latency: float, budget: float | None, out: TextIO
+) -> int:
     backend = demo_backend(root, latency=latency)
-    options = AgentOptions(
-        cwd=str(root),
-        backend=backend,
-        model="claude-sonnet-4-5",
-        agents=AGENTS,
-        max_budget_usd=budget,
-    )
-    print(f"demo project: {root}", file=out)
-    printer = StreamPrinter(out)
-    try:
-        async for message in query(
-            prompt="Survey this project, list its open TODOs and audit it.", options=options
-        ):
-            printer(message)
-    except ResultError as exc:
-        print(f"query ended with {exc.subtype}: {exc}", file=out)
+    # The transcripts go beside the temporary project, and with it: sessions of a project that
+    # is gone when the demo ends are of no use in the user's data directory.
+    async with FileSessionStore(data) as store:
+        options = AgentOptions(
+            cwd=str(root),
+            backend=backend,
+            model="claude-sonnet-4-5",
+            agents=AGENTS,
+            max_budget_usd=budget,
+            session_store=store,
+        )
+        print(f"demo project: {root}", file=out)
+        printer = StreamPrinter(out)
+        try:
+            async for message in query(
+                prompt="Survey this project, list its open TODOs and audit it.", options=options
+            ):
+                printer(message)
+        except ResultError as exc:
+            print(f"query ended with {exc.subtype}: {exc}", file=out)
     printer.print_tree()
     return 0
 
@@ -299,8 +306,14 @@ def run_demo(
 ) -> int:
     """Run the demo on a temporary project; returns the exit status."""
     with tempfile.TemporaryDirectory(prefix="agents-demo-") as tmp:
-        root = Path(tmp)
+        root = Path(tmp) / "project"
         _write_project(root)
         return trio.run(
-            lambda: _run(root, latency=0.05 if fast else 0.15, budget=budget, out=out or sys.stdout)
+            lambda: _run(
+                root,
+                Path(tmp) / "sessions",
+                latency=0.05 if fast else 0.15,
+                budget=budget,
+                out=out or sys.stdout,
+            )
         )

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -28,6 +29,7 @@ import trio
 
 from agents import AgentOptions, ToolAnnotations, create_sdk_mcp_server, query, tool
 from agents.backends.base import ModelRequest
+from agents.sessions import DATA_DIR_ENV
 from agents.testing.scripted import ScriptedBackend, Step, text, tool_use
 
 
@@ -165,6 +167,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="tiny sizes, for the smoke test")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as cwd:
+        os.environ[DATA_DIR_ENV] = os.path.join(cwd, ".data")  # the sessions' transcripts go too
         if args.quick:
             trio.run(bench_fanout, cwd, [1, 4], [0.01])
             trio.run(bench_overhead, cwd, 5)

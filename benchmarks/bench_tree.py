@@ -33,7 +33,7 @@ import trio
 
 from agents import AgentClient, AgentDefinition, AgentOptions, query
 from agents.backends.base import ModelRequest
-from agents.sessions import InMemorySessionStore
+from agents.sessions import DATA_DIR_ENV, InMemorySessionStore
 from agents.testing.scripted import ScriptedBackend, Step, text, tool_use
 from runtime import Ledger
 
@@ -82,6 +82,7 @@ async def bench_tree(fanout: int, store: str = "file") -> None:
     if store == "memory":
         extra["session_store"] = InMemorySessionStore()
     with tempfile.TemporaryDirectory() as cwd:
+        os.environ[DATA_DIR_ENV] = os.path.join(cwd, ".data")  # not 10 000 files in ~/.trio-agents
         options = AgentOptions(
             cwd=cwd, backend=tree_backend(fanout), agents=agents, tools=["Agent"],
             max_concurrent_subagents=fanout * fanout + 10, permission_mode="bypassPermissions",
@@ -152,6 +153,7 @@ async def bench_idle(n: int) -> None:
     backend = ScriptedBackend(lambda request: Step([text("ok")]))
     agents = {"idle": AgentDefinition(description="i", prompt="i", tools=[])}
     with tempfile.TemporaryDirectory() as cwd:
+        os.environ[DATA_DIR_ENV] = os.path.join(cwd, ".data")
         options = AgentOptions(
             cwd=cwd, backend=backend, agents=agents, tools=[], max_concurrent_subagents=n + 1
         )
