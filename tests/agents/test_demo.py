@@ -20,6 +20,18 @@ def test_demo_runs_a_hierarchy_whose_budget_trips() -> None:
     assert "(tripped)" in text
 
 
+def test_demo_leaves_nothing_in_the_data_directory() -> None:
+    """Its sessions belong to a temporary project: they go with it, not into the user's data."""
+    import os
+    from pathlib import Path
+
+    import agents._demo as demo
+
+    data = Path(os.environ["TRIO_AGENTS_DATA_DIR"])
+    assert demo.run_demo(fast=True, out=io.StringIO()) == 0
+    assert not data.exists() or not any(data.iterdir())
+
+
 def test_demo_without_budget_completes(capsys: object) -> None:
     """With a large budget every agent finishes and nothing trips."""
     import agents._demo as demo
