@@ -6,7 +6,9 @@ Prints one JSON line per measurement::
     python benchmarks/bench_loop.py --quick    # tiny sizes (the smoke test)
 
 * ``fanout``: k read-only tools that each wait L seconds (real time) in one turn; wall time of the
-  whole query (model latency zero) against L. Ideal: L plus the loop's overhead.
+  whole query (model latency zero) against L. Ideal: L plus the loop's overhead. Printed beside
+  it: the bare-Trio control (k sleeps in a nursery) and what creating a file costs on this disk
+  at the moment (each query creates its transcript file before its first model request).
 * ``overhead``: zero-latency scripted backend and no-op tools: µs per tool call and per turn.
 * ``flatness``: a 200-turn chain; mean cost of turns 191-200 over turns 1-10 (≤ 2 is flat).
 * ``import``: ``import agents`` in a fresh interpreter (ms, best of N).
@@ -88,6 +90,21 @@ async def bare_trio(k: int, wait: float) -> float:
     return time.perf_counter() - t0
 
 
+def file_creation_us(folder: str, n: int = 5) -> float:
+    """The median cost of creating a small file in ``folder`` now: what a session's transcript
+    file costs before its first model request, which on a busy disk is much of the overhead."""
+    times = []
+    for _ in range(n):
+        path = os.path.join(folder, f"probe-{time.perf_counter_ns()}.jsonl")
+        t0 = time.perf_counter()
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        os.write(fd, b"{}\n")
+        os.close(fd)
+        times.append(time.perf_counter() - t0)
+        os.unlink(path)
+    return statistics.median(times) * 1e6
+
+
 async def bench_fanout(cwd: str, ks: list[int], waits: list[float]) -> None:
     for wait in waits:
         for k in ks:
@@ -104,6 +121,7 @@ async def bench_fanout(cwd: str, ks: list[int], waits: list[float]) -> None:
                 overhead_ms=round((best - wait) * 1000, 2),
                 bare_trio_ms=round(bare * 1000, 2),
                 over_bare_ms=round((best - bare) * 1000, 2),
+                file_creation_us=round(file_creation_us(cwd), 1),
             )
 
 
