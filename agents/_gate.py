@@ -115,7 +115,7 @@ class LoopGate:
         """The fields every hook input carries (H3)."""
         data: dict[str, Any] = {
             "session_id": self.session.session_id,
-            "transcript_path": self.session.session_state.get("transcript_path", ""),
+            "transcript_path": self.session.transcript_path,
             "cwd": self.session.cwd,
             "permission_mode": self.gate.mode,
         }

@@ -186,9 +186,9 @@ async def _record_tail_repair(
 async def attach_main(session: Session, main: AgentLoop, setup: SessionSetup) -> None:
     """Give the main agent its transcript and restored history; report resume problems."""
     session.transcripts = setup.transcripts
+    session.transcript_key = setup.transcript.key
     main.transcript = setup.transcript
     main.history[:] = setup.history
-    session.session_state["transcript_path"] = setup.transcripts.path(setup.transcript.key)
     for notice in setup.notices:
         await main._publish(SystemMessage(subtype="informational", data={"message": notice}))
 
@@ -213,7 +213,7 @@ def reset_main_transcript(session: Session, main: AgentLoop, session_id: str) ->
         return
     key = transcripts.key(session_id)
     main.transcript = Transcript(transcripts.store, key)
-    session.session_state["transcript_path"] = transcripts.path(key)
+    session.transcript_key = key
 
 
 def recording_results(

@@ -53,6 +53,24 @@ class Session:
     _unpriced: set[str] = attrs.Factory(set)
     #: where transcripts go (``agents._persist.Transcripts``); None records nothing (C1)
     transcripts: Any = None
+    #: the main agent's transcript key (``agents.sessions.SessionKey``), set with ``transcripts``
+    transcript_key: Any = None
+    _path: tuple[Any, str] | None = attrs.field(default=None, init=False)
+
+    @property
+    def transcript_path(self) -> str:
+        """Where the main agent's transcript is (H3's ``transcript_path``); "" if not recorded.
+
+        Worked out when first asked for (only hooks ask), and again after ``/clear``: building
+        a path costs tens of microseconds, which every session would pay on its way to its first
+        model request."""
+        key = self.transcript_key
+        if self.transcripts is None or key is None:
+            return ""
+        cached = self._path
+        if cached is None or cached[0] is not key:
+            cached = self._path = (key, self.transcripts.path(key))
+        return cached[1]
 
     def summary(self) -> dict[str, Any]:
         """The tree's spend: total, cap, and cost and turns per agent (S6 attribution)."""
