@@ -190,20 +190,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="tiny sizes, for the smoke test")
     args = parser.parse_args()
-    if args.quick:
-        trio.run(bench_tree, 4)
-        trio.run(bench_tree, 4, "memory")
-        trio.run(bare_tree, 4, False)
-        trio.run(bare_tree, 4, True)
-        trio.run(bench_idle, 50)
-        bench_ledger(1_000)
-    else:
-        trio.run(bench_tree, 100)
-        trio.run(bench_tree, 100, "memory")
-        trio.run(bare_tree, 100, False)
-        trio.run(bare_tree, 100, True)
-        trio.run(bench_idle, 10_000)
-        bench_ledger(200_000)
+    fanout, idle, charges = (4, 50, 1_000) if args.quick else (100, 10_000, 200_000)
+    trio.run(bench_tree, fanout)
+    trio.run(bench_tree, fanout, "memory")
+    trio.run(bare_tree, fanout, False)
+    trio.run(bare_tree, fanout, True)
+    trio.run(bench_idle, idle)
+    bench_ledger(charges)
 
 
 if __name__ == "__main__":
