@@ -63,6 +63,11 @@ async def first_session(project: Path, **kw: Any) -> tuple[str, list[Any]]:
     ]
 
 
+def transcript_file(project: Path, session_id: str) -> Path:
+    """The main transcript's file of session ``session_id`` in the default store."""
+    return FileSessionStore().path_for(SessionKey(project_key_for(project), session_id))
+
+
 async def test_every_message_of_the_main_agent_is_recorded(project: Path) -> None:
     """Prompt, each assistant block, the tool result and the result are in the transcript."""
     backend = ScriptedBackend(tool_script())
@@ -102,8 +107,7 @@ async def test_fork_copies_under_a_new_id_and_leaves_the_original_untouched(
 ) -> None:
     """fork_session=True: new id, same history, original file byte-identical."""
     sid, history = await first_session(project)
-    async with FileSessionStore() as store:
-        path = store.path_for(SessionKey(project_key_for(project), sid))
+    path = transcript_file(project, sid)
     before = path.read_bytes()
     new_id = str(uuid.uuid4())
     backend = ScriptedBackend([Step([text("forked answer")])])
@@ -187,8 +191,7 @@ async def test_a_custom_store_receives_the_transcript(project: Path) -> None:
 async def test_a_corrupt_line_is_reported_with_file_and_line(project: Path) -> None:
     """E3: resume uses the entries before the bad line and says so in an informational message."""
     sid, _ = await first_session(project)
-    async with FileSessionStore() as store:
-        path = store.path_for(SessionKey(project_key_for(project), sid))
+    path = transcript_file(project, sid)
     lines = path.read_bytes().splitlines(keepends=True)
     path.write_bytes(b"".join([*lines[:4], b'{"not": "an entry"\n', *lines[5:]]))
     backend = ScriptedBackend([Step([text("ok")])])
@@ -209,8 +212,7 @@ async def test_a_dangling_tool_call_is_answered_as_interrupted_and_reported(
 ) -> None:
     """A transcript ending in an unanswered tool call resumes with an interrupted result."""
     sid, _ = await first_session(project)
-    async with FileSessionStore() as store:
-        path = store.path_for(SessionKey(project_key_for(project), sid))
+    path = transcript_file(project, sid)
     lines = path.read_bytes().splitlines(keepends=True)
     path.write_bytes(b"".join(lines[:3]))  # prompt, text block, tool_use block
     for attempt in range(2):  # reported once: the repair is recorded
