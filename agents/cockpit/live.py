@@ -73,12 +73,20 @@ def _rows(state: TreeState) -> list[tuple[str, AgentNode]]:
     return rows
 
 
+def _short(detail: str) -> str:
+    """A path's last component (the rest is the project's, known to the reader)."""
+    detail = " ".join(detail.split())
+    if detail.startswith("/") and " " not in detail:
+        return detail.rsplit("/", 1)[-1] or detail
+    return detail if len(detail) <= 40 else detail[:39] + "…"
+
+
 def _now(node: AgentNode, now: float) -> Text:
     """The running tool calls with their elapsed time, or the pending retry."""
     if node.retry and not node.tools:
         return Text(node.retry, style="yellow")
     parts = [
-        f"{tool.name}{' ' + tool.detail if tool.detail else ''} {now - tool.started:.1f} s"
+        f"{tool.name}{' ' + _short(tool.detail) if tool.detail else ''} {now - tool.started:.1f} s"
         for tool in node.tools.values()
     ]
     return Text(" · ".join(parts), overflow="ellipsis", no_wrap=True)
@@ -92,14 +100,16 @@ def render_tree(state: TreeState, now: float | None = None) -> Table:
     table.add_column("status", no_wrap=True)
     table.add_column("turns", justify="right")
     table.add_column("cost", justify="right")
-    table.add_column("now", no_wrap=True, overflow="ellipsis", max_width=60)
-    for prefix, node in _rows(state):
+    rows = _rows(state)
+    busy = any(node.tools or node.retry for _, node in rows)
+    if busy:
+        table.add_column("now", no_wrap=True, overflow="ellipsis", max_width=60)
+    for prefix, node in rows:
         status = Text(node.status, style=_STYLES.get(node.status, ""))
         if node.denials:
             status.append(f" ({node.denials} denied)", style="red")
-        table.add_row(
-            _name(prefix, node), status, str(node.turns), f"${node.cost_usd:.4f}", _now(node, now)
-        )
+        cells = [_name(prefix, node), status, str(node.turns), f"${node.cost_usd:.4f}"]
+        table.add_row(*cells, *([_now(node, now)] if busy else []))
     return table
 
 

@@ -294,9 +294,9 @@ class TreeState:
         main.turns = max(main.turns, sum(r.num_turns for r in self.results))
         if message.subtype == "error_max_budget_usd":
             main.status = "stopped"
-            self.events.append(
-                f"budget reached: ${message.total_cost_usd:.4f} of ${self.budget_usd or 0:.4f}"
-            )
+            line = f"budget reached: ${message.total_cost_usd:.4f} of ${self.budget_usd or 0:.4f}"
+            if line not in self.events:
+                self.events.append(line)
         elif message.is_error:
             main.status = "failed"
         else:
