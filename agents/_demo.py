@@ -230,9 +230,8 @@ class StreamPrinter:
             case SystemMessage(subtype="session_summary"):
                 return None
             case ResultMessage() as result:
-                line = format_message(result) or ""
                 why = explain_result(result, len(self.state.results) - 1)
-                return line + ("" if why is None else "\n" + why)
+                return (format_message(result) or "") + ("" if why is None else "\n" + why)
         line = format_message(message)
         return None if line is None else who + line
 

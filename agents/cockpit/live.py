@@ -97,9 +97,9 @@ def render_tree(state: TreeState, now: float | None = None) -> Table:
     now = state.clock() if now is None else now
     table = Table(box=None, pad_edge=False, expand=False, show_edge=False, padding=(0, 1))
     table.add_column("agent", no_wrap=True, overflow="ellipsis", max_width=48)
-    table.add_column("status", no_wrap=True)
-    table.add_column("turns", justify="right")
-    table.add_column("cost", justify="right")
+    table.add_column("status", no_wrap=True, min_width=13)
+    table.add_column("turns", justify="right", no_wrap=True, min_width=5)
+    table.add_column("cost", justify="right", no_wrap=True, min_width=8)
     rows = _rows(state)
     busy = any(node.tools or node.retry for _, node in rows)
     if busy:
@@ -108,12 +108,13 @@ def render_tree(state: TreeState, now: float | None = None) -> Table:
         status = Text(node.status, style=_STYLES.get(node.status, ""))
         if node.denials:
             status.append(f" ({node.denials} denied)", style="red")
-        cells = [_name(prefix, node), status, str(node.turns), f"${node.cost_usd:.4f}"]
+        cells: list[Text | str] = [_name(prefix, node), status, str(node.turns)]
+        cells.append(f"${node.cost_usd:.4f}")
         table.add_row(*cells, *([_now(node, now)] if busy else []))
     return table
 
 
-def render_budget(state: TreeState, width: int = 40) -> RenderableType:
+def render_budget(state: TreeState, width: int = 30) -> RenderableType:
     """The tree's spend against its budget, as a bar (or the spend alone without a budget)."""
     spent = state.total_cost_usd
     cap = state.budget_usd
