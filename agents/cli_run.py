@@ -343,10 +343,27 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     try:
         level = _log_level(args)
-        if level is not None:
-            from .cockpit.logs import configure_logging
+    except UsageError as exc:
+        print(f"agents run: {exc}", file=err)
+        return 2
+    if level is None:
+        return _run_with(args, key, base_url, logging_on=False)
+    from .cockpit.logs import configure_logging
 
-            configure_logging(level, err)
+    handler = configure_logging(level, err)
+    try:
+        return _run_with(args, key, base_url, logging_on=True)
+    finally:
+        logger = logging.getLogger("agents")
+        logger.removeHandler(handler)
+        logger.setLevel(logging.NOTSET)
+
+
+def _run_with(
+    args: argparse.Namespace, key: str | None, base_url: str | None, *, logging_on: bool
+) -> int:
+    err = sys.stderr
+    try:
         from .backends.anthropic import AnthropicBackend
 
         retries = {} if args.max_retries is None else {"max_retries": args.max_retries}
@@ -355,11 +372,13 @@ def _run(args: argparse.Namespace) -> int:
     except UsageError as exc:
         print(f"agents run: {exc}", file=err)
         return 2
-    live = args.output_format == "text" and not args.no_live and level is None and err.isatty()
+    text = args.output_format == "text"
+    live = text and not args.no_live and not logging_on and err.isatty()
+    progress = text and not logging_on  # with logging on, the log says it (and more)
     import trio
 
     try:
-        return trio.run(_session, args.prompt, options, args.output_format, live)
+        return trio.run(_session, args.prompt, options, args.output_format, live, progress)
     except NotImplementedError as exc:
         print(f"agents run: {exc}", file=err)
         return 2
@@ -382,6 +401,7 @@ async def _session(
     options: AgentOptions,
     output_format: str,
     live: bool,
+    progress: bool = True,
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> int:
@@ -412,7 +432,7 @@ async def _session(
                 out.flush()
 
             observers = [emit, events.observe]
-        elif output_format == "text":
+        elif output_format == "text" and progress:
             from .cockpit.plain import ProgressLines
 
             observers = [ProgressLines(err).observe, events.observe]

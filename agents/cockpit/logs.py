@@ -30,6 +30,7 @@ from ..messages import (
     ToolUseBlock,
     UserMessage,
 )
+from .state import retry_line
 
 __all__ = ["ENV_VAR", "EventLog", "configure_logging", "level_from_env"]
 
@@ -130,14 +131,7 @@ class EventLog:
                 data.get("cwd"),
             )
         elif subtype == "api_retry":
-            self.logger.warning(
-                "API %s, retry %s/%s in %.2f s: %s",
-                data.get("error_status") or "connection error",
-                data.get("attempt"),
-                data.get("max_retries"),
-                float(data.get("delay_s") or 0),
-                data.get("error"),
-            )
+            self.logger.warning("%s", retry_line(data))
         elif subtype == "permission_denied":
             info(
                 "%s: permission denied for %s: %s",

@@ -181,7 +181,7 @@ async def session(
     backend = ScriptedBackend(steps)
     opts = AgentOptions(backend=backend, cwd=str(project), **options)  # type: ignore[arg-type]
     out, err = io.StringIO(), io.StringIO()
-    status = await _session("hi", opts, output_format, False, out, err)
+    status = await _session("hi", opts, output_format, False, True, out, err)
     return status, out.getvalue(), err.getvalue()
 
 
