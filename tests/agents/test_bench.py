@@ -70,7 +70,8 @@ async def test_builtin_tools_are_measured(tmp_path: Path) -> None:
 def test_a_module_of_tools_is_a_tool_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "bench_tools_mod.py").write_text(
         "from agents import tool, ToolAnnotations\n"
-        "@tool('lookup', 'looks up', {'key': str}, annotations=ToolAnnotations(readOnlyHint=True))\n"
+        "RO = ToolAnnotations(readOnlyHint=True)\n"
+        "@tool('lookup', 'looks up', {'key': str}, annotations=RO)\n"
         "async def lookup(args):\n    return {'content': [{'type': 'text', 'text': args['key']}]}\n"
         "@tool('store', 'stores', {'key': str, 'n': int})\n"
         "async def store(args):\n    return {'content': [{'type': 'text', 'text': 'ok'}]}\n"
