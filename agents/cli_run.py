@@ -163,6 +163,11 @@ def register(subparsers: Any) -> None:
         help="plain progress lines on stderr even when it is a terminal",
     )
     out.add_argument(
+        "--otel",
+        action="store_true",
+        help="record OpenTelemetry spans with the global tracer provider (the [otel] extra)",
+    )
+    out.add_argument(
         "--verbose",
         action="store_true",
         help="log what happens (DEBUG) on stderr; also TRIO_AGENTS_LOG=debug|info",
@@ -372,13 +377,24 @@ def _run_with(
     except UsageError as exc:
         print(f"agents run: {exc}", file=err)
         return 2
+    tracer = None
+    if args.otel:
+        from .otel import SpanObserver
+
+        try:
+            tracer = SpanObserver(budget_usd=options.max_budget_usd)
+        except ImportError as exc:
+            print(f"agents run: --otel: {exc}", file=err)
+            return 2
     text = args.output_format == "text"
     live = text and not args.no_live and not logging_on and err.isatty()
     progress = text and not logging_on  # with logging on, the log says it (and more)
     import trio
 
     try:
-        return trio.run(_session, args.prompt, options, args.output_format, live, progress)
+        return trio.run(
+            _session, args.prompt, options, args.output_format, live, progress, None, None, tracer
+        )
     except NotImplementedError as exc:
         print(f"agents run: {exc}", file=err)
         return 2
@@ -404,13 +420,34 @@ async def _session(
     progress: bool = True,
     out: TextIO | None = None,
     err: TextIO | None = None,
+    tracer: Any = None,
 ) -> int:
     """One session, shown as ``output_format`` asks; returns the exit status."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    extra = [] if tracer is None else [tracer.observe]
+    try:
+        result = await _show(prompt, options, output_format, live, progress, out, err, extra)
+    finally:
+        if tracer is not None:
+            tracer.close()
+    return _report(result, output_format, out, err)
+
+
+async def _show(
+    prompt: str,
+    options: AgentOptions,
+    output_format: str,
+    live: bool,
+    progress: bool,
+    out: TextIO,
+    err: TextIO,
+    extra: list[Any],
+) -> ResultMessage | None:
+    """The session drawn live, or written as stream-json, or told in progress lines."""
     from .cockpit.logs import EventLog
     from .cockpit.state import TreeState
 
-    out = out or sys.stdout
-    err = err or sys.stderr
     state = TreeState(budget_usd=options.max_budget_usd)
     events = EventLog()
     if live:
@@ -420,7 +457,7 @@ async def _session(
 
         console = Console(file=err, stderr=True)
         async with open_live_tree(console, state, keep_text=False) as view:
-            result = await _drive(prompt, options, [view.observe, events.observe])
+            return await _drive(prompt, options, [view.observe, events.observe, *extra])
     else:
         if output_format == "stream-json":
             from .cockpit.stream_json import StreamJsonWriter
@@ -438,8 +475,7 @@ async def _session(
             observers = [ProgressLines(err).observe, events.observe]
         else:
             observers = [events.observe]
-        result = await _drive(prompt, options, observers)
-    return _report(result, output_format, out, err)
+        return await _drive(prompt, options, [*observers, *extra])
 
 
 async def _drive(prompt: str, options: AgentOptions, observers: list[Any]) -> ResultMessage | None:
