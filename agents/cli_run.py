@@ -17,6 +17,10 @@ Output formats (``--output-format``), as Claude Code's ``-p`` mode:
   --output-format stream-json`` prints them (:mod:`agents.cockpit.stream_json`), stream events
   included with ``--include-partial-messages``.
 
+The API is reached through :class:`~agents.backends.wire.WireBackend` (httpx, no ``import
+anthropic``: the first request leaves in a fraction of the time); ``--anthropic-client`` uses the
+official client instead.
+
 The exit status is 0 on ``success``, 1 on an error result, 2 on bad usage or configuration
 (including a flag whose feature is not built yet), 130 when interrupted.
 """
@@ -173,6 +177,12 @@ def register(subparsers: Any) -> None:
         help="log what happens (DEBUG) on stderr; also TRIO_AGENTS_LOG=debug|info",
     )
     add("--base-url", help="Messages API base URL (default: ANTHROPIC_BASE_URL)")
+    add(
+        "--anthropic-client",
+        action="store_true",
+        help="talk to the API through the official anthropic client (slower to start) instead "
+        "of the built-in httpx wire path",
+    )
     run.set_defaults(handler=_run)
 
 
@@ -369,10 +379,15 @@ def _run_with(
 ) -> int:
     err = sys.stderr
     try:
-        from .backends.anthropic import AnthropicBackend
-
         retries = {} if args.max_retries is None else {"max_retries": args.max_retries}
-        backend = AnthropicBackend(api_key=key, base_url=base_url, **retries)
+        if args.anthropic_client:
+            from .backends.anthropic import AnthropicBackend
+
+            backend: Any = AnthropicBackend(api_key=key, base_url=base_url, **retries)
+        else:  # the same protocol without importing anthropic (seconds on a small machine)
+            from .backends.wire import WireBackend
+
+            backend = WireBackend(api_key=key, base_url=base_url, **retries)
         options = build_options(args, backend)
     except UsageError as exc:
         print(f"agents run: {exc}", file=err)
