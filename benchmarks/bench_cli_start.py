@@ -112,15 +112,27 @@ def main() -> None:
         cli_s.append(time_first_request(cli, server))
         start_s.append(time_process([sys.executable, "-c", "pass"]))
         connect_s.append(time_first_request(connect, server))
-    emit(bench="cli_first_request", runs=runs, median_ms=median_ms(cli_s),
-         min_ms=round(min(cli_s) * 1000, 1), target_ms=400)  # fmt: skip
+    emit(
+        bench="cli_first_request",
+        runs=runs,
+        median_ms=median_ms(cli_s),
+        min_ms=round(min(cli_s) * 1000, 1),
+        target_ms=400,
+    )
     emit(bench="python_start", runs=runs, median_ms=median_ms(start_s))
-    emit(bench="python_connect", runs=runs, median_ms=median_ms(connect_s),
-         cli_over_connect=round(statistics.median(cli_s) / statistics.median(connect_s), 2))  # fmt: skip
+    emit(
+        bench="python_connect",
+        runs=runs,
+        median_ms=median_ms(connect_s),
+        cli_over_connect=round(statistics.median(cli_s) / statistics.median(connect_s), 2),
+    )
     code = "import time; t = time.perf_counter(); import agents; print(time.perf_counter() - t)"
     imports = [
-        float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                             check=True).stdout)  # fmt: skip
+        float(
+            subprocess.run(
+                [sys.executable, "-c", code], capture_output=True, text=True, check=True
+            ).stdout
+        )
         for _ in range(runs)
     ]
     emit(bench="import_agents", runs=runs, median_ms=median_ms(imports), target_ms=200)
