@@ -288,8 +288,8 @@ def _budget_line(budget: float | None) -> str:
     if budget is None:
         return "budget: none — every agent runs to its end"
     return (
-        f"budget: ${budget:.2f} for the whole tree (soft cap: the response crossing it is charged, "
-        "then every agent stops)"
+        f"budget: ${budget:.2f} for the whole tree (a soft cap: once it is crossed, every agent "
+        "stops)"
     )
 
 

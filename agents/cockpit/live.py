@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 import trio
-from rich.console import Console, Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.live import Live
 from rich.progress_bar import ProgressBar
 from rich.table import Table
@@ -92,26 +92,55 @@ def _now(node: AgentNode, now: float) -> Text:
     return Text(" · ".join(parts), overflow="ellipsis", no_wrap=True)
 
 
-def render_tree(state: TreeState, now: float | None = None) -> Table:
-    """One row per agent: name (indented as the tree), status, turns, cost, running calls."""
-    now = state.clock() if now is None else now
-    table = Table(box=None, pad_edge=False, expand=False, show_edge=False, padding=(0, 1))
-    table.add_column("agent", no_wrap=True, overflow="ellipsis", max_width=48)
-    table.add_column("status", no_wrap=True, min_width=13)
-    table.add_column("turns", justify="right", no_wrap=True, min_width=5)
-    table.add_column("cost", justify="right", no_wrap=True, min_width=8)
-    rows = _rows(state)
-    busy = any(node.tools or node.retry for _, node in rows)
-    if busy:
-        table.add_column("now", no_wrap=True, overflow="ellipsis", max_width=60)
-    for prefix, node in rows:
-        status = Text(node.status, style=_STYLES.get(node.status, ""))
-        if node.denials:
-            status.append(f" ({node.denials} denied)", style="red")
-        cells: list[Text | str] = [_name(prefix, node), status, str(node.turns)]
-        cells.append(f"${node.cost_usd:.4f}")
-        table.add_row(*cells, *([_now(node, now)] if busy else []))
-    return table
+def render_tree(state: TreeState, now: float | None = None) -> RenderableType:
+    """One row per agent: name (indented as the tree), status, turns, cost, running calls.
+
+    Laid out for the width it is drawn at: the agent names and the running calls are cut to
+    fit (with an ellipsis), never the figures.
+    """
+    return _Tree(state, state.clock() if now is None else now)
+
+
+@attrs.frozen
+class _Tree:
+    state: TreeState
+    now: float
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        rows = _rows(self.state)
+        busy = any(node.tools or node.retry for _, node in rows)
+        names = [_name(prefix, node) for prefix, node in rows]
+        statuses = [_status(node) for _, node in rows]
+        status_width = max(6, *(s.cell_len for s in statuses))
+        gaps = 2 * (4 if busy else 3)  # two spaces between columns
+        fixed = status_width + 5 + 9 + gaps  # status, turns, cost
+        room = options.max_width - fixed - (24 if busy else 0)
+        name_width = max(8, min(max(5, *(n.cell_len for n in names)), room))
+        for name in names:
+            name.truncate(name_width, overflow="ellipsis")
+        table = Table(box=None, pad_edge=False, expand=False, show_edge=False, padding=(0, 2, 0, 0))
+        table.add_column("agent", no_wrap=True)
+        table.add_column("status", no_wrap=True)
+        table.add_column("turns", justify="right", no_wrap=True, min_width=5)
+        table.add_column("cost", justify="right", no_wrap=True, min_width=9)
+        now_width = options.max_width - fixed - name_width
+        if busy:
+            table.add_column("now", no_wrap=True)
+        for name, status, (_, node) in zip(names, statuses, rows, strict=True):
+            cells: list[Text | str] = [name, status, str(node.turns), f"${node.cost_usd:.4f}"]
+            if busy:
+                now = _now(node, self.now)
+                now.truncate(max(8, now_width), overflow="ellipsis")
+                cells.append(now)
+            table.add_row(*cells)
+        yield table
+
+
+def _status(node: AgentNode) -> Text:
+    status = Text(node.status, style=_STYLES.get(node.status, ""))
+    if node.denials:
+        status.append(f" ({node.denials} denied)", style="red")
+    return status
 
 
 def render_budget(state: TreeState, width: int = 30) -> RenderableType:

@@ -354,7 +354,8 @@ def denial_line(data: dict[str, Any]) -> str:
 
 def _detail(args: dict[str, Any]) -> str:
     """The one argument that says what a call is about (its path, pattern, command...)."""
-    for key in ("file_path", "pattern", "command", "url", "query", "description", "path"):
+    keys = ("subagent_type", "file_path", "pattern", "command", "url", "query", "description")
+    for key in (*keys, "path"):
         value = args.get(key)
         if isinstance(value, str) and value:
             return value

@@ -82,7 +82,7 @@ async def test_every_agent_appears_with_its_status_turns_and_cost(project: Path)
         state.observe(message)
     text = shown(render(state))
     rows = {line.split()[0].strip("├└─ "): line for line in text.splitlines() if "$" in line}
-    assert "running tools" in rows["main"] and "Agent explain the store" in rows["main"]
+    assert "running tools" in rows["main"] and "Agent researcher" in rows["main"]
     assert "security-auditor-1 (bg)" in text and "style-auditor-1 (bg)" in text
     assert re.search(r"└─ researcher +explain the store +running tools +1 +\$0\.0063", text)
     assert "of $0.0800" in text

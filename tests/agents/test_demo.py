@@ -25,7 +25,7 @@ def test_demo_shows_its_budget_from_the_start() -> None:
 
     out = io.StringIO()
     assert demo.run_demo(fast=True, out=out) == 0
-    assert out.getvalue().splitlines()[1].startswith("budget: $0.08 for the whole tree (soft cap")
+    assert out.getvalue().splitlines()[1].startswith("budget: $0.08 for the whole tree (a soft cap")
 
 
 def test_demo_explains_the_result_with_zero_turns() -> None:
