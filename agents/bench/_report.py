@@ -33,7 +33,7 @@ def format_table(result: BenchResult) -> str:
     lines = [
         f"agents bench: {result.tools}{mix}, {result.turns} turns per k, "
         f"model latency {result.model_latency_s * 1000:g} ms",
-        f"each call alone: {own}",
+        f"each call alone (best of {max(3, result.turns)}): {own}",
     ]
     cells = [[fmt.format(v) for (_, fmt), v in zip(_COLUMNS, _values(r), strict=True)]
              for r in result.rows]  # fmt: skip

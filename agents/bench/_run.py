@@ -10,13 +10,15 @@ turn's tool phase starting when its response's last block has arrived.
 
 *Per-call overhead* is what the runtime adds to the tools' own cost: the turns' tool phases minus
 the ideal schedule of each call's own duration, divided by the calls. A sleep tool's own
-duration is its latency; another tool's is its median duration when called alone (a calibration
-run, one call per turn).
+duration is its latency; another tool's is its best duration when called alone (a calibration
+run, one call per turn: the best of several, as noise only ever adds time).
+
+Times are taken where the stream's consumer sees the messages, so a tool that finishes before
+the consumer runs again (a ``Read`` of a small file) shows as a few microseconds: a lower bound.
 """
 
 from __future__ import annotations
 
-import statistics
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -219,7 +221,7 @@ def _percentile(values: Sequence[float], q: float) -> float:
 async def _own_durations(
     workload: Workload, cwd: Path, repeats: int, clock: Clock
 ) -> dict[str, float]:
-    """Each distinct call alone, ``repeats`` times: its median duration (or its known cost)."""
+    """Each distinct call alone, ``repeats`` times: its best duration (or its known cost)."""
     distinct = {c.name: c for c in workload.read_only + workload.mutating}
     own = {n: c.intrinsic_s for n, c in distinct.items() if c.intrinsic_s is not None}
     todo = [c for n, c in distinct.items() if n not in own]
@@ -230,7 +232,7 @@ async def _own_durations(
         for turn in turns:
             for sample in _schedule(turn, 1):
                 durations.setdefault(sample.name, []).append(sample.duration_s)
-        own.update({n: statistics.median(d) for n, d in durations.items()})
+        own.update({n: min(d) for n, d in durations.items()})
     return {n: float(v) for n, v in own.items()}
 
 
