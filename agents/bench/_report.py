@@ -29,7 +29,7 @@ _COLUMNS = (
 def format_table(result: BenchResult) -> str:
     """The figures per k, one row each, with a heading naming the workload."""
     mix = f", {result.mutating_share:.0%} mutating" if result.mutating_share else ""
-    own = ", ".join(f"{n} {s * 1000:.2f} ms" for n, s in sorted(result.own_duration_s.items()))
+    own = ", ".join(f"{n} {s * 1000:.3g} ms" for n, s in sorted(result.own_duration_s.items()))
     lines = [
         f"agents bench: {result.tools}{mix}, {result.turns} turns per k, "
         f"model latency {result.model_latency_s * 1000:g} ms",
