@@ -404,6 +404,11 @@ def _run_with(
     text = args.output_format == "text"
     live = text and not args.no_live and not logging_on and err.isatty()
     progress = text and not logging_on  # with logging on, the log says it (and more)
+    if live and not options.include_partial_messages:
+        import attrs
+
+        # the live view streams the answer as it is written: it needs the raw text deltas
+        options = attrs.evolve(options, include_partial_messages=True)
     import trio
 
     try:
