@@ -219,3 +219,16 @@ def test_demo_on_a_terminal_draws_the_live_tree() -> None:
     assert "budget: $0.08 for the whole tree" in text.splitlines()[1]
     assert "researcher-1  explain the store" in text and "reached" in text
     assert "0 turns: the auditors' reports came back as a new prompt" in text
+
+
+def test_rich_is_imported_only_for_the_live_view() -> None:
+    """A run writing to a pipe never pays for rich (nor the CLI's start for anthropic)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, agents, agents.cli, agents.cli_run, agents.cockpit\n"
+        "print([m for m in ('rich', 'anthropic', 'matplotlib') if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
