@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import trio
 
+from ._h11 import H11Pool, HTTPResponse, TransportError
 from .anthropic import (
     AnthropicBackend,
     _error_fields,
@@ -77,6 +78,7 @@ class WireBackend(AnthropicBackend):
             send_agent_headers=send_agent_headers,
         )
         self._http: httpx.AsyncClient | None = None
+        self._pool: H11Pool | None = None
 
     def __repr__(self) -> str:
         return super().__repr__().replace("AnthropicBackend(", "WireBackend(", 1)
@@ -87,19 +89,25 @@ class WireBackend(AnthropicBackend):
         if self._http is None:
             import httpx
 
-            base = self.base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL
             self._http = httpx.AsyncClient(
-                base_url=base,
+                base_url=self._base,
                 timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 60.0)),
-                headers={
-                    "anthropic-version": API_VERSION,
-                    "content-type": "application/json",
-                    "accept": "application/json",
-                    "user-agent": "trio-agents (WireBackend)",
-                    **self.default_headers,
-                },
+                headers=self._headers(),
             )
         return self._http
+
+    @property
+    def _base(self) -> str:
+        return self.base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL
+
+    def _headers(self) -> dict[str, str]:
+        return {
+            "anthropic-version": API_VERSION,
+            "content-type": "application/json",
+            "accept": "application/json",
+            "user-agent": "trio-agents (WireBackend)",
+            **self.default_headers,
+        }
 
     def _auth(self) -> dict[str, str]:
         # as the official client (2.x) does: the key or the token, as a bearer
@@ -118,30 +126,66 @@ class WireBackend(AnthropicBackend):
         """Close the connection pool (shielded, with its own deadline); the backend stays
         usable — the next request opens a new pool."""
         http, self._http = self._http, None
-        if http is not None:
-            with trio.CancelScope(shield=True) as scope:
-                scope.relative_deadline = _CLOSE_TIMEOUT
+        pool, self._pool = self._pool, None
+        with trio.CancelScope(shield=True) as scope:
+            scope.relative_deadline = _CLOSE_TIMEOUT
+            if http is not None:
                 await http.aclose()
+            if pool is not None:
+                await pool.aclose()
 
     async def __aenter__(self) -> WireBackend:
         return self
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[BackendEvent]:
-        """Stream one response as event structs; raise :class:`BackendError` on any failure."""
-        import httpx
+        """Stream one response as event structs; raise :class:`BackendError` on any failure.
 
+        Without a proxy in the environment the request goes over :mod:`agents.backends._h11`
+        (Trio sockets and h11); with one, through httpx, which knows proxies.
+        """
         headers = self._auth()
         headers.update(self._options(request).get("headers", {}))
         try:
             body = _encode({**build_params(request), "stream": True})
         except TypeError as exc:
             raise BackendError(f"request is not JSON-serializable: {exc}") from exc
+        events = self._direct if not _proxied() else self._via_httpx
+        async for event in events(body, headers, request.model):
+            yield event
+
+    async def _direct(
+        self, body: bytes, headers: dict[str, str], model: str
+    ) -> AsyncIterator[BackendEvent]:
+        if self._pool is None:
+            self._pool = H11Pool(self._base, self.timeout, min(self.timeout, 60.0))
+        try:
+            async with self._pool.stream(
+                "/v1/messages", body, {**self._headers(), **headers}
+            ) as resp:
+                if resp.status_code >= 400:
+                    raise await _status_failure(resp, model)
+                parser = _SSEParser(model)
+                async for chunk in resp.aiter_bytes():
+                    for event in parser.feed(chunk):
+                        yield event
+                if not parser.stopped:
+                    raise APIConnectionError("stream ended before message_stop")
+        except TransportError as exc:
+            if exc.timeout:
+                raise APIConnectionError("request timed out") from None
+            raise APIConnectionError(str(exc)) from exc
+
+    async def _via_httpx(
+        self, body: bytes, headers: dict[str, str], model: str
+    ) -> AsyncIterator[BackendEvent]:
+        import httpx
+
         http = self.http
         try:
             async with http.stream("POST", "/v1/messages", content=body, headers=headers) as resp:
                 if resp.status_code >= 400:
-                    raise await _status_failure(resp, request.model)
-                parser = _SSEParser(request.model)
+                    raise await _status_failure(resp, model)
+                parser = _SSEParser(model)
                 async for chunk in resp.aiter_bytes():
                     for event in parser.feed(chunk):
                         yield event
@@ -153,7 +197,15 @@ class WireBackend(AnthropicBackend):
             raise APIConnectionError(f"stream interrupted ({exc!r})") from exc
 
 
-async def _status_failure(response: httpx.Response, model: str) -> BackendError:
+_PROXY_VARIABLES = ("https_proxy", "http_proxy", "all_proxy")
+
+
+def _proxied() -> bool:
+    """Whether the environment names a proxy (then httpx, which knows proxies, carries it)."""
+    return any(os.environ.get(v) or os.environ.get(v.upper()) for v in _PROXY_VARIABLES)
+
+
+async def _status_failure(response: httpx.Response | HTTPResponse, model: str) -> BackendError:
     """The error an HTTP error status stands for, with the API's own message."""
     raw = await response.aread()
     try:

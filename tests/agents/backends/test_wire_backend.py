@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from agents.backends import wire
 from agents.backends.wire import WireBackend
 from agents.testing import FakeAnthropicServer
 from agents.testing.scripted import Step, text
@@ -18,10 +19,13 @@ from tests.agents.backends.test_anthropic_backend import *  # noqa: F403  (the s
 del test_client_is_built_without_its_own_retries  # noqa: F821
 
 
-@pytest.fixture(autouse=True)
-def _wire_backend(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every test of the conformance module, collected here, runs on WireBackend."""
+@pytest.fixture(autouse=True, params=["h11", "httpx"])
+def _wire_backend(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
+    """Every test of the module, collected here, runs on WireBackend, once on each of its
+    transports: Trio sockets with h11 (no proxy configured) and httpx (a proxy configured)."""
     monkeypatch.setattr(conformance, "AnthropicBackend", WireBackend)
+    proxied = request.param == "httpx"
+    monkeypatch.setattr(wire, "_proxied", lambda: proxied)
 
 
 async def headers_sent(backend_type: type) -> dict[str, str]:
