@@ -1,18 +1,18 @@
-"""``WireBackend``: the Messages API straight over httpx, without the ``anthropic`` package.
+"""``WireBackend``: the Messages API on the wire, without the ``anthropic`` package.
 
 ``import anthropic`` costs 1.2–3 s on a small machine (its pydantic types), which a command-line
 run pays before its first request (``agents run`` uses this backend for that reason). This
-backend speaks the same wire protocol with what the
-runtime already has — httpx for the transport, msgspec for the JSON and the SSE stream (the
-parser :class:`~agents.backends.AnthropicBackend` uses) — and maps failures onto the same
-:mod:`agents.backends.base` errors, so the loop cannot tell them apart. The conformance tests of
-``AnthropicBackend`` run against it too.
+backend speaks the same protocol with what the runtime already has — Trio's sockets and TLS with
+h11 for HTTP/1.1 (:mod:`agents.backends._h11`), or httpx when the environment names a proxy;
+msgspec for the JSON and the SSE stream (the parser :class:`~agents.backends.AnthropicBackend`
+uses) — and maps failures onto the same :mod:`agents.backends.base` errors, so the loop cannot
+tell them apart. ``AnthropicBackend``'s conformance and acceptance tests run against it, on both
+transports.
 
 What it does not do, and ``AnthropicBackend`` (the official client) does: Bedrock, Vertex, and the
 client's own configuration hooks. Credentials and endpoint are the usual ones:
 ``ANTHROPIC_API_KEY`` (or ``ANTHROPIC_AUTH_TOKEN``), sent as the official client sends them
-(``Authorization: Bearer``, the same ``anthropic-version``), and ``ANTHROPIC_BASE_URL``; proxies
-come from the environment as httpx reads them::
+(``Authorization: Bearer``, the same ``anthropic-version``), and ``ANTHROPIC_BASE_URL``::
 
     options = AgentOptions(backend=WireBackend(max_retries=3))
 """
