@@ -53,7 +53,7 @@ async def _clear(loop: AgentLoop) -> ResultMessage:
     run = _Run(started=trio.current_time())
     session: Session = loop.session
     reset_main_transcript(session, loop, new_id())
-    loop.history.clear()
+    loop.history.replace([], "clear")
     loop.context.reset()
     session.model_usage.clear()
     session.supervisor.replace_ledger(Ledger(cap=session.options.max_budget_usd))

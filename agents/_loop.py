@@ -33,6 +33,7 @@ import trio
 from runtime import Actor
 
 from . import _hookpoints
+from ._history import History
 from ._model_call import ModelCall
 from ._response import Response
 from ._run import (
@@ -82,7 +83,7 @@ class AgentLoop:
     thinking: dict[str, Any] | None = None
     max_tokens: int = DEFAULT_MAX_TOKENS
     parent_tool_use_id: str | None = None
-    history: list[dict[str, Any]] = attrs.Factory(list)
+    history: History = attrs.Factory(History)
     state: dict[str, Any] = attrs.Factory(dict)
     nursery: trio.Nursery | None = None
     cleanup: list[Callable[[], Awaitable[None]]] = attrs.Factory(list)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import random
 from contextlib import aclosing
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import msgspec
@@ -34,6 +34,11 @@ _to_builtins = msgspec.to_builtins
 _encode = msgspec.json.Encoder().encode
 
 
+def _measure(messages: list[dict[str, Any]]) -> int:
+    """The JSON size of ``messages`` plus a margin of 16 bytes each."""
+    return sum(len(_encode(entry)) + 16 for entry in messages)
+
+
 @attrs.define(eq=False)
 class ModelCall:
     """How one agent asks its model: retried, charged, streamed as partial messages if asked.
@@ -46,11 +51,14 @@ class ModelCall:
     reserve: bool = False
     #: forward the raw stream events as ``StreamEvent`` messages (``include_partial_messages``)
     partial: bool = False
-    #: the input estimate, kept incrementally: the history entries measured so far, their bytes,
-    #: and the size of what does not change between requests (system prompt and tools)
+    #: the input estimate, kept incrementally: the history generation and entries measured so
+    #: far, their bytes, and the size of what does not change between requests (the system
+    #: prompt, tools, thinking and output format), with the objects it was measured on
+    _est_generation: int = 0
     _est_count: int = 0
     _est_bytes: int = 0
-    _fixed_bytes: int | None = None
+    _fixed_bytes: int = 0
+    _fixed_of: tuple[object, ...] = ()
 
     @classmethod
     def for_loop(cls, loop: AgentLoop) -> ModelCall:
@@ -64,7 +72,7 @@ class ModelCall:
         """The next turn's request: the whole history, the agent's system prompt and tools."""
         return ModelRequest(
             model=loop.model,
-            messages=list(loop.history),
+            messages=loop.history.messages(),
             max_tokens=loop.max_tokens,
             system=loop.system,
             tools=loop.tools.definitions(),
@@ -161,19 +169,32 @@ class ModelCall:
 
     def input_estimate(self, loop: AgentLoop, request: ModelRequest) -> int:
         """An upper bound on the request's input tokens: its JSON size in bytes plus a margin per
-        message (a token is at least one byte). Kept incrementally: the history only grows,
-        except when compaction replaces it (then it is measured again)."""
+        message (a token is at least one byte).
+
+        A turn's request is the agent's whole history, so its size is kept incrementally: only
+        the entries appended since the last request are measured, unless the history was
+        rewritten since (compaction, ``/clear``, resume: its generation changed), when it is
+        measured again from the start. Any other request (a summary, a one-shot completion) is
+        measured whole."""
+        if request.purpose != "turn":
+            return _measure(request.messages) + self._fixed(request)
         history = loop.history
-        if len(history) < self._est_count:
-            self._est_count, self._est_bytes = 0, 0
-        for entry in history[self._est_count :]:
-            self._est_bytes += len(_encode(entry)) + 16
-        self._est_count = len(history)
-        fixed = self._fixed_bytes
-        if fixed is None:
-            fixed = len(_encode(request.system)) + len(_encode(request.tools)) + 256
-            self._fixed_bytes = fixed
-        return fixed + self._est_bytes
+        if history.generation != self._est_generation or len(history) < self._est_count:
+            self._est_generation, self._est_count, self._est_bytes = history.generation, 0, 0
+        if len(history) > self._est_count:
+            self._est_bytes += _measure(history[self._est_count :])
+            self._est_count = len(history)
+        return self._fixed(request) + self._est_bytes
+
+    def _fixed(self, request: ModelRequest) -> int:
+        """The size of the request's parts besides its messages, measured again only when one
+        of them is another object than last time (they are built once per agent)."""
+        parts = (request.system, request.tools, request.thinking, request.output_format)
+        of = self._fixed_of
+        if len(of) != len(parts) or any(a is not b for a, b in zip(of, parts, strict=True)):
+            self._fixed_bytes = sum(len(_encode(part)) for part in parts) + 256
+            self._fixed_of = parts
+        return self._fixed_bytes
 
     async def stream_once(
         self, loop: AgentLoop, request: ModelRequest, builder: ResponseBuilder | None = None

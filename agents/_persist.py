@@ -188,7 +188,7 @@ async def attach_main(session: Session, main: AgentLoop, setup: SessionSetup) ->
     session.transcripts = setup.transcripts
     session.transcript_key = setup.transcript.key
     main.transcript = setup.transcript
-    main.history[:] = setup.history
+    main.history.replace(setup.history, "resume")
     for notice in setup.notices:
         await main._publish(SystemMessage(subtype="informational", data={"message": notice}))
 

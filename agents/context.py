@@ -25,6 +25,7 @@ is never separated from its ``tool_result``. The summary goes into the first kep
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -105,7 +106,7 @@ def context_tokens(loop: AgentLoop) -> int:
     tracker = loop.context
     history = loop.history
     if tracker.last_input is None:
-        return estimate_tokens(loop.system, loop.tools.definitions(), history)
+        return estimate_tokens(loop.system, loop.tools.definitions(), history.messages())
     tail = history[tracker.mark :]
     return tracker.last_input + tracker.last_output + (estimate_tokens(tail) if tail else 0)
 
@@ -130,7 +131,7 @@ def _is_prompt(message: dict[str, Any]) -> bool:
     return message["role"] == "user" and not is_tool_results(message)
 
 
-def cut_index(history: list[dict[str, Any]]) -> int:
+def cut_index(history: Sequence[dict[str, Any]]) -> int:
     """Where the kept latest exchange starts; ``history[:cut]`` is what gets summarized."""
     n = len(history)
     if n == 0:
@@ -214,7 +215,7 @@ async def compact(
         return f"compaction failed: {exc}"
     loop.session.charge(loop.agent_id, response.model or loop.model, response.usage)
     new_history = compacted_history(response.text, history[cut:])
-    history[:] = new_history
+    history.replace(new_history, "compact")
     loop.context.reset()
     await loop._publish(
         SystemMessage(

@@ -6,6 +6,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 import trio
 import trio.testing
@@ -169,3 +170,72 @@ def test_without_a_cap_every_scripted_response_is_charged_once(tree: TreeSpec) -
 def _node_name(agent_id: str) -> str:
     """``main/n1-1/n3-1`` → ``n3``; ``main`` → ``main``."""
     return agent_id if agent_id == "main" else agent_id.rsplit("/", 1)[-1].rsplit("-", 1)[0]
+
+
+def _big_tools() -> Any:
+    """A read-only ``look`` tool: ``{"key": "big"}`` answers with 20 000 characters."""
+    from agents import create_sdk_mcp_server, tool
+    from agents.tools.base import ToolAnnotations
+
+    @tool("look", "look at something", {"key": str}, annotations=ToolAnnotations(readOnlyHint=True))
+    async def look(args: dict[str, Any]) -> dict[str, Any]:
+        body = "x" * 20_000 if args["key"] == "big" else f"seen {args['key']}"
+        return {"content": [{"type": "text", "text": body}]}
+
+    return create_sdk_mcp_server("t", "1.0", [look])
+
+
+async def test_the_reserved_worst_case_covers_the_request_sent_after_a_compaction(
+    project: Path, autojump_clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """budget_mode='reserve': each request's booked worst case covers the request as sent, also
+    when compaction has just rewritten the history into as many entries as it had at the
+    previous request (the big tool result kept, the small prefix summarized away)."""
+    from runtime import Ledger
+
+    booked: list[float] = []
+    try_reserve = Ledger.try_reserve
+
+    def recording(self: Ledger, agent_id: str, amount: float) -> Any:
+        booked.append(amount)
+        return try_reserve(self, agent_id, amount)
+
+    monkeypatch.setattr(Ledger, "try_reserve", recording)
+    sent: list[tuple[float, Any]] = []  # (the worst case booked just before, the request)
+    scripted = ScriptedBackend(
+        {
+            "main": [
+                Step([tool_use("mcp__t__look", {"key": "a"})], usage=usage(100, 10)),
+                Step([tool_use("mcp__t__look", {"key": "big"})], usage=usage(200, 10)),
+                Step([text("done")], usage=usage(300, 10)),
+            ],
+            "compact": [Step([text("the summary")], usage=usage(100, 10))],
+        }
+    )
+
+    class Recording:
+        max_retries = 0
+
+        def stream(self, request: Any) -> Any:
+            if request.purpose == "turn":
+                sent.append((booked[-1], request))
+            return scripted.stream(request)
+
+    options = AgentOptions(
+        cwd=str(project), backend=Recording(), tools=[], model="m",  # type: ignore[arg-type]
+        pricing={"m": {"input": 1.0, "output": 0.0, "context_window": 4_000}},
+        mcp_servers={"t": _big_tools()}, max_budget_usd=100.0, budget_mode="reserve",
+    )  # fmt: skip
+    _, error = await collect("go", options)
+    assert error is None
+    assert [r.purpose for r in scripted.requests] == ["turn", "turn", "compact", "turn"]
+    after_compaction = sent[-1][1]
+    assert len(after_compaction.messages) == 3  # as many entries as at the previous request
+    for worst, request in sent:
+        size = sum(
+            len(msgspec.json.encode(part))
+            for part in (request.messages, request.system, request.tools)
+        )
+        # $1 per million input tokens and a token is at least one byte: the worst case in
+        # dollars times a million is at least the request's size in bytes
+        assert worst * 1e6 >= size, (worst * 1e6, size)
