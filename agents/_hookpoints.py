@@ -20,9 +20,10 @@ Decisions where the SPEC is silent (mirrored in the README's reference section):
 * ``continue_: False`` is the application's choice, not a failure: the run ends (after the
   current tool phase) with ``success``, ``result`` the last response's text,
   ``terminal_reason="hook_stopped"``, and the ``stopReason`` as an ``informational`` message.
-* ``PostToolUse`` fires when a tool ran and succeeded, ``PostToolUseFailure`` when it ran (or its
-  input failed validation after the gate) and failed; calls that were denied, unknown or had
-  unparseable input fire neither. ``tool_response`` is the tool's structured data
+* ``PostToolUse`` fires when a tool ran and succeeded, ``PostToolUseFailure`` when it ran (or the
+  input a hook or ``can_use_tool`` rewrote failed validation) and failed; calls that were denied,
+  unknown, or whose input was unparseable or failed the tool's schema (checked before any
+  permission is asked) fire neither. ``tool_response`` is the tool's structured data
   (``tool_use_result``) when it has some, else the content the model would see.
 * A ``Stop`` hook's block is counted per prompt: the 9th stop attempt after 8 blocks in a row
   ends the run whatever the hooks say. A subagent's loop fires ``SubagentStop`` (matched on its

@@ -24,6 +24,7 @@ from .messages import SystemMessage, ToolResultBlock, ToolUseBlock, UserMessage
 from .tools.base import Tool, ToolContext, ToolInputError, ToolOutput, truncate
 
 if TYPE_CHECKING:
+    from ._gate import Verdict
     from ._loop import AgentLoop
     from ._response import Response
 
@@ -113,50 +114,84 @@ async def _emit_result(
 async def _execute(
     loop: AgentLoop, call: ToolUseBlock, bad_input: str | None, run: _Run
 ) -> tuple[ToolOutput, dict[str, Any] | None]:
-    """One call through the gate, validation, the handler, the output cap and PostToolUse."""
+    """One call: the tool looked up, its input validated, the gate, the handler, the output cap
+    and PostToolUse. The input is validated before the gate is asked: an input that fails the
+    tool's schema is an error naming the field in every mode, with no permission asked."""
     tool = loop.tools.get(call.name)
     if tool is None:
-        available = ", ".join(loop.tools.names()) or "none"
-        return ToolOutput.error(
-            f"No such tool available: {call.name} (available: {available})"
-        ), None
+        return _no_such_tool(loop, call), None
     if bad_input is not None:
         return ToolOutput.error(f"invalid input for {call.name}: {bad_input}"), None
-    tool_input = call.input
-    context: tuple[str, ...] = ()  # PreToolUse hooks' additionalContext
+    try:
+        parsed = tool.validate(call.input)
+    except ToolInputError as exc:
+        return ToolOutput.error(str(exc)), None
     gate = loop.gate
     verdict = None if gate is None else await gate.check(loop, call, tool)
+    tool_input = call.input
+    context: tuple[str, ...] = ()  # PreToolUse hooks' additionalContext
     if verdict is not None:
+        refused = await _refusal(loop, call, verdict, run)
+        if refused is not None:
+            return refused, None
         context = verdict.additional_context
-        if verdict.stop is not None:
-            run.stop = verdict.stop
-        if verdict.deferred and _hookpoints.defer(loop, call, verdict.input, run):
-            return _hookpoints.with_context(ToolOutput.error(verdict.denied), context), None
-        if verdict.denied is not None:
-            run.denials.append(
-                {"tool_name": call.name, "tool_use_id": call.id, "tool_input": call.input}
-            )
-            await loop._publish(
-                SystemMessage(
-                    subtype="permission_denied",
-                    data={
-                        "tool_name": call.name,
-                        "tool_use_id": call.id,
-                        "reason": verdict.denied,
-                        "agent_id": loop.agent_id,
-                    },
-                )
-            )
-            if verdict.interrupt:
-                run.interrupt_call = call.id  # the turn ends once this result is in
-            return _hookpoints.with_context(ToolOutput.error(verdict.denied), context), None
-        tool_input = verdict.input
-    after_tool = _hookpoints.after_tool  # PostToolUse / PostToolUseFailure hooks
-    try:
-        parsed = tool.validate(tool_input)
-    except ToolInputError as exc:
-        failed = ToolOutput.error(str(exc))
-        return await after_tool(loop, call, tool_input, failed, context, run), None
+        if verdict.input is not call.input:  # a hook or can_use_tool rewrote the input
+            tool_input = verdict.input
+            try:
+                parsed = tool.validate(tool_input)
+            except ToolInputError as exc:
+                failed = ToolOutput.error(str(exc))
+                return await _hookpoints.after_tool(
+                    loop, call, tool_input, failed, context, run
+                ), None
+    output, raised = await _run_handler(loop, call, tool, parsed)
+    if raised:
+        return await _hookpoints.after_tool(loop, call, tool_input, output, context, run), None
+    output = capped(tool, output)
+    if context or getattr(gate, "runner", None) is not None:  # else no hook has a say
+        output = await _hookpoints.after_tool(loop, call, tool_input, output, context, run)
+    return output, output.data
+
+
+def _no_such_tool(loop: AgentLoop, call: ToolUseBlock) -> ToolOutput:
+    available = ", ".join(loop.tools.names()) or "none"
+    return ToolOutput.error(f"No such tool available: {call.name} (available: {available})")
+
+
+async def _refusal(
+    loop: AgentLoop, call: ToolUseBlock, verdict: Verdict, run: _Run
+) -> ToolOutput | None:
+    """What a gate's verdict means besides "run": a deferral or a denial as the call's error
+    result (a denial is recorded and announced); None when the call may run."""
+    if verdict.stop is not None:
+        run.stop = verdict.stop
+    if verdict.denied is None:
+        return None
+    refused = _hookpoints.with_context(ToolOutput.error(verdict.denied), verdict.additional_context)
+    if verdict.deferred and _hookpoints.defer(loop, call, verdict.input, run):
+        return refused
+    run.denials.append({"tool_name": call.name, "tool_use_id": call.id, "tool_input": call.input})
+    await loop._publish(
+        SystemMessage(
+            subtype="permission_denied",
+            data={
+                "tool_name": call.name,
+                "tool_use_id": call.id,
+                "reason": verdict.denied,
+                "agent_id": loop.agent_id,
+            },
+        )
+    )
+    if verdict.interrupt:
+        run.interrupt_call = call.id  # the turn ends once this result is in
+    return refused
+
+
+async def _run_handler(
+    loop: AgentLoop, call: ToolUseBlock, tool: Tool, parsed: Any
+) -> tuple[ToolOutput, bool]:
+    """The tool's handler on its validated input, and whether it raised (its exception is then
+    the error result)."""
     session = loop.session
     # positional, in field order: a keyword call costs twice as much, once per tool call
     ctx = ToolContext(
@@ -174,17 +209,12 @@ async def _execute(
         loop.complete,  # complete
     )
     try:
-        output = await tool.handler(parsed, ctx)
+        return await tool.handler(parsed, ctx), False
     except Exception as exc:
         log.info("tool %s raised", call.name, exc_info=True)
-        failed = ToolOutput.error(
+        return ToolOutput.error(
             f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-        )
-        return await after_tool(loop, call, tool_input, failed, context, run), None
-    output = capped(tool, output)
-    if context or getattr(gate, "runner", None) is not None:  # else no hook has a say
-        output = await after_tool(loop, call, tool_input, output, context, run)
-    return output, output.data
+        ), True
 
 
 @attrs.define(eq=False)

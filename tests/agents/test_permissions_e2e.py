@@ -146,6 +146,30 @@ async def test_no_callback_in_default_mode_denies(project: Path) -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    "mode", ["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto"]
+)
+async def test_an_input_failing_its_schema_is_a_validation_error_in_every_mode(
+    project: Path, mode: str
+) -> None:
+    """A Read without ``file_path``: the result names the missing field, whatever the mode; no
+    permission is asked (the callback never hears of it) and nothing counts as a denial."""
+    backend = ScriptedBackend(
+        [Step([tool_use("Read", {"path": "x.txt"}, id="r1")]), Step([text("done")])]
+    )
+    callback = Callback()
+    options = opts(project, backend, permission_mode=mode, can_use_tool=callback)
+    messages, error = await collect("read it", options)
+    assert error is None
+    answer = answer_of(backend)
+    assert answer["is_error"] is True
+    assert answer["content"].startswith("invalid input for Read: ")
+    assert "file_path" in answer["content"]
+    assert callback.calls == []
+    assert denied_messages(messages) == []
+    assert result_of(messages).permission_denials == []
+
+
 async def test_bypass_permissions_honours_deny_rules(project: Path) -> None:
     backend = bash_then_done("rm x")
     options = opts(
