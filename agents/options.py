@@ -241,7 +241,7 @@ class AgentOptions:
                 f"(got resume_session_at={self.resume_session_at!r})"
             )
         if self.output_format is not None:
-            from ._structured import check_output_format
+            from ._features.structured import check_output_format
 
             check_output_format(self.output_format)
         if self.session_id is not None and self.resume is not None and not self.fork_session:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import trio
 
-import agents._query
+import agents._assembly.query
 from agents import (
     AgentOptions,
     AssistantMessage,
@@ -165,14 +165,14 @@ async def test_a_tool_handler_gets_its_calls_context(
         return ToolOutput("ok")
 
     probe = Tool("Probe", "probe", {"type": "object"}, handler, read_only=True)
-    build_registry = agents._query.build_registry
+    build_registry = agents._assembly.query.build_registry
 
     def with_probe(options: AgentOptions) -> ToolRegistry:
         registry = build_registry(options)
         registry.add(probe)
         return registry
 
-    monkeypatch.setattr(agents._query, "build_registry", with_probe)
+    monkeypatch.setattr(agents._assembly.query, "build_registry", with_probe)
     backend = ScriptedBackend([Step([tool_use("Probe", {}, id="toolu_probe")]), Step([text("ok")])])
     options = AgentOptions(cwd=str(project), backend=backend, tools=[])
     messages, error = await collect("go", options)

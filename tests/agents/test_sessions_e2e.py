@@ -16,7 +16,7 @@ import trio
 
 import agents
 from agents import AgentOptions, ResultMessage, SystemMessage, UserMessage
-from agents._persist import open_agent_transcript
+from agents._assembly.persist import open_agent_transcript
 from agents.messages import AssistantMessage
 from agents.sessions import (
     INTERRUPTED_TOOL_RESULT,
@@ -238,7 +238,7 @@ async def test_a_subagent_transcript_goes_under_the_session(project: Path) -> No
         session_id = "s1"
         transcripts: Any = None
 
-    from agents._persist import Transcripts
+    from agents._assembly.persist import Transcripts
 
     session: Any = FakeSession()
     assert open_agent_transcript(session, "a1") is None

@@ -22,7 +22,7 @@ from agents import (
     ToolUseBlock,
     UserMessage,
 )
-from agents._query import build_registry
+from agents._assembly.query import build_registry
 from agents.backends.base import ModelRequest
 from agents.testing import ScriptedBackend, Step, text, tool_use
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import attrs
 
-from ._ids import new_id
+from .._ids import new_id
 
 __all__ = [
     "BUDGET_LIMIT_TEXT",

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from .messages import ResultMessage, SystemMessage, ToolResultBlock, UserMessage
-from .sessions import (
+from ..messages import ResultMessage, SystemMessage, ToolResultBlock, UserMessage
+from ..sessions import (
     INTERRUPTED_TOOL_RESULT,
     FileSessionStore,
     SessionKey,
@@ -39,8 +39,8 @@ from .sessions import (
 )
 
 if TYPE_CHECKING:
-    from ._loop import AgentLoop, Session
-    from .options import AgentOptions
+    from .._loop.agent import AgentLoop, Session
+    from ..options import AgentOptions
 
 __all__ = [
     "SessionSetup",

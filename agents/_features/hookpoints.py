@@ -43,13 +43,13 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import trio
 
-from .hooks import HookResult, HookRunner
-from .messages import ResultMessage, SystemMessage, ToolUseBlock
-from .tools.base import ToolOutput
+from ..hooks import HookResult, HookRunner
+from ..messages import ResultMessage, SystemMessage, ToolUseBlock
+from ..tools.base import ToolOutput
 
 if TYPE_CHECKING:
-    from ._loop import AgentLoop, _Run
-    from ._response import Response
+    from .._loop.agent import AgentLoop, _Run
+    from .._loop.response import Response
 
 __all__ = [
     "MAX_STOP_BLOCKS",

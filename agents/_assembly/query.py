@@ -27,16 +27,16 @@ import trio
 
 from runtime import Actor, Ledger, Supervisor, open_supervisor
 
-from . import _hookpoints
-from ._claude_md import claude_md_blocks
-from ._handles import AgentHandle, spawn_from_code
-from ._loop import AgentLoop, Session, new_id
-from ._persist import attach_main, open_session_store, recording_results, start_session
-from ._subagents import INPUT_END, Prompt, agent_tool, definitions_for, serve
-from .backends.base import Backend
-from .messages import Message, ResultError, ResultMessage, SystemMessage
-from .options import AgentOptions
-from .tools.base import SdkMcpServer, ToolRegistry
+from .._features import hookpoints as _hookpoints
+from .._loop.agent import AgentLoop, Session, new_id
+from .._tree.handles import AgentHandle, spawn_from_code
+from .._tree.subagents import INPUT_END, Prompt, agent_tool, definitions_for, serve
+from ..backends.base import Backend
+from ..messages import Message, ResultError, ResultMessage, SystemMessage
+from ..options import AgentOptions
+from ..tools.base import SdkMcpServer, ToolRegistry
+from .claude_md import claude_md_blocks
+from .persist import attach_main, open_session_store, recording_results, start_session
 
 __all__ = ["AgentClient", "query"]
 
@@ -56,7 +56,7 @@ def _abspath(path: str | None) -> str:
 
 
 def _default_backend() -> Backend:
-    from .backends.anthropic import AnthropicBackend
+    from ..backends.anthropic import AnthropicBackend
 
     return AnthropicBackend()
 
@@ -76,7 +76,7 @@ def _system_blocks(options: AgentOptions) -> list[dict[str, Any]]:
 
 def build_registry(options: AgentOptions) -> ToolRegistry:
     """The main agent's tools: built-ins per ``tools`` (T2), then in-process MCP tools."""
-    from .tools.builtin import builtin_tools
+    from ..tools.builtin import builtin_tools
 
     registry = ToolRegistry()
     names = None if options.tools is None else [n for n in options.tools if n != "Agent"]
@@ -93,7 +93,7 @@ def build_registry(options: AgentOptions) -> ToolRegistry:
             )
     if options.max_subagent_depth > 0 and (options.tools is None or "Agent" in options.tools):
         registry.add(agent_tool(definitions_for(options)))
-    from ._gate import rules_for
+    from .gate import rules_for
 
     denied = rules_for(options)
     if denied.deny:
@@ -266,7 +266,7 @@ def _thinking(options: AgentOptions) -> dict[str, Any] | None:
 
 
 def _make_gate(options: AgentOptions, session: Session) -> Any:
-    from ._gate import make_gate
+    from .gate import make_gate
 
     return make_gate(options, session)
 
@@ -471,7 +471,7 @@ class AgentClient:
 
     async def set_model(self, model: str | None = None) -> None:
         """Switch the main agent's model from its next request."""
-        from .options import resolve_model
+        from ..options import resolve_model
 
         handle = self._require()
         handle.main.model = resolve_model(model or self.options.resolved_model)

@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 import msgspec
 
-from .backends.base import (
+from ..backends.base import (
     APIConnectionError,
     BackendEvent,
     ContentBlockDelta,
@@ -25,7 +25,7 @@ from .backends.base import (
     MessageStart,
     MessageStop,
 )
-from .messages import ContentBlock, TextBlock, ThinkingBlock, ToolUseBlock
+from ..messages import ContentBlock, TextBlock, ThinkingBlock, ToolUseBlock
 
 log = logging.getLogger("agents.loop")
 

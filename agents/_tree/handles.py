@@ -15,11 +15,11 @@ import trio
 
 from runtime import Actor, BudgetExhausted
 
-from ._hookpoints import fire, has_hooks
-from ._loop import AgentLoop
-from ._persist import recording_results
-from ._subagents import INPUT_END, Prompt, adopt, definitions, make_child, release_transcript, serve
-from .messages import ResultMessage
+from .._assembly.persist import recording_results
+from .._features.hookpoints import fire, has_hooks
+from .._loop.agent import AgentLoop
+from ..messages import ResultMessage
+from .subagents import INPUT_END, Prompt, adopt, definitions, make_child, release_transcript, serve
 
 __all__ = ["AgentHandle", "spawn_from_code"]
 

@@ -24,18 +24,18 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
-from ._response import ResponseBuilder
-from .backends.base import ModelRequest
-from .hooks import HookRunner
-from .messages import SystemMessage, ToolUseBlock
-from .permissions import Classifier, PermissionCheck, PermissionGate, RuleSet
-from .permissions._modes import NO_PERMISSION_TOOLS
-from .permissions._paths import EDIT_PATH_TOOLS, READ_PATH_TOOLS
-from .tools.base import Tool
+from .._loop.response import ResponseBuilder
+from ..backends.base import ModelRequest
+from ..hooks import HookRunner
+from ..messages import SystemMessage, ToolUseBlock
+from ..permissions import Classifier, PermissionCheck, PermissionGate, RuleSet
+from ..permissions._modes import NO_PERMISSION_TOOLS
+from ..permissions._paths import EDIT_PATH_TOOLS, READ_PATH_TOOLS
+from ..tools.base import Tool
 
 if TYPE_CHECKING:
-    from ._loop import AgentLoop, Session
-    from .options import AgentOptions
+    from .._loop.agent import AgentLoop, Session
+    from ..options import AgentOptions
 
 __all__ = ["CLASSIFIER_PROMPT", "LoopGate", "Verdict", "default_classifier", "make_gate"]
 
@@ -261,7 +261,7 @@ def rules_for(options: AgentOptions) -> RuleSet:
 @functools.cache
 def _known_tools() -> frozenset[str]:
     """The tool names a rule may name without a warning (built once: the set is fixed)."""
-    from .tools.builtin import BUILTIN_TOOL_NAMES
+    from ..tools.builtin import BUILTIN_TOOL_NAMES
 
     return frozenset({*BUILTIN_TOOL_NAMES, *_RULE_ONLY_TOOLS})
 

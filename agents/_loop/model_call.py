@@ -18,13 +18,13 @@ import attrs
 import msgspec
 import trio
 
-from ._response import Response, ResponseBuilder
-from ._run import _EndRun, budget_end, new_id
-from .backends.base import BackendError, ModelNotAvailable, ModelRequest
-from .messages import StreamEvent, SystemMessage
+from ..backends.base import BackendError, ModelNotAvailable, ModelRequest
+from ..messages import StreamEvent, SystemMessage
+from .response import Response, ResponseBuilder
+from .run import _EndRun, budget_end, new_id
 
 if TYPE_CHECKING:
-    from ._loop import AgentLoop
+    from .agent import AgentLoop
 
 __all__ = ["ModelCall"]
 

@@ -23,14 +23,14 @@ import trio
 
 from runtime import Ledger
 
-from . import _hookpoints
-from ._loop import AgentLoop, _Run, new_id
-from ._persist import reset_main_transcript
-from .context import compact, context_tokens
-from .messages import ResultMessage
+from .._assembly.persist import reset_main_transcript
+from .._loop.agent import AgentLoop, _Run, new_id
+from .._loop.compaction import compact, context_tokens
+from ..messages import ResultMessage
+from . import hookpoints as _hookpoints
 
 if TYPE_CHECKING:
-    from ._loop import Session
+    from .._loop.agent import Session
 
 __all__ = ["COMPACTED_TEXT", "run_command"]
 

@@ -31,15 +31,15 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import msgspec
 
-from . import _hookpoints
-from .backends.base import BackendError
-from .hooks import HookResult
-from .messages import SystemMessage
-from .sessions import HISTORY_SNAPSHOT
-from .sessions.history import is_tool_results
+from .._features import hookpoints as _hookpoints
+from ..backends.base import BackendError
+from ..hooks import HookResult
+from ..messages import SystemMessage
+from ..sessions import HISTORY_SNAPSHOT
+from ..sessions.history import is_tool_results
 
 if TYPE_CHECKING:
-    from ._loop import AgentLoop, Session
+    from .agent import AgentLoop, Session
 
 __all__ = [
     "DEFAULT_CONTEXT_WINDOW",
@@ -185,7 +185,7 @@ async def compact(
     before the latest exchange), a PreCompact hook's block, or the backend error of the summary
     request. Backend errors are not retried: the agent carries on uncompacted.
     """
-    from .backends.base import ModelRequest
+    from ..backends.base import ModelRequest
 
     history = loop.history
     cut = cut_index(history)

@@ -15,10 +15,10 @@ import attrs
 
 from runtime import Ledger, Reservation, Supervisor
 
-from .backends.base import Backend
-from .backends.pricing import PriceTable
-from .messages import Message
-from .options import AgentOptions
+from ..backends.base import Backend
+from ..backends.pricing import PriceTable
+from ..messages import Message
+from ..options import AgentOptions
 
 __all__ = ["Session"]
 

@@ -18,15 +18,15 @@ import trio
 
 from runtime import ToolScheduler
 
-from . import _hookpoints
-from ._run import INTERRUPTED_TEXT, _Run, new_id
-from .messages import SystemMessage, ToolResultBlock, ToolUseBlock, UserMessage
-from .tools.base import Tool, ToolContext, ToolInputError, ToolOutput, truncate
+from .._features import hookpoints as _hookpoints
+from ..messages import SystemMessage, ToolResultBlock, ToolUseBlock, UserMessage
+from ..tools.base import Tool, ToolContext, ToolInputError, ToolOutput, truncate
+from .run import INTERRUPTED_TEXT, _Run, new_id
 
 if TYPE_CHECKING:
-    from ._gate import Verdict
-    from ._loop import AgentLoop
-    from ._response import Response
+    from .._assembly.gate import Verdict
+    from .agent import AgentLoop
+    from .response import Response
 
 __all__ = ["ToolCalls", "capped"]
 

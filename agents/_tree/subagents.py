@@ -33,12 +33,12 @@ import trio
 
 from runtime import Actor, BudgetExhausted, SpawnRefused
 
-from ._hookpoints import fire, has_hooks
-from ._loop import AgentLoop
-from ._persist import open_agent_transcript, recording_results
-from .messages import ResultMessage, SystemMessage
-from .options import AgentDefinition, AgentOptions, resolve_model
-from .tools.base import Tool, ToolContext, ToolOutput, ToolRegistry
+from .._assembly.persist import open_agent_transcript, recording_results
+from .._features.hookpoints import fire, has_hooks
+from .._loop.agent import AgentLoop
+from ..messages import ResultMessage, SystemMessage
+from ..options import AgentDefinition, AgentOptions, resolve_model
+from ..tools.base import Tool, ToolContext, ToolOutput, ToolRegistry
 
 __all__ = [
     "GENERAL_PURPOSE",
@@ -192,7 +192,7 @@ def _needs_services(loop: AgentLoop) -> bool:
 @functools.cache
 def _no_nursery_tools() -> frozenset[str]:
     """The tools known not to use ``ToolContext.nursery`` (imported late: the tools are heavy)."""
-    from .tools.builtin import BUILTIN_TOOL_NAMES
+    from ..tools.builtin import BUILTIN_TOOL_NAMES
 
     return frozenset(set(BUILTIN_TOOL_NAMES) - {"Bash"} | {"Agent"})
 

@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from ._run import _EndRun
+from .._loop.run import _EndRun
 
 if TYPE_CHECKING:
     import jsonschema
 
-    from ._loop import AgentLoop
-    from ._response import Response
-    from ._run import _Run
+    from .._loop.agent import AgentLoop
+    from .._loop.response import Response
+    from .._loop.run import _Run
 
 __all__ = ["MAX_STRUCTURED_OUTPUT_FAILURES", "check_output_format", "structured_follow_up"]
 

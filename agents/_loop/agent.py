@@ -32,11 +32,23 @@ import trio
 
 from runtime import Actor
 
-from . import _hookpoints
-from ._history import History
-from ._model_call import ModelCall
-from ._response import Response
-from ._run import (
+from .._features import hookpoints as _hookpoints
+from .._features.structured import structured_follow_up
+from ..backends.base import ModelRequest
+from ..messages import (
+    AssistantMessage,
+    ContentBlock,
+    Message,
+    ResultMessage,
+    ToolUseBlock,
+    UserMessage,
+)
+from ..tools.base import ToolRegistry
+from .compaction import ContextTracker, maybe_compact
+from .history import History
+from .model_call import ModelCall
+from .response import Response
+from .run import (
     BUDGET_LIMIT_TEXT,
     INTERRUPTED_TEXT,
     USAGE_KEYS,
@@ -45,20 +57,8 @@ from ._run import (
     budget_end,
     new_id,
 )
-from ._session import Session
-from ._structured import structured_follow_up
-from ._tool_calls import ToolCalls
-from .backends.base import ModelRequest
-from .context import ContextTracker, maybe_compact
-from .messages import (
-    AssistantMessage,
-    ContentBlock,
-    Message,
-    ResultMessage,
-    ToolUseBlock,
-    UserMessage,
-)
-from .tools.base import ToolRegistry
+from .session import Session
+from .tool_calls import ToolCalls
 
 # ``Session``, ``new_id``, ``_Run`` and ``_EndRun`` are imported from here by the loop's features.
 __all__ = ["AgentLoop", "Session", "_EndRun", "_Run", "new_id"]
@@ -163,7 +163,7 @@ class AgentLoop:
     ) -> ResultMessage:
         """Append ``prompt`` as a user turn and loop until a response has no tool calls."""
         if isinstance(prompt, str) and prompt[:1] == "/" and self.is_main:
-            from ._commands import run_command  # /clear, /compact (C3, C4)
+            from .._features.commands import run_command  # /clear, /compact (C3, C4)
 
             command = await run_command(self, prompt)
             if command is not None:
