@@ -241,8 +241,6 @@ class AgentOptions:
                 f"(got resume_session_at={self.resume_session_at!r})"
             )
         if self.output_format is not None:
-            from ._features.structured import check_output_format
-
             check_output_format(self.output_format)
         if self.session_id is not None and self.resume is not None and not self.fork_session:
             raise ValueError(
@@ -279,3 +277,34 @@ class AgentOptions:
         """The shipped price table with ``pricing`` overrides applied."""
         table = default_price_table()
         return table.with_overrides(self.pricing) if self.pricing else table
+
+
+_DRAFT7_IDS = frozenset(
+    {"http://json-schema.org/draft-07/schema#", "http://json-schema.org/draft-07/schema"}
+)
+
+
+def check_output_format(value: Any) -> None:
+    """Raise ``ValueError`` unless ``value`` is ``{"type": "json_schema", "schema": <draft 7>}``."""
+    if not isinstance(value, dict) or value.get("type") != "json_schema":
+        raise ValueError(
+            f"output_format must be {{'type': 'json_schema', 'schema': {{...}}}}, got {value!r}"
+        )
+    schema = value.get("schema")
+    if not isinstance(schema, dict):
+        raise ValueError(f"output_format['schema'] must be a dict (a JSON Schema), got {schema!r}")
+    declared = schema.get("$schema")
+    if declared is not None and declared not in _DRAFT7_IDS:
+        raise ValueError(
+            f"output_format['schema']['$schema'] must be draft-07 "
+            f"('http://json-schema.org/draft-07/schema#'), got {declared!r}"
+        )
+    import jsonschema  # imported on first use: it is slow to import
+
+    try:
+        jsonschema.Draft7Validator.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        path = "".join(f"[{p!r}]" for p in exc.absolute_path)
+        raise ValueError(
+            f"output_format['schema']{path} is not a valid draft-07 schema: {exc.message}"
+        ) from None

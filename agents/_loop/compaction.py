@@ -1,4 +1,4 @@
-"""The context window: token accounting and compaction (SPEC C4).
+"""The context window: token accounting and compaction.
 
 Each agent keeps a :class:`ContextTracker`. After a response, the size of the context is that
 response's input tokens (``input_tokens + cache_read_input_tokens +
@@ -8,11 +8,12 @@ compaction, it is an estimate of the whole request. When it exceeds
 ``options.compact_threshold`` of the model's context window (``ModelInfo.context_window`` in the
 price data), :func:`compact` runs before the request::
 
-    PreCompact hooks (trigger "auto"; decision "block" skips)
+    PreCompact hooks (``Seams.pre_compact``; trigger "auto"; decision "block" skips)
       → a summary request (ModelRequest(purpose="compact")), charged to the ledger
       → history = [summary + latest exchange]
       → SystemMessage(subtype="compact_boundary", data={"trigger", "pre_tokens"})
       → a ``history_snapshot`` transcript entry, so resume rebuilds the compacted history
+      → ``Seams.after_compact`` (SessionStart hooks with source "compact" for the main agent)
 
 What is kept: CLAUDE.md lives in the system prompt (the stable prefix), which compaction never
 touches; of the history, the latest exchange is kept — the last prompt with its answer, or, in the
@@ -31,15 +32,15 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import msgspec
 
-from .._features import hookpoints as _hookpoints
 from ..backends.base import BackendError
-from ..hooks import HookResult
 from ..messages import SystemMessage
 from ..sessions import HISTORY_SNAPSHOT
 from ..sessions.history import is_tool_results
+from .run import Usage
 
 if TYPE_CHECKING:
-    from .agent import AgentLoop, Session
+    from .agent import AgentLoop
+    from .session import Session
 
 __all__ = [
     "DEFAULT_CONTEXT_WINDOW",
@@ -82,12 +83,9 @@ class ContextTracker:
     mark: int = 0
 
     def observe(self, usage: dict[str, Any], history_len: int) -> None:
-        self.last_input = (
-            (usage.get("input_tokens") or 0)
-            + (usage.get("cache_read_input_tokens") or 0)
-            + (usage.get("cache_creation_input_tokens") or 0)
-        )
-        self.last_output = usage.get("output_tokens") or 0
+        counts = Usage.of(usage)
+        self.last_input = counts.context_tokens
+        self.last_output = counts.output_tokens
         self.mark = history_len
 
     def reset(self) -> None:
@@ -166,12 +164,6 @@ def compacted_history(summary: str, kept: list[dict[str, Any]]) -> list[dict[str
     return [{"role": "user", "content": [block]}, *kept]
 
 
-async def _pre_compact(loop: AgentLoop, trigger: str, instructions: str | None) -> HookResult:
-    return await _hookpoints.fire(
-        loop, "PreCompact", trigger, trigger=trigger, custom_instructions=instructions
-    )
-
-
 async def compact(
     loop: AgentLoop,
     *,
@@ -193,7 +185,7 @@ async def compact(
         return NOT_ENOUGH_MESSAGES
     if pre_tokens is None:
         pre_tokens = context_tokens(loop)
-    verdict = await _pre_compact(loop, trigger, instructions)
+    verdict = await loop.seams.pre_compact(loop, trigger, instructions)
     if verdict.block:
         return f"compaction blocked by a PreCompact hook: {verdict.block_reason or 'no reason'}"
     instruction = SUMMARY_PROMPT
@@ -217,13 +209,12 @@ async def compact(
     new_history = compacted_history(response.text, history[cut:])
     history.replace(new_history, "compact")
     loop.context.reset()
-    await loop._publish(
+    await loop.publish(
         SystemMessage(
             subtype="compact_boundary", data={"trigger": trigger, "pre_tokens": pre_tokens}
         )
     )
     if loop.transcript is not None:
         await loop.transcript.record_kind(HISTORY_SNAPSHOT, {"messages": list(new_history)})
-    if loop.is_main:
-        await _hookpoints.session_start(loop, "compact")
+    await loop.seams.after_compact(loop)
     return None

@@ -1,10 +1,11 @@
-"""One model response for the loop: the request, retries (SPEC L8), budget, streaming.
+"""One model response for the loop: the request, retries, budget, streaming.
 
-:class:`ModelCall` belongs to one :class:`~agents._loop.AgentLoop` (``loop.model_call``). A
-response counts only once it is complete (``message_stop``); an attempt that fails is retried
+:class:`ModelCall` belongs to one :class:`~agents._loop.agent.AgentLoop` (``loop.model_call``).
+A response counts only once it is complete (``message_stop``); an attempt that fails is retried
 from scratch, so a failed attempt leaves nothing behind in the history. Every attempt is charged
-for what it used, complete or not (S6, S9); in ``reserve`` budget mode an attempt starts only
-once its worst case is booked on the ledger (S8).
+for what it used, complete or not (cut short, failed or cancelled); in ``reserve`` budget mode an
+attempt starts only once its worst case is booked on the ledger, so the total never passes the
+cap.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import trio
 from ..backends.base import BackendError, ModelNotAvailable, ModelRequest
 from ..messages import StreamEvent, SystemMessage
 from .response import Response, ResponseBuilder
-from .run import _EndRun, budget_end, new_id
+from .run import RunEnd, budget_end, new_id
 
 if TYPE_CHECKING:
     from .agent import AgentLoop
@@ -102,24 +103,19 @@ class ModelCall:
             except ModelNotAvailable as exc:
                 if fallback and loop.model != fallback:
                     log.warning("%s; falling back to %s", exc, fallback)
-                    await loop._publish(
-                        SystemMessage(
-                            subtype="informational",
-                            data={"message": f"{exc}; using fallback model {fallback}"},
-                        )
-                    )
-                    loop.model = fallback
+                    await loop.inform(f"{exc}; using fallback model {fallback}")
+                    loop.use_model(fallback)
                     continue
-                raise _EndRun("error_during_execution", [str(exc)], "api_error") from None
+                raise RunEnd("error_during_execution", [str(exc)], "api_error") from None
             except BackendError as exc:
                 if not exc.retryable or attempt >= max_retries:
                     message = f"{exc} (after {attempt} retries)" if exc.retryable else str(exc)
-                    raise _EndRun("error_during_execution", [message], "api_error") from None
+                    raise RunEnd("error_during_execution", [message], "api_error") from None
                 attempt += 1
                 delay = min(cap, base * 2 ** (attempt - 1)) * (1 - 0.25 * random.random())
                 if exc.retry_after is not None:
                     delay = max(delay, min(exc.retry_after, cap))
-                await loop._publish(
+                await loop.publish(
                     SystemMessage(
                         subtype="api_retry",
                         data={
@@ -133,16 +129,16 @@ class ModelCall:
                 )
                 await trio.sleep(delay)
             except (msgspec.ValidationError, KeyError, TypeError) as exc:
-                # A malformed event from the backend (SPEC E2): an API error, never a crash.
+                # A malformed event from the backend: an API error, never a crash.
                 log.exception("malformed model response")
-                raise _EndRun(
+                raise RunEnd(
                     "error_during_execution", [f"malformed model response: {exc}"], "api_error"
                 ) from None
 
     async def charged(self, loop: AgentLoop, request: ModelRequest) -> tuple[Response, bool]:
         """Stream one attempt and charge it: the whole response once complete, or what it used
-        (its usage so far) when it is cut, fails or is cancelled (S6, S9). In ``reserve`` budget
-        mode the request starts only once its worst case is booked (S8)."""
+        (its usage so far) when it is cut, fails or is cancelled. In ``reserve`` budget mode the
+        request starts only once its worst case is booked."""
         session = loop.session
         reservation = None
         if self.reserve:

@@ -1,8 +1,8 @@
-"""What the agents of one session share: :class:`Session`.
+"""What the agents of one session share: :class:`Session`, and where their transcripts go.
 
-One per ``query()`` or ``AgentClient``, built by ``agents._query``: the options, the backend, the
-price table, the supervisor (and through it the tree's ledger), the output stream, and the spend
-of the whole tree by model and by agent.
+One per ``query()`` or ``AgentClient``, built by ``agents._assembly``: the options, the backend,
+the price table, the hooks, the supervisor (and through it the tree's ledger), the output stream,
+the transcripts, and the spend of the whole tree by model and by agent.
 """
 
 from __future__ import annotations
@@ -17,19 +17,35 @@ from runtime import Ledger, Reservation, Supervisor
 
 from ..backends.base import Backend
 from ..backends.pricing import PriceTable
+from ..hooks import HookRunner
 from ..messages import Message
 from ..options import AgentOptions
+from ..sessions import SessionKey, SessionStore, Transcript, subagent_subpath
+from .run import Usage
 
-__all__ = ["Session"]
+__all__ = ["Session", "Transcripts"]
 
 log = logging.getLogger("agents.loop")
 
-_TOKEN_KEYS = (
-    "input_tokens",
-    "output_tokens",
-    "cache_read_input_tokens",
-    "cache_creation_input_tokens",
-)
+
+@attrs.define(eq=False)
+class Transcripts:
+    """Where the session's transcripts go: a store, under the project's key."""
+
+    store: SessionStore
+    project_key: str
+
+    def key(self, session_id: str, agent_id: str = "main") -> SessionKey:
+        subpath = None if agent_id == "main" else subagent_subpath(agent_id)
+        return SessionKey(self.project_key, session_id, subpath)
+
+    def path(self, key: SessionKey) -> str:
+        """The transcript's file path for a file store; ``store:<project>/<session>`` otherwise."""
+        path_for = getattr(self.store, "path_for", None)  # only file stores have paths
+        if path_for is not None:
+            return str(path_for(key))
+        sub = f"/{key.subpath}" if key.subpath else ""
+        return f"{type(self.store).__name__}:{key.project_key}/{key.session_id}{sub}"
 
 
 @attrs.define(eq=False)
@@ -43,23 +59,27 @@ class Session:
     prices: PriceTable
     supervisor: Supervisor
     emit: Callable[[Message], Awaitable[None]]
+    #: the hooks of the options (None when there are none)
+    hooks: HookRunner | None = None
+    #: state the tools of all its agents share (the task list)
     session_state: dict[str, Any] = attrs.Factory(dict)
-    #: model id → token counts and cost, for the whole tree (SPEC L10)
+    #: model id → token counts and cost, for the whole tree
     model_usage: dict[str, dict[str, Any]] = attrs.Factory(dict)
     #: agent id → model responses, for the whole tree
     turns_by_agent: dict[str, int] = attrs.Factory(dict)
-    #: per-session caches of things built from the options (``agents._subagents``)
+    #: per-session caches of things built from the options (``agents._tree.subagents``)
     cache: dict[str, Any] = attrs.Factory(dict)
     _unpriced: set[str] = attrs.Factory(set)
-    #: where transcripts go (``agents._persist.Transcripts``); None records nothing (C1)
-    transcripts: Any = None
-    #: the main agent's transcript key (``agents.sessions.SessionKey``), set with ``transcripts``
-    transcript_key: Any = None
-    _path: tuple[Any, str] | None = attrs.field(default=None, init=False)
+    #: where transcripts go; None records nothing
+    transcripts: Transcripts | None = None
+    #: the main agent's transcript key, set with ``transcripts``
+    transcript_key: SessionKey | None = None
+    _path: tuple[SessionKey, str] | None = attrs.field(default=None, init=False)
 
     @property
     def transcript_path(self) -> str:
-        """Where the main agent's transcript is (H3's ``transcript_path``); "" if not recorded.
+        """Where the main agent's transcript is (hook inputs' ``transcript_path``); "" if not
+        recorded.
 
         Worked out when first asked for (only hooks ask), and again after ``/clear``: building
         a path costs tens of microseconds, which every session would pay on its way to its first
@@ -72,8 +92,27 @@ class Session:
             cached = self._path = (key, self.transcripts.path(key))
         return cached[1]
 
+    def agent_transcript(self, agent_id: str) -> Transcript | None:
+        """A transcript for subagent ``agent_id`` under the session (``subagents/agent-<id>``);
+        None when the session records nothing."""
+        transcripts = self.transcripts
+        if transcripts is None:
+            return None
+        key = transcripts.key(self.session_id, agent_id)
+        return Transcript(transcripts.store, key, agent_id=agent_id)
+
+    def restart(self, session_id: str) -> Transcript | None:
+        """Carry on as session ``session_id`` (``/clear``): the main agent's fresh transcript."""
+        self.session_id = session_id
+        transcripts = self.transcripts
+        if transcripts is None:
+            return None
+        key = transcripts.key(session_id)
+        self.transcript_key = key
+        return Transcript(transcripts.store, key)
+
     def summary(self) -> dict[str, Any]:
-        """The tree's spend: total, cap, and cost and turns per agent (S6 attribution)."""
+        """The tree's spend: total, cap, and cost and turns per agent."""
         ledger = self.ledger
         return {
             "total_cost_usd": ledger.total,
@@ -95,8 +134,8 @@ class Session:
     ) -> tuple[float, bool]:
         """Charge one response to the tree's ledger; returns (cost, whether the cap is reached).
 
-        Called exactly once per response, whichever messages later carry its usage (L10); with a
-        ``reservation`` (hard cap, S8) the booked worst case is settled to the actual cost.
+        Called exactly once per response, whichever messages later carry its usage; with a
+        ``reservation`` (the hard cap) the booked worst case is settled to the actual cost.
         """
         cost = self.prices.cost(model, usage)
         if cost is None:
@@ -106,14 +145,8 @@ class Session:
             cost = 0.0
         entry = self.model_usage.get(model)
         if entry is None:
-            entry = self.model_usage[model] = {
-                "input_tokens": 0,
-                "output_tokens": 0,
-                "cache_read_input_tokens": 0,
-                "cache_creation_input_tokens": 0,
-                "cost_usd": 0.0,
-            }
-        for key in _TOKEN_KEYS:
+            entry = self.model_usage[model] = {**dict.fromkeys(Usage.KEYS, 0), "cost_usd": 0.0}
+        for key in Usage.KEYS:
             entry[key] += usage.get(key) or 0
         entry["cost_usd"] += cost
         if reservation is not None:
@@ -121,7 +154,7 @@ class Session:
         return cost, self.ledger.charge(agent_id, cost)
 
     def worst_case(self, model: str, input_tokens: int, max_tokens: int) -> float:
-        """The most a request can cost (S8): every input token at the dearest input-side price
+        """The most a request can cost: every input token at the dearest input-side price
         (cache writes included) and ``max_tokens`` of output. Unknown models cost 0."""
         info = self.prices.get(model)
         if info is None:
