@@ -14,11 +14,16 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from .backends.pricing import PriceTable, default_price_table
+
+if TYPE_CHECKING:
+    from .hooks import HookMatcher
+    from .permissions import CanUseTool
+    from .sessions import SessionStore
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -159,7 +164,7 @@ class AgentOptions:
     )
     include_partial_messages: bool = False
     output_format: dict[str, Any] | None = None
-    backend: Any = None
+    backend: Any = None  # a Backend; typed loosely until cli_run and web.py narrow it
     cwd: str | None = attrs.field(default=None, converter=_path_or_none)
     add_dirs: list[str] = attrs.field(factory=list, converter=_paths)
     env: dict[str, str] = attrs.field(factory=dict)
@@ -177,8 +182,8 @@ class AgentOptions:
     permission_mode: str | None = attrs.field(
         default=None, validator=_one_of("permission_mode", PERMISSION_MODES)
     )
-    can_use_tool: Any = None
-    hooks: dict[str, Any] | None = None
+    can_use_tool: CanUseTool | None = None
+    hooks: dict[str, list[HookMatcher]] | None = None
     max_tool_concurrency: int = attrs.field(
         default=10, validator=_at_least("max_tool_concurrency", 1)
     )
@@ -200,7 +205,7 @@ class AgentOptions:
     continue_conversation: bool = False
     fork_session: bool = False
     resume_session_at: str | None = None
-    session_store: Any = None
+    session_store: SessionStore | None = None
     setting_sources: list[str] | None = attrs.field(
         default=None, converter=_opt_list, validator=_str_list("setting_sources")
     )

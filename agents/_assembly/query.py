@@ -20,6 +20,7 @@ import contextlib
 import contextvars
 import logging
 from collections.abc import AsyncIterable, AsyncIterator
+from types import TracebackType
 from typing import Any
 
 import attrs
@@ -32,7 +33,7 @@ from .._loop.agent import AgentLoop
 from .._loop.run import new_id
 from .._loop.session import Session
 from .._tree.handles import AgentHandle, spawn_from_code
-from .._tree.serve import INPUT_END, Prompt, recording_results, serve
+from .._tree.serve import INPUT_END, InputEnd, Prompt, recording_results, serve
 from ..backends.base import Backend
 from ..hooks import HookRunner
 from ..messages import Message, ResultError, ResultMessage, SystemMessage
@@ -66,7 +67,7 @@ class SessionHandle:
     supervisor: Supervisor
     actor: Actor = attrs.field(default=None)
 
-    async def send(self, item: Any) -> None:
+    async def send(self, item: Prompt | InputEnd) -> None:
         await self.actor.mailbox.send(item)
 
 
@@ -168,12 +169,12 @@ class _Starter:
             await supervisor.run(main_actor, behaviour)
 
 
-def _prompt_items(item: Any) -> Prompt:
+def _prompt_items(item: object) -> Prompt:
     """A streaming-input item (a str or an Agent SDK user-message dict) as a mailbox Prompt."""
     if isinstance(item, str):
         return Prompt(item)
     if isinstance(item, dict):
-        message = item.get("message", item)
+        message: dict[str, Any] = item.get("message", item)
         if message.get("role", "user") != "user" or "content" not in message:
             raise ValueError(
                 "streaming prompt items must be str or {'type': 'user', 'message': "
@@ -293,7 +294,7 @@ class AgentClient:
     def __init__(self, options: AgentOptions | None = None) -> None:
         self.options = options or AgentOptions()
         self._handle: SessionHandle | None = None
-        self._nursery_cm: Any = None
+        self._nursery_cm: contextlib.AbstractAsyncContextManager[trio.Nursery] | None = None
         self._receive: trio.MemoryReceiveChannel[Message] | None = None
         self._send: trio.MemorySendChannel[Message] | None = None
         self._spawned: list[AgentHandle] = []
@@ -311,9 +312,14 @@ class AgentClient:
         self._nursery = nursery
         return self
 
-    async def __aexit__(self, *exc_info: Any) -> bool | None:
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> bool | None:
         handle = self._handle
-        if handle is not None and exc_info[0] is None:
+        if handle is not None and exc_type is None:
             for spawned in self._spawned:
                 await spawned.close()
             with contextlib.suppress(trio.ClosedResourceError):
@@ -323,7 +329,8 @@ class AgentClient:
             self._nursery.start_soon(_drain, self._receive)
         else:
             self._nursery.cancel_scope.cancel()
-        result: bool | None = await self._nursery_cm.__aexit__(*exc_info)
+        assert self._nursery_cm is not None
+        result: bool | None = await self._nursery_cm.__aexit__(exc_type, exc, traceback)
         return result
 
     def _require(self) -> SessionHandle:

@@ -7,7 +7,7 @@ can ask for it. The main agent's final answer is parsed as JSON (a surrounding M
 is tolerated) and validated; on a mismatch the model is told what was wrong and answers again. After
 :data:`MAX_STRUCTURED_OUTPUT_FAILURES` failed answers the run ends with
 ``error_max_structured_output_retries``. The parsed value becomes
-``ResultMessage.structured_output``. """
+``ResultMessage.structured_output``."""
 
 from __future__ import annotations
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from types import TracebackType
 from typing import Any
 
 import attrs
@@ -416,8 +417,13 @@ class TurnScope:
         self.loop._turn_scope = self.scope
         return self.scope.__enter__()
 
-    def __exit__(self, *exc_info: Any) -> bool:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> bool:
         try:
-            return self.scope.__exit__(*exc_info)
+            return self.scope.__exit__(exc_type, exc, traceback)
         finally:
             self.loop._turn_scope = None

@@ -94,7 +94,7 @@ class ContextTracker:
         self.mark = 0
 
 
-def estimate_tokens(*parts: Any) -> int:
+def estimate_tokens(*parts: object) -> int:
     """Characters of the JSON encoding / 4: the estimate used where no usage is known yet."""
     return sum(len(_encode(p)) for p in parts) // 4
 

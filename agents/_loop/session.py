@@ -19,8 +19,9 @@ from ..backends.base import Backend
 from ..backends.pricing import PriceTable
 from ..hooks import HookRunner
 from ..messages import Message
-from ..options import AgentOptions
+from ..options import AgentDefinition, AgentOptions
 from ..sessions import SessionKey, SessionStore, Transcript, subagent_subpath
+from ..tools.base import Tool
 from .run import Usage
 
 __all__ = ["Session", "Transcripts"]
@@ -67,8 +68,10 @@ class Session:
     model_usage: dict[str, dict[str, Any]] = attrs.Factory(dict)
     #: agent id → model responses, for the whole tree
     turns_by_agent: dict[str, int] = attrs.Factory(dict)
-    #: per-session caches of things built from the options (``agents._tree.subagents``)
-    cache: dict[str, Any] = attrs.Factory(dict)
+    #: built once per session from the options, when first needed (``agents._tree.subagents``):
+    #: the agent types the model may spawn, and the Agent tool given to subagents
+    agent_types: dict[str, AgentDefinition] | None = None
+    agent_tool: Tool | None = None
     _unpriced: set[str] = attrs.Factory(set)
     #: where transcripts go; None records nothing
     transcripts: Transcripts | None = None

@@ -78,19 +78,19 @@ def definitions_for(options: AgentOptions) -> dict[str, AgentDefinition]:
 
 def definitions(loop: AgentLoop) -> dict[str, AgentDefinition]:
     """The session's agent types (built once per session: every Agent call looks them up)."""
-    cache = loop.session.cache
-    kinds: dict[str, AgentDefinition] | None = cache.get("definitions")
+    session = loop.session
+    kinds = session.agent_types
     if kinds is None:
-        kinds = cache["definitions"] = definitions_for(loop.session.options)
+        kinds = session.agent_types = definitions_for(session.options)
     return kinds
 
 
 def _session_agent_tool(loop: AgentLoop) -> Tool:
     """The ``Agent`` tool given to subagents that may spawn (one per session, like its text)."""
-    cache = loop.session.cache
-    tool: Tool | None = cache.get("agent_tool")
+    session = loop.session
+    tool = session.agent_tool
     if tool is None:
-        tool = cache["agent_tool"] = agent_tool(definitions(loop))
+        tool = session.agent_tool = agent_tool(definitions(loop))
     return tool
 
 
