@@ -1,6 +1,6 @@
 """trio-agents: the Claude Agent SDK's agent loop as a tree of Trio actors.
 
-The public names are those of the Python Claude Agent SDK (SPEC §0)::
+The public names are those of the Python Claude Agent SDK::
 
     import trio
     from agents import query, AgentOptions, ResultMessage

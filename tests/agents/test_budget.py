@@ -1,4 +1,4 @@
-"""One budget across the tree (SPEC S6-S8): soft cap consequences and property-tested bounds."""
+"""One budget across the tree: soft cap consequences and property-tested bounds."""
 
 from __future__ import annotations
 

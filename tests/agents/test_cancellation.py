@@ -1,4 +1,5 @@
-"""Cancellation: nothing outlives a query or a client (SPEC T7, S9)."""
+"""Cancellation: nothing outlives a query or a client, and cancelling an agent cancels its
+subtree."""
 
 from __future__ import annotations
 

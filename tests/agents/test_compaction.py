@@ -1,4 +1,4 @@
-"""The context window: automatic and manual compaction, PreCompact, CLAUDE.md (SPEC C4)."""
+"""The context window: automatic and manual compaction, PreCompact, CLAUDE.md."""
 
 from __future__ import annotations
 

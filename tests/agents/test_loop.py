@@ -349,7 +349,7 @@ async def test_exhausted_retries_and_client_errors_end_with_api_error(
 
 
 async def test_malformed_tool_input_json_is_an_error_result(project: Path) -> None:
-    """A tool_use whose input JSON is cut off gives an error result, not a crash (E2)."""
+    """A tool_use whose input JSON is cut off gives an error result, not a crash."""
 
     def responder(request: Any) -> Step:
         if len(request.messages) == 1:

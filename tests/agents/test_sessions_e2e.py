@@ -1,4 +1,4 @@
-"""Sessions end to end: every message recorded, resume, continue, fork, truncate, E3 (C1, C2)."""
+"""Sessions end to end: every message recorded, resume, continue, fork, truncate, corrupt lines."""
 
 from __future__ import annotations
 
@@ -189,7 +189,7 @@ async def test_a_custom_store_receives_the_transcript(project: Path) -> None:
 
 
 async def test_a_corrupt_line_is_reported_with_file_and_line(project: Path) -> None:
-    """E3: resume uses the entries before the bad line and says so in an informational message."""
+    """A corrupt line: resume uses the entries before it and says so in an informational message."""
     sid, _ = await first_session(project)
     path = transcript_file(project, sid)
     lines = path.read_bytes().splitlines(keepends=True)

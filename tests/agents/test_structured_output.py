@@ -1,4 +1,4 @@
-"""Structured output: draft-07 validation, re-prompts, the retry limit (SPEC C5)."""
+"""Structured output: draft-07 validation, re-prompts, the retry limit."""
 
 from __future__ import annotations
 

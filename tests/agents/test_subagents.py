@@ -1,4 +1,4 @@
-"""Subagents (SPEC S1-S5, S9): the Agent tool, foreground and background, limits, ids."""
+"""Subagents: the Agent tool, foreground and background, limits, ids."""
 
 from __future__ import annotations
 
