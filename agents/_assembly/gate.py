@@ -26,6 +26,7 @@ import trio
 
 from .._features.hookpoints import hook_input
 from .._loop.contracts import Verdict
+from .._loop.model_call import request_size
 from .._loop.response import ResponseBuilder
 from ..backends.base import ModelRequest
 from ..messages import ToolUseBlock
@@ -185,8 +186,9 @@ def default_classifier(session: Session) -> Classifier:
     """``auto`` mode's judge: asks the session's backend a yes/no question about the call.
 
     The request has ``purpose="classifier"`` (a ``ScriptedBackend`` plays the script of that
-    name) and is charged to the tree's ledger. Once the budget is spent, or when the answer is
-    neither yes nor no, it has no opinion and the call goes on to ``can_use_tool``.
+    name) and is charged to the tree's ledger (in ``reserve`` budget mode, booked first). Once
+    the budget is spent (or has no room for the question), or when the answer is neither yes nor
+    no, it has no opinion and the call goes on to ``can_use_tool``.
     """
 
     async def classify(check: PermissionCheck) -> bool | None:
@@ -208,12 +210,24 @@ def default_classifier(session: Session) -> Classifier:
             agent_type=check.agent_type or "main",
             purpose="classifier",
         )
+        reservation = None
+        if session.options.budget_mode == "reserve" and session.ledger.cap is not None:
+            worst = session.worst_case(model, request_size(request), request.max_tokens)
+            reservation = session.ledger.try_reserve(agent_id, worst)
+            if reservation is None:  # no room left for the question: no opinion
+                return None
         builder = ResponseBuilder()
-        async with aclosing(session.backend.stream(request)) as events:  # type: ignore[type-var]
-            async for event in events:
-                builder.feed(event)
-        response = builder.finish()
-        session.charge(agent_id, response.model or model, response.usage)
+        try:
+            async with aclosing(session.backend.stream(request)) as events:  # type: ignore[type-var]
+                async for event in events:
+                    builder.feed(event)
+            response = builder.finish()
+        except BaseException:  # what the cut attempt used is spent all the same
+            cut = builder.response
+            if cut.usage or reservation is not None:
+                session.charge(agent_id, cut.model or model, cut.usage, reservation)
+            raise
+        session.charge(agent_id, response.model or model, response.usage, reservation)
         verdict = parse_verdict(response.text)
         if verdict is None:
             log.info("auto-mode classifier gave no yes/no (%r): asking", response.text[:200])

@@ -10,7 +10,8 @@ They run in the main agent's actor, between prompts, like any queued prompt, and
 * ``/compact [instructions]``: compaction now (``trigger="manual"``); the result text is
   ``Not enough messages to compact.`` when there is too little history, the reason when a
   PreCompact hook blocked it, and ``Conversation compacted.`` otherwise. A failed summary request
-  is an ``error_during_execution`` result.
+  is an ``error_during_execution`` result; one the budget has no room for (``reserve`` mode) an
+  ``error_max_budget_usd`` result.
 
 Any other text starting with ``/`` is an ordinary prompt.
 """
@@ -24,7 +25,7 @@ import trio
 from runtime import Ledger
 
 from .._loop.compaction import compact, context_tokens
-from .._loop.run import Run, new_id
+from .._loop.run import Run, RunEnd, new_id
 from ..messages import ResultMessage
 from . import hookpoints
 
@@ -60,9 +61,12 @@ async def _clear(loop: AgentLoop) -> ResultMessage:
 
 async def _compact(loop: AgentLoop, instructions: str | None) -> ResultMessage:
     run = Run(started=trio.current_time())
-    outcome = await compact(
-        loop, trigger="manual", instructions=instructions, pre_tokens=context_tokens(loop)
-    )
+    try:
+        outcome = await compact(
+            loop, trigger="manual", instructions=instructions, pre_tokens=context_tokens(loop)
+        )
+    except RunEnd as end:  # the budget left no room for the summary request
+        return loop.result(run, end.subtype, errors=end.errors, terminal=end.terminal_reason)
     if outcome is not None and outcome.startswith("compaction failed"):
         return loop.result(run, "error_during_execution", errors=[outcome], terminal="api_error")
     return loop.result(run, "success", result=outcome or COMPACTED_TEXT)

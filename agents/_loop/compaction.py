@@ -175,7 +175,9 @@ async def compact(
 
     Otherwise returns why nothing changed: :data:`NOT_ENOUGH_MESSAGES` (fewer than two messages
     before the latest exchange), a PreCompact hook's block, or the backend error of the summary
-    request. Backend errors are not retried: the agent carries on uncompacted.
+    request. Backend errors are not retried: the agent carries on uncompacted. The summary
+    request is charged like any (what a failed attempt used included); in ``reserve`` budget mode
+    it starts only once its worst case is booked, else ``RunEnd`` (the budget) is raised.
     """
     from ..backends.base import ModelRequest
 
@@ -200,12 +202,11 @@ async def compact(
         agent_type=loop.agent_type,
         purpose="compact",
     )
-    try:
-        response = await loop.model_call.stream_once(loop, request)
+    try:  # charged like any request: booked first in reserve mode, cut attempts included
+        response, _ = await loop.model_call.charged(loop, request)
     except (BackendError, msgspec.ValidationError, KeyError, TypeError) as exc:
         log.warning("agent %s: compaction request failed: %s", loop.agent_id, exc)
         return f"compaction failed: {exc}"
-    loop.session.charge(loop.agent_id, response.model or loop.model, response.usage)
     new_history = compacted_history(response.text, history[cut:])
     history.replace(new_history, "compact")
     loop.context.reset()

@@ -27,7 +27,7 @@ from .run import RunEnd, budget_end, new_id
 if TYPE_CHECKING:
     from .agent import AgentLoop
 
-__all__ = ["ModelCall"]
+__all__ = ["ModelCall", "request_size"]
 
 log = logging.getLogger("agents.loop")
 
@@ -38,6 +38,18 @@ _encode = msgspec.json.Encoder().encode
 def _measure(messages: list[dict[str, Any]]) -> int:
     """The JSON size of ``messages`` plus a margin of 16 bytes each."""
     return sum(len(_encode(entry)) + 16 for entry in messages)
+
+
+def _fixed_size(request: ModelRequest) -> int:
+    """The JSON size of a request's parts besides its messages, plus a margin."""
+    parts = (request.system, request.tools, request.thinking, request.output_format)
+    return sum(len(_encode(part)) for part in parts) + 256
+
+
+def request_size(request: ModelRequest) -> int:
+    """An upper bound on ``request``'s input tokens, measured whole: its JSON size in bytes plus
+    a margin per message (a token is at least one byte)."""
+    return _measure(request.messages) + _fixed_size(request)
 
 
 @attrs.define(eq=False)
@@ -173,7 +185,7 @@ class ModelCall:
         measured again from the start. Any other request (a summary, a one-shot completion) is
         measured whole."""
         if request.purpose != "turn":
-            return _measure(request.messages) + self._fixed(request)
+            return request_size(request)
         history = loop.history
         if history.generation != self._est_generation or len(history) < self._est_count:
             self._est_generation, self._est_count, self._est_bytes = history.generation, 0, 0
@@ -188,14 +200,14 @@ class ModelCall:
         parts = (request.system, request.tools, request.thinking, request.output_format)
         of = self._fixed_of
         if len(of) != len(parts) or any(a is not b for a, b in zip(of, parts, strict=True)):
-            self._fixed_bytes = sum(len(_encode(part)) for part in parts) + 256
+            self._fixed_bytes = _fixed_size(request)
             self._fixed_of = parts
         return self._fixed_bytes
 
     async def stream_once(
         self, loop: AgentLoop, request: ModelRequest, builder: ResponseBuilder | None = None
     ) -> Response:
-        """One attempt, uncharged: the caller charges it (compaction calls this directly)."""
+        """One attempt, uncharged: the caller charges it."""
         builder = builder or ResponseBuilder()
         feed = builder.feed
         session = loop.session

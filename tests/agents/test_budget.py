@@ -185,23 +185,59 @@ def _big_tools() -> Any:
     return create_sdk_mcp_server("t", "1.0", [look])
 
 
+def _request_bytes(request: Any) -> int:
+    parts = (request.messages, request.system, request.tools)
+    return sum(len(msgspec.json.encode(part)) for part in parts)
+
+
+class _Booking:
+    """Records every ``Ledger.try_reserve`` amount (patched in by the tests below)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from runtime import Ledger
+
+        self.amounts: list[float] = []
+        try_reserve = Ledger.try_reserve
+
+        def recording(ledger: Ledger, agent_id: str, amount: float) -> Any:
+            self.amounts.append(amount)
+            return try_reserve(ledger, agent_id, amount)
+
+        monkeypatch.setattr(Ledger, "try_reserve", recording)
+
+
+class _BookedBackend:
+    """Notes, for each request, how many bookings had been made when it started."""
+
+    max_retries = 0
+
+    def __init__(self, inner: ScriptedBackend, booking: _Booking) -> None:
+        self.inner, self.booking = inner, booking
+        self.sent: list[tuple[int, Any]] = []
+
+    def stream(self, request: Any) -> Any:
+        self.sent.append((len(self.booking.amounts), request))
+        return self.inner.stream(request)
+
+    def check_every_request_was_booked(self) -> None:
+        """Each request started after a booking of its own, and (at $1 per million input tokens,
+        a token being at least one byte) the booked dollars times a million are at least the
+        request's size in bytes."""
+        previous = 0
+        for count, request in self.sent:
+            assert count > previous, f"{request.purpose} request started without a booking"
+            previous = count
+            worst = self.booking.amounts[count - 1]
+            assert worst * 1e6 >= _request_bytes(request), (request.purpose, worst * 1e6)
+
+
 async def test_the_reserved_worst_case_covers_the_request_sent_after_a_compaction(
     project: Path, autojump_clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """budget_mode='reserve': each request's booked worst case covers the request as sent, also
-    when compaction has just rewritten the history into as many entries as it had at the
-    previous request (the big tool result kept, the small prefix summarized away)."""
-    from runtime import Ledger
-
-    booked: list[float] = []
-    try_reserve = Ledger.try_reserve
-
-    def recording(self: Ledger, agent_id: str, amount: float) -> Any:
-        booked.append(amount)
-        return try_reserve(self, agent_id, amount)
-
-    monkeypatch.setattr(Ledger, "try_reserve", recording)
-    sent: list[tuple[float, Any]] = []  # (the worst case booked just before, the request)
+    """budget_mode='reserve': each request, the summary one included, starts after a booking of
+    a worst case that covers the request as sent, also when compaction has just rewritten the
+    history into as many entries as it had at the previous request (the big tool result kept,
+    the small prefix summarized away)."""
     scripted = ScriptedBackend(
         {
             "main": [
@@ -212,30 +248,37 @@ async def test_the_reserved_worst_case_covers_the_request_sent_after_a_compactio
             "compact": [Step([text("the summary")], usage=usage(100, 10))],
         }
     )
-
-    class Recording:
-        max_retries = 0
-
-        def stream(self, request: Any) -> Any:
-            if request.purpose == "turn":
-                sent.append((booked[-1], request))
-            return scripted.stream(request)
-
+    backend = _BookedBackend(scripted, _Booking(monkeypatch))
     options = AgentOptions(
-        cwd=str(project), backend=Recording(), tools=[], model="m",  # type: ignore[arg-type]
+        cwd=str(project), backend=backend, tools=[], model="m",  # type: ignore[arg-type]
         pricing={"m": {"input": 1.0, "output": 0.0, "context_window": 4_000}},
         mcp_servers={"t": _big_tools()}, max_budget_usd=100.0, budget_mode="reserve",
     )  # fmt: skip
     _, error = await collect("go", options)
     assert error is None
     assert [r.purpose for r in scripted.requests] == ["turn", "turn", "compact", "turn"]
-    after_compaction = sent[-1][1]
-    assert len(after_compaction.messages) == 3  # as many entries as at the previous request
-    for worst, request in sent:
-        size = sum(
-            len(msgspec.json.encode(part))
-            for part in (request.messages, request.system, request.tools)
-        )
-        # $1 per million input tokens and a token is at least one byte: the worst case in
-        # dollars times a million is at least the request's size in bytes
-        assert worst * 1e6 >= size, (worst * 1e6, size)
+    assert len(scripted.requests[-1].messages) == 3  # as many entries as at the request before
+    backend.check_every_request_was_booked()
+
+
+async def test_the_auto_mode_classifier_request_is_booked_in_reserve_mode(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """budget_mode='reserve': auto mode's classifier request, like any, starts only after its
+    worst case is booked."""
+    scripted = ScriptedBackend(
+        {
+            "main": [Step([tool_use("Bash", {"command": "echo hi"})]), Step([text("done")])],
+            "classifier": [Step([text("yes")])],
+        }
+    )
+    backend = _BookedBackend(scripted, _Booking(monkeypatch))
+    options = AgentOptions(
+        cwd=str(project), backend=backend, model="m",  # type: ignore[arg-type]
+        pricing={"m": {"input": 1.0, "output": 0.0}}, permission_mode="auto",
+        max_budget_usd=100.0, budget_mode="reserve",
+    )  # fmt: skip
+    _, error = await collect("go", options)
+    assert error is None
+    assert [r.purpose for r in scripted.requests] == ["turn", "classifier", "turn"]
+    backend.check_every_request_was_booked()
