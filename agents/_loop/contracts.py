@@ -59,6 +59,10 @@ class Verdict:
     #: a PreToolUse hook deferred the call (``denied`` then holds the text for the model)
     deferred: bool = False
 
+    def __attrs_post_init__(self) -> None:
+        if self.deferred and self.denied is None:
+            raise ValueError("a deferred Verdict needs denied: the text the model sees")
+
 
 class Gate(Protocol):
     """The permission gate of one agent (subagents share their parent's, or a copy of it in

@@ -18,7 +18,7 @@ __all__ = ["History"]
 ApiMessage = dict[str, Any]
 
 
-class History(Sequence[dict[str, Any]]):
+class History(Sequence[ApiMessage]):
     """The messages of one agent, in order. Read like a list; written only by its methods."""
 
     __slots__ = ("_messages", "generation", "last_reason")

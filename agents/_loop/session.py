@@ -51,7 +51,7 @@ class Transcripts:
 
 @attrs.define(eq=False)
 class Session:
-    """What the agents of one session share. Built by ``agents._query``."""
+    """What the agents of one session share. Built by ``agents._assembly``."""
 
     options: AgentOptions
     session_id: str

@@ -483,3 +483,13 @@ async def test_streaming_prompts_each_get_a_result_without_raising(project: Path
     ]
     assert [r.subtype for r in results] == ["success", "error_max_turns"]
     assert backend.requests[1].messages[2] == {"role": "user", "content": "second"}
+
+
+def test_a_deferred_verdict_always_carries_the_text_the_model_sees() -> None:
+    """A gate's verdict that defers a call without a denial text cannot be made (the loop
+    answers a deferral it cannot honour with that text)."""
+    from agents._loop.contracts import Verdict
+
+    with pytest.raises(ValueError, match="deferred Verdict needs denied"):
+        Verdict(input={}, deferred=True)
+    assert Verdict(input={}, denied="deferred", deferred=True).deferred
