@@ -48,7 +48,7 @@ _NO_HOOK_INPUT: dict[str, Any] = {}
 #: Tools whose input must come back from a person (they always go to ``can_use_tool``).
 USER_INPUT_TOOLS = frozenset({"AskUserQuestion"})
 #: tools whose rules have specifiers (paths, commands, domains, agent types), or that always ask
-_SPECIFIED_TOOLS = frozenset(
+_SCOPED_TOOLS = frozenset(
     {*READ_PATH_TOOLS, *EDIT_PATH_TOOLS, *USER_INPUT_TOOLS, "Bash", "WebFetch", "Agent", "Task"}
 )
 
@@ -122,7 +122,7 @@ class LoopGate:
             if name in _AGENT_TOOLS:  # specified by agent type, and only if a rule does so
                 specified = rules.names_agent_types("deny") or rules.names_agent_types("ask")
             else:
-                specified = name in _SPECIFIED_TOOLS
+                specified = name in _SCOPED_TOOLS
             passes = not (
                 specified
                 or (mode == "dontAsk" and name not in NO_PERMISSION_TOOLS)
