@@ -29,7 +29,7 @@ from .backends.base import ModelRequest
 from .hooks import HookRunner
 from .messages import SystemMessage, ToolUseBlock
 from .permissions import Classifier, PermissionCheck, PermissionGate, RuleSet
-from .permissions._modes import NO_PERMISSION_TOOLS
+from .permissions._modes import NETWORK_TOOLS, NO_PERMISSION_TOOLS
 from .permissions._paths import EDIT_PATH_TOOLS, READ_PATH_TOOLS
 from .tools.base import Tool
 
@@ -46,7 +46,7 @@ _NO_HOOK_INPUT: dict[str, Any] = {}
 USER_INPUT_TOOLS = frozenset({"AskUserQuestion"})
 #: tools whose rules have specifiers (paths, commands, domains, agent types), or that always ask
 _SPECIFIED_TOOLS = frozenset(
-    {*READ_PATH_TOOLS, *EDIT_PATH_TOOLS, *USER_INPUT_TOOLS, "Bash", "WebFetch", "Agent", "Task"}
+    {*READ_PATH_TOOLS, *EDIT_PATH_TOOLS, *USER_INPUT_TOOLS, *NETWORK_TOOLS, "Bash", "Agent", "Task"}
 )
 
 _AGENT_TOOLS = frozenset({"Agent", "Task"})

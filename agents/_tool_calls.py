@@ -172,6 +172,7 @@ async def _execute(
         session.backend,  # backend
         loop.model,  # model
         loop.complete,  # complete
+        None if gate is None else gate.gate.files,  # files: the gate's word on paths
     )
     try:
         output = await tool.handler(parsed, ctx)

@@ -9,7 +9,12 @@ What a specifier means depends on the tool:
 * ``Bash(spec)`` — a command pattern; see :func:`bash_pattern_regex` and :mod:`._bash`.
 * ``Read(spec)`` / ``Edit(spec)`` — a gitignore-style path (:mod:`._paths`). ``Read`` governs the
   file-reading tools (Read, Glob, Grep, NotebookRead, LS), ``Edit`` every file-writing tool (Write,
-  Edit, MultiEdit, NotebookEdit). A bare ``Read``/``Edit`` rule covers its whole family.
+  Edit, MultiEdit, NotebookEdit). A bare ``Read``/``Edit`` rule covers its whole family. A path is
+  judged as written (``..`` applied after the links before it) and as its real target: deny and
+  ask apply if either matches, allow needs both. Read deny and ask rules also cover the file
+  arguments of well-known reading commands in Bash (:mod:`._reading`, best effort). An existing
+  file with several hard links is approved by an ``Edit`` allow rule only if the rule names it
+  exactly (no wildcard): a rule for a whole tree cannot tell where its other names lie.
 * ``WebFetch(domain:host)`` — the URL's host equals ``host`` (case-insensitive, port ignored);
   ``domain:*.host`` matches any subdomain of ``host`` but not ``host`` itself.
 * ``Agent(type)`` (alias ``Task``) — the input's ``subagent_type``; ``*`` is a wildcard.
@@ -21,25 +26,30 @@ from __future__ import annotations
 
 import re
 import urllib.parse
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
 import attrs
 
 from ._bash import SimpleCommand, basename, command_start
+from ._checked import hard_linked
 from ._memo import CallMemo
 from ._paths import (
     EDIT_PATH_TOOLS,
     READ_PATH_TOOLS,
     compile_path_pattern,
+    real,
     relative_to,
+    within,
 )
+from ._reading import ReadArgument, reading_paths
 
 __all__ = ["PermissionRule", "RuleKind", "RuleSet", "bash_pattern_regex", "parse_rule"]
 
 RuleKind = Literal["deny", "ask", "allow"]
 
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]+(?:__\*)?")
+_PATH_GLOB = re.compile(r"[*?\[]")
 _MCP_SERVER_RULE = re.compile(r"mcp__([^_].*?)(?:__\*)?")
 
 
@@ -167,6 +177,10 @@ class _KindIndex:
     domains: Mapping[str, PermissionRule]
     domain_wild: _Alternation | None
     agents: _Alternation | None
+    #: Read rules by the fixed part of their pattern: (anchor, relative prefix, any depth)
+    read_bases: tuple[tuple[str, str, bool, PermissionRule], ...] = ()
+    #: Edit rules without a wildcard: (anchor, relative path) — they name one file exactly
+    edit_literals: tuple[tuple[str, str, PermissionRule], ...] = ()
 
     @classmethod
     def build(cls, rules: tuple[PermissionRule, ...]) -> _KindIndex:
@@ -178,6 +192,8 @@ class _KindIndex:
         domains: dict[str, PermissionRule] = {}
         domain_wild: list[tuple[str, str, PermissionRule]] = []
         agents: list[tuple[str, str, PermissionRule]] = []
+        read_bases: list[tuple[str, str, bool, PermissionRule]] = []
+        edit_literals: list[tuple[str, str, PermissionRule]] = []
         for rule in rules:
             spec = rule.specifier
             server = _MCP_SERVER_RULE.fullmatch(rule.tool)
@@ -191,6 +207,11 @@ class _KindIndex:
             elif rule.tool in ("Read", "Edit"):
                 anchor, body = compile_path_pattern(spec)
                 (reads if rule.tool == "Read" else edits).append((anchor, body, rule))
+                base, any_depth, literal = _fixed_part(spec)
+                if rule.tool == "Read":
+                    read_bases.append((anchor, base, any_depth, rule))
+                elif literal:
+                    edit_literals.append((anchor, base, rule))
             elif rule.tool == "WebFetch":
                 host = _normalize_host(spec.removeprefix("domain:"))
                 if "*" in host:
@@ -212,6 +233,8 @@ class _KindIndex:
             domains=domains,
             domain_wild=_group(domain_wild).get("*"),
             agents=_group(agents).get("*"),
+            read_bases=tuple(read_bases),
+            edit_literals=tuple(edit_literals),
         )
 
     def match_text(self, text: str) -> PermissionRule | None:
@@ -222,6 +245,41 @@ class _KindIndex:
             if rule is not None:
                 return rule
         return self.bash_wild.match(text) if self.bash_wild is not None else None
+
+
+def _fixed_part(spec: str) -> tuple[str, bool, bool]:
+    """A path rule's leading components without wildcards (relative to its anchor), whether
+    it matches at any depth (a bare name), and whether it has no wildcard at all."""
+    rest = spec
+    for prefix in ("//", "~/", "/", "./"):
+        if rest.startswith(prefix):
+            rest = rest[len(prefix) :]
+            break
+    else:
+        if spec == "~":
+            rest = ""
+    any_depth = not spec.startswith(("/", "~", "./")) and "/" not in spec.rstrip("/")
+    fixed: list[str] = []
+    components = [c for c in rest.split("/") if c and c != "."]
+    for component in components:
+        if _PATH_GLOB.search(component):
+            break
+        fixed.append(component)
+    literal = len(fixed) == len(components) and not any_depth
+    base = "" if any_depth else posixpath_norm("/".join(fixed))
+    return base, any_depth, literal
+
+
+def posixpath_norm(rel: str) -> str:
+    """``rel`` with ``.`` and ``..`` applied lexically (rule text is not a filesystem path)."""
+    out: list[str] = []
+    for component in rel.split("/"):
+        if component == "..":
+            if out:
+                out.pop()
+        elif component and component != ".":
+            out.append(component)
+    return "/".join(out)
 
 
 def _normalize_host(host: str) -> str:
@@ -343,6 +401,28 @@ class RuleSet:
                 return index.bare.get("Agent")
         return None
 
+    def read_deny_matcher(self, cwd: str, home: str) -> Callable[[str, str], bool] | None:
+        """A test ``(written, target) -> bool`` for "a Read deny rule covers this file", with
+        the anchors resolved once (search tools apply it to every file they would list), or
+        None when no Read deny rule exists."""
+        index = self._index["deny"]
+        if index.bare.get("Read") is not None:
+            return lambda written, target: True
+        by_anchor = index.read_paths
+        if not by_anchor:
+            return None
+        anchors = {"root": "/", "home": home, "cwd": cwd}
+        real_anchors = {"root": "/", "home": real(home), "cwd": real(cwd)}
+
+        def denied(written: str, target: str) -> bool:
+            return (
+                _match_one_path(by_anchor, anchors, written) is not None
+                or _match_one_path(by_anchor, anchors, target) is not None
+                or _match_one_path(by_anchor, real_anchors, target) is not None
+            )
+
+        return denied
+
     def match(
         self,
         kind: RuleKind,
@@ -376,13 +456,21 @@ class RuleSet:
         if rule is not None:
             return rule
         if tool_name == "Bash":
-            if not index.bash_by_word and index.bash_wild is None:
-                return None
-            return self._match_bash(kind, index, tool_input, memo)
+            found = None
+            if index.bash_by_word or index.bash_wild is not None:
+                found = self._match_bash(kind, index, tool_input, memo)
+            if found is None and kind != "allow" and index.read_paths:
+                found = _match_bash_reads(index, tool_input, cwd, home, memo)
+            return found
         if tool_name in READ_PATH_TOOLS:
             return _match_path(kind, index.read_paths, tool_name, tool_input, cwd, home, memo)
         if tool_name in EDIT_PATH_TOOLS:
-            return _match_path(kind, index.edit_paths, tool_name, tool_input, cwd, home, memo)
+            rule = _match_path(kind, index.edit_paths, tool_name, tool_input, cwd, home, memo)
+            if rule is not None and kind == "allow":
+                path = memo.tool_path(tool_name, tool_input, cwd, home)
+                if path is not None and hard_linked(memo.real(path)):
+                    return _naming_rule(index, path, memo.real(path), cwd, home, memo)
+            return rule
         if tool_name == "WebFetch":
             return _match_domain(index, tool_input)
         if tool_name in ("Agent", "Task"):
@@ -434,6 +522,19 @@ def _match_path(
     path = memo.tool_path(tool_name, tool_input, cwd, home)
     if path is None:
         return None
+    return _judge_path(kind, by_anchor, path, cwd, home, memo)
+
+
+def _judge_path(
+    kind: RuleKind,
+    by_anchor: Mapping[str, _Alternation],
+    path: str,
+    cwd: str,
+    home: str,
+    memo: CallMemo,
+) -> PermissionRule | None:
+    """The rule covering the absolute ``path`` as written and as its real target: for deny and
+    ask either suffices, for allow both must match (the rule returned matched as written)."""
     anchors = {"root": "/", "home": home, "cwd": cwd}
     found = _match_one_path(by_anchor, anchors, path)
     resolved = memo.real(path)
@@ -449,6 +550,67 @@ def _match_path(
         by_anchor, real_anchors, resolved
     )
     return target if kind != "allow" else (found if target is not None else None)
+
+
+def _naming_rule(
+    index: _KindIndex, path: str, target: str, cwd: str, home: str, memo: CallMemo
+) -> PermissionRule | None:
+    """An Edit rule without wildcards that names ``path`` or its real ``target`` exactly."""
+    if not index.edit_literals:
+        return None
+    anchors = {"root": "/", "home": home, "cwd": cwd}
+    real_anchors = {"root": "/", "home": memo.real(home), "cwd": memo.real(cwd)}
+    for anchor, rel, rule in index.edit_literals:
+        for base in {anchors[anchor], real_anchors[anchor]}:
+            named = base if not rel else base.rstrip("/") + "/" + rel
+            if named in (path, target):
+                return rule
+    return None
+
+
+_RUNNERS = frozenset({"sudo", "doas", "exec", "builtin"})
+
+
+def _match_bash_reads(
+    index: _KindIndex, tool_input: Mapping[str, Any], cwd: str, home: str, memo: CallMemo
+) -> PermissionRule | None:
+    """A Read rule covering a file that one of the command's reading commands reads."""
+    command = tool_input.get("command")
+    if not isinstance(command, str):
+        return None
+    for part in memo.split(command):
+        words = part.words
+        start = command_start(words, strip_env=True)
+        while start < len(words) and basename(words[start]) in _RUNNERS:
+            start += 1
+            while start < len(words) and words[start].startswith("-"):
+                start += 1
+            start += command_start(words[start:], strip_env=True)
+        for argument in reading_paths(words[start:], cwd, home):
+            rule = _match_read_argument(index, argument, cwd, home, memo)
+            if rule is not None:
+                return rule
+    return None
+
+
+def _match_read_argument(
+    index: _KindIndex, argument: ReadArgument, cwd: str, home: str, memo: CallMemo
+) -> PermissionRule | None:
+    rule = _judge_path("deny", index.read_paths, argument.path, cwd, home, memo)
+    if rule is not None or not argument.recursive:
+        return rule
+    # A directory read with everything beneath it: any rule whose fixed part lies inside it
+    # (or contains it) may cover a file it reads.
+    target = memo.real(argument.path)
+    anchors = {"root": "/", "home": home, "cwd": cwd}
+    real_anchors = {"root": "/", "home": memo.real(home), "cwd": memo.real(cwd)}
+    for anchor, base, _any_depth, rule in index.read_bases:
+        for root in {anchors[anchor], real_anchors[anchor]}:
+            fixed = root if not base else root.rstrip("/") + "/" + base
+            for path in (argument.path, target):
+                if within(fixed, path) or within(path, fixed):
+                    return rule
+    return None
 
 
 def _match_one_path(
