@@ -83,7 +83,10 @@ async def test_a_denied_file_reached_through_dotdot_after_a_symlink_is_denied(
     (project / "sub").mkdir()
     (project / "sub" / "l").symlink_to(project / "inner")
     body, denied = await run_one(
-        project, "Read", {"file_path": f"{project}/sub/l/../.env"}, disallowed_tools=["Read(./.env)"]
+        project,
+        "Read",
+        {"file_path": f"{project}/sub/l/../.env"},
+        disallowed_tools=["Read(./.env)"],
     )
     assert denied and "denied by rule 'Read(./.env)'" in body
     assert "hunter2" not in body

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import attrs
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -104,7 +105,33 @@ async def test_a_denied_file_is_never_reached_through_any_spelling(
             if read == "allow":
                 out = await read_tool().handler(read_tool().validate({"file_path": path}), ctx)
                 assert SECRET not in str(out.content), spelling
-        assert denied.read_text() == SECRET
+        assert content(str(denied)) == SECRET
+
+
+@attrs.frozen
+class Facts:
+    """What the kernel says about a spelling (taken outside the async test body)."""
+
+    path: str
+    real: str
+    exists: bool
+    is_file: bool
+    inside: bool
+
+
+def facts(cwd: Path, spelling: str) -> Facts:
+    path = os.path.join(cwd, spelling)
+    resolved = os.path.realpath(path)
+    inside = resolved.startswith(f"{os.path.realpath(cwd)}/")
+    return Facts(path, resolved, os.path.exists(path), os.path.isfile(path), inside)
+
+
+def mtime(path: str) -> int:
+    return os.stat(path).st_mtime_ns
+
+
+def content(path: str) -> str:
+    return Path(path).read_text()
 
 
 @settings(
@@ -121,28 +148,25 @@ async def test_reads_and_edits_inside_the_project_pass_without_asking(
         reading = PermissionGate(mode="default", cwd=str(cwd), home="/nonexistent-home")
         editing = PermissionGate(mode="acceptEdits", cwd=str(cwd), home="/nonexistent-home")
         for spelling in spelled:
-            path = os.path.join(cwd, spelling)
-            target = real(absolute(path, str(cwd), "/nonexistent-home"))
-            assert target == os.path.realpath(path) or not os.path.exists(path)
-            inside = os.path.realpath(path).startswith(f"{os.path.realpath(cwd)}/")
-            exists = os.path.isfile(path)
-            behavior = await ask(reading, "Read", {"file_path": path})
-            if exists:
-                assert (behavior == "allow") is inside, spelling
-            edit = await ask(editing, "Write", {"file_path": path, "content": "x"})
-            if exists:
-                assert (edit == "allow") is inside, spelling
+            fact = facts(cwd, spelling)
+            target = real(absolute(fact.path, str(cwd), "/nonexistent-home"))
+            assert target == fact.real or not fact.exists
+            behavior = await ask(reading, "Read", {"file_path": fact.path})
+            if fact.is_file:
+                assert (behavior == "allow") is fact.inside, spelling
+            edit = await ask(editing, "Write", {"file_path": fact.path, "content": "x"})
+            if fact.is_file:
+                assert (edit == "allow") is fact.inside, spelling
         # the written side: an approved write lands on the file the kernel reaches
         for spelling in spelled:
-            path = os.path.join(cwd, spelling)
-            if not os.path.isfile(path):
+            fact = facts(cwd, spelling)
+            if not fact.is_file:
                 continue
-            ctx = ToolContext(cwd=str(cwd), agent_id="main", tool_use_id="w", session_id="s")
+            ctx = ToolContext(cwd=str(cwd), agent_id="main", tool_use_id="t", session_id="s")
             ctx.files = editing.files
-            ctx.state["read_files"] = {os.path.realpath(path): os.stat(path).st_mtime_ns}
-            if await ask(editing, "Write", {"file_path": path, "content": "new"}) == "allow":
-                check = write_tool().validate({"file_path": path, "content": "new"})
-                ctx.tool_use_id = "t"
+            ctx.state["read_files"] = {fact.real: mtime(fact.real)}
+            if await ask(editing, "Write", {"file_path": fact.path, "content": "new"}) == "allow":
+                check = write_tool().validate({"file_path": fact.path, "content": "new"})
                 out = await write_tool().handler(check, ctx)
                 assert not out.is_error, out.content
-                assert Path(os.path.realpath(path)).read_text() == "new"
+                assert content(fact.real) == "new"
