@@ -271,7 +271,7 @@ def test_deny_through_dotdot_after_a_symlink(linked: Path) -> None:
 def test_only_an_allow_rule_naming_a_hard_linked_file_approves_writing_it(
     tree: tuple[Path, Path], tmp_path: Path
 ) -> None:
-    cwd, home = tree
+    cwd, _ = tree
     (tmp_path / "outside.txt").write_text("x")
     os.link(tmp_path / "outside.txt", cwd / "src" / "pkg" / "twin.txt")
     call = {"file_path": "src/pkg/twin.txt"}
