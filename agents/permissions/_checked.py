@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import errno
 import os
 import stat
 from collections.abc import Callable, Mapping
@@ -114,7 +115,14 @@ def open_checked(
     components = [c for c in (rest or "").split("/") if c]
     if not components:
         # truncation waits until the file is known to be the checked one
-        fd = os.open(checked.real, (flags & ~os.O_TRUNC) | _O_NOFOLLOW | _O_CLOEXEC, mode)
+        try:
+            fd = os.open(checked.real, (flags & ~os.O_TRUNC) | _O_NOFOLLOW | _O_CLOEXEC, mode)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise PathChanged(
+                    exc.errno, f"{checked.spelled} became a symlink since it was checked"
+                ) from None
+            raise
         try:
             _same(fd, checked)
             if flags & os.O_TRUNC:
@@ -150,7 +158,7 @@ def open_checked(
         try:
             return os.open(components[-1], flags | _O_NOFOLLOW | _O_CLOEXEC, mode, dir_fd=dir_fd)
         except OSError as exc:
-            if exc.errno == getattr(os, "ELOOP", -1) or _is_link(components[-1], dir_fd):
+            if exc.errno == errno.ELOOP or _is_link(components[-1], dir_fd):
                 raise PathChanged(
                     exc.errno, f"{checked.spelled} became a symlink since it was checked"
                 ) from None
