@@ -1,9 +1,9 @@
 """Tools: the definition the model sees, input validation, and the handler that runs.
 
 A :class:`Tool` couples a JSON Schema (sent to the model) with a validator (applied before the
-handler runs, SPEC T4) and a read-only flag (which the scheduler uses to fan calls out, SPEC T5).
-Built-in tools validate with a msgspec ``Struct`` (fast, errors carry a JSON path); custom tools
-made with :func:`tool` validate against their schema.
+handler runs, so a malformed call is reported as such) and a read-only flag (which the scheduler
+uses to fan read-only calls out concurrently). Built-in tools validate with a msgspec ``Struct``
+(fast, errors carry a JSON path); custom tools made with :func:`tool` validate against their schema.
 
 Custom tools follow the Agent SDK::
 
@@ -42,7 +42,7 @@ __all__ = [
     "tool",
 ]
 
-#: Characters kept from a custom/MCP tool's output (SPEC T8: about 25 000 tokens).
+#: Characters kept from a custom/MCP tool's output (about 25 000 tokens).
 MCP_OUTPUT_CAP_CHARS = 100_000
 
 
@@ -95,7 +95,7 @@ class ToolContext:
     shell); ``session_state`` is shared by the whole session's agents (the task list).
     ``agent`` is the calling agent's loop (used by the Agent tool and tools that call the model).
     ``nursery`` lives as long as the agent (background shells run there) and ``cleanup`` holds
-    async callables the agent awaits, shielded, when it ends — so no process outlives it (T7).
+    async callables the agent awaits, shielded, when it ends — so no process outlives it.
     ``complete(prompt, system)`` asks the session's model a one-shot question (WebFetch, the
     ``auto`` classifier), charged to the budget like any other response.
     ``files`` is the permission gate's word on paths (None without a gate): see
@@ -358,7 +358,7 @@ def _wrap_sdk_tool(full_name: str, sdk: SdkMcpTool) -> Tool:
 
 
 def truncate(text: str, cap: int) -> str:
-    """``text`` cut to ``cap`` characters with a note saying how much was cut (SPEC T8)."""
+    """``text`` cut to ``cap`` characters with a note saying how much was cut."""
     if len(text) <= cap:
         return text
     cut = len(text) - cap

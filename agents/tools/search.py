@@ -43,7 +43,7 @@ __all__ = ["find_ripgrep", "glob_tool", "grep_tool", "run_ripgrep"]
 
 #: Paths returned by Glob at most (Claude Code's cap).
 GLOB_LIMIT = 100
-#: Characters of Grep output kept (SPEC T8's default cap).
+#: Characters of Grep output kept (the default cap on tool output).
 GREP_OUTPUT_CAP = 30_000
 #: Longest line ripgrep prints in content mode (longer ones become a placeholder).
 MAX_COLUMNS = 500
