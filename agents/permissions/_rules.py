@@ -401,6 +401,27 @@ class RuleSet:
                 return index.bare.get("Agent")
         return None
 
+    def match_reads(
+        self,
+        kind: RuleKind,
+        argv: tuple[str, ...],
+        *,
+        cwd: str,
+        home: str,
+        directory: str | None = None,
+        memo: CallMemo | None = None,
+    ) -> PermissionRule | None:
+        """The Read rule of ``kind`` covering a file one simple command reads: ``argv`` its
+        words (quotes removed, wrappers skipped, ``argv[0]`` the command), ``directory`` the
+        directory it runs in (after any ``cd`` before it; default ``cwd``, where the rules are
+        anchored). For the Bash analysis: deny and ask rules only (an allow rule for Read never
+        approves a command)."""
+        if kind == "allow":
+            return None
+        index = self._index[kind]
+        where = directory if directory is not None else cwd
+        return match_reads(index, argv, where, cwd, home, memo or CallMemo())
+
     def read_deny_matcher(self, cwd: str, home: str) -> Callable[[str, str], bool] | None:
         """A test ``(written, target) -> bool`` for "a Read deny rule covers this file", with
         the anchors resolved once (search tools apply it to every file they would list), or
@@ -586,10 +607,29 @@ def _match_bash_reads(
             while start < len(words) and words[start].startswith("-"):
                 start += 1
             start += command_start(words[start:], strip_env=True)
-        for argument in reading_paths(words[start:], cwd, home):
-            rule = _match_read_argument(index, argument, cwd, home, memo)
-            if rule is not None:
-                return rule
+        rule = match_reads(index, words[start:], cwd, cwd, home, memo)
+        if rule is not None:
+            return rule
+    return None
+
+
+def match_reads(
+    index: _KindIndex,
+    argv: tuple[str, ...],
+    directory: str,
+    cwd: str,
+    home: str,
+    memo: CallMemo,
+) -> PermissionRule | None:
+    """The Read rule of ``index`` covering a file the simple command ``argv`` (wrappers
+    skipped, ``argv[0]`` the command) reads when run in ``directory``, or None; rules are
+    anchored at the session's ``cwd``."""
+    if not index.read_paths:
+        return None
+    for argument in reading_paths(argv, directory, home):
+        rule = _match_read_argument(index, argument, cwd, home, memo)
+        if rule is not None:
+            return rule
     return None
 
 

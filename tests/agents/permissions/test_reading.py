@@ -120,3 +120,14 @@ def test_read_rules_in_bash_are_deny_and_ask_only(project: Path) -> None:
     assert rules.match("allow", "Bash", {"command": "cat x"}, cwd=cwd, home="/h") is None
     found = rules.match("ask", "Bash", {"command": "cat .env"}, cwd=cwd, home="/h")
     assert str(found) == "Read(./.env)"
+
+
+def test_one_simple_command_is_judged_in_its_own_directory(project: Path) -> None:
+    """The Bash analysis hands each simple command with the directory it runs in."""
+    rules = RuleSet.from_strings(deny=["Read(./.env)"])
+    cwd, sub = str(project), str(project / "src")
+    found = rules.match_reads("deny", ("cat", "../.env"), cwd=cwd, home="/h", directory=sub)
+    assert str(found) == "Read(./.env)"
+    assert rules.match_reads("deny", ("cat", ".env"), cwd=cwd, home="/h", directory=sub) is None
+    allow = rules.match_reads("allow", ("cat", "../.env"), cwd=cwd, home="/h", directory=sub)
+    assert allow is None
