@@ -117,16 +117,20 @@ class _Shown:
         self.real_root = real_root
         self.files = ctx.files
         self.withheld: set[str] = set()
+        self._last: tuple[str, str | None] = ("\0", None)  # content mode repeats a name
 
     def show(self, printed: str) -> str | None:
         """The name to show for ``printed``, or None if it is withheld."""
+        if printed == self._last[0]:
+            return self._last[1]
+        name = printed
         if printed.startswith(self.real_root):
-            shown = self.root + printed[len(self.real_root) :]
-        else:
-            shown = printed
-        if self.files is not None and self.files.withheld(shown, printed):
+            name = self.root + printed[len(self.real_root) :]
+        shown: str | None = name
+        if self.files is not None and self.files.withheld(name, printed):
             self.withheld.add(printed)
-            return None
+            shown = None
+        self._last = (printed, shown)
         return shown
 
     def note(self) -> str:
