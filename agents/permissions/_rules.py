@@ -435,12 +435,14 @@ class RuleSet:
         anchors = {"root": "/", "home": home, "cwd": cwd}
         real_anchors = {"root": "/", "home": real(home), "cwd": real(cwd)}
 
+        resolved_differ = real_anchors != anchors
+
         def denied(written: str, target: str) -> bool:
-            return (
-                _match_one_path(by_anchor, anchors, written) is not None
-                or _match_one_path(by_anchor, anchors, target) is not None
-                or _match_one_path(by_anchor, real_anchors, target) is not None
-            )
+            if _match_one_path(by_anchor, anchors, written) is not None:
+                return True
+            if target != written and _match_one_path(by_anchor, anchors, target) is not None:
+                return True
+            return resolved_differ and _match_one_path(by_anchor, real_anchors, target) is not None
 
         return denied
 
