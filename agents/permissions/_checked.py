@@ -199,7 +199,8 @@ class FileAccess:
     cwd: str
     home: str
     deny_read: Callable[[str, str], bool] | None = None
-    _records: collections.OrderedDict[str, CheckedPath] = attrs.field(
+    #: tool_use_id -> (the path as the call spelled it, its check)
+    _records: collections.OrderedDict[str, tuple[str, CheckedPath]] = attrs.field(
         factory=collections.OrderedDict, init=False
     )
 
@@ -215,16 +216,18 @@ class FileAccess:
             checked = check_path(absolute(value, self.cwd, self.home))
         except (OSError, ValueError):
             return
-        self._records[tool_use_id] = checked
+        self._records[tool_use_id] = (value, checked)
         while len(self._records) > _MAX_RECORDS:
             self._records.popitem(last=False)
 
     def checked(self, tool_use_id: str, spelled: str) -> CheckedPath | None:
-        """The check of call ``tool_use_id`` if it was made for ``spelled`` (consumed)."""
+        """The check of call ``tool_use_id`` if it was made for the path ``spelled`` exactly as
+        the tool received it (consumed). Compared as text, not resolved again: a link changed
+        since the check must not turn the record into one for another file."""
         found = self._records.pop(tool_use_id, None)
-        if found is None or found.spelled != spelled:
+        if found is None or found[0] != spelled:
             return None
-        return found
+        return found[1]
 
     def withheld(self, written: str, target: str) -> bool:
         """Whether a search must leave out the file at ``written`` (real path ``target``)."""

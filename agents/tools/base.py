@@ -77,9 +77,10 @@ class ToolOutput:
 class FileAccess(Protocol):
     """What the permission gate tells the file tools (``ToolContext.files``).
 
-    ``checked`` gives the path an approved call was checked on, so that the tool opens that
-    file and no other; ``withheld`` says whether a search must leave a file out of its results
-    because a Read deny rule covers it (``written`` as listed, ``target`` its real path).
+    ``checked`` gives the check an approved call's path (``spelled`` as in the tool's input)
+    was judged on, so that the tool opens that file and no other; ``withheld`` says whether a
+    search must leave a file out of its results because a Read deny rule covers it
+    (``written`` as listed, ``target`` its real path).
     """
 
     def checked(self, tool_use_id: str, spelled: str) -> CheckedPath | None: ...

@@ -104,9 +104,8 @@ def _require_absolute(path: str) -> str | None:
 
 def _checked(path: str, ctx: ToolContext) -> CheckedPath:
     """The check this call's file was approved on (the gate's), else one taken now."""
-    spelled = absolute(path, ctx.cwd, home_dir())
-    found = ctx.files.checked(ctx.tool_use_id, spelled) if ctx.files is not None else None
-    return found if found is not None else check_path(spelled)
+    found = ctx.files.checked(ctx.tool_use_id, path) if ctx.files is not None else None
+    return found if found is not None else check_path(absolute(path, ctx.cwd, home_dir()))
 
 
 def _open(checked: CheckedPath, flags: int, *, make_dirs: bool = False) -> IO[bytes]:

@@ -417,3 +417,24 @@ async def test_read_follows_dotdot_after_a_link_as_the_kernel_does(
     (tmp_path / "link").symlink_to(outside / "deep")
     out = await call(READ, {"file_path": f"{tmp_path}/link/../secret.txt"}, ctx)
     assert text_of(out) == "     1\tthe secret"
+
+
+async def test_a_link_before_dotdot_repointed_after_the_check_is_not_followed(
+    tmp_path: Path, outside: Path, ctx: ToolContext
+) -> None:
+    """``a/../notes.txt`` was checked with ``a`` inside the project; ``a`` then points
+    outside, where a ``notes.txt`` waits: the Read still opens the checked file."""
+    (tmp_path / "inner").mkdir()
+    (tmp_path / "notes.txt").write_text("notes\n")
+    (outside / "deep").mkdir()
+    (outside / "notes.txt").write_text("the secret\n")
+    (tmp_path / "a").symlink_to(tmp_path / "inner")
+    path = f"{tmp_path}/a/../notes.txt"
+    gate = PermissionGate(mode="default", cwd=str(tmp_path), home="/nonexistent")
+    check = PermissionCheck("Read", {"file_path": path}, ctx.tool_use_id, read_only=True)
+    assert (await gate.check(check, {})).behavior == "allow"
+    (tmp_path / "a").unlink()
+    (tmp_path / "a").symlink_to(outside / "deep")
+    ctx.files = gate.files
+    out = await call(READ, {"file_path": path}, ctx)
+    assert text_of(out) == "     1\tnotes"
