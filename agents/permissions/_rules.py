@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 import urllib.parse
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 import attrs
@@ -37,6 +37,7 @@ from ._memo import CallMemo
 from ._paths import (
     EDIT_PATH_TOOLS,
     READ_PATH_TOOLS,
+    absolute,
     compile_path_pattern,
     real,
     relative_to,
@@ -409,10 +410,12 @@ class RuleSet:
         cwd: str,
         home: str,
         directory: str | None = None,
+        inputs: Sequence[str] = (),
         memo: CallMemo | None = None,
     ) -> PermissionRule | None:
         """The Read rule of ``kind`` covering a file one simple command reads: ``argv`` its
-        words (quotes removed, wrappers skipped, ``argv[0]`` the command), ``directory`` the
+        words (quotes removed, wrappers and redirections removed, ``argv[0]`` the command),
+        ``inputs`` the targets of its input redirections (``< file``), ``directory`` the
         directory it runs in (after any ``cd`` before it; default ``cwd``, where the rules are
         anchored). For the Bash analysis: deny and ask rules only (an allow rule for Read never
         approves a command)."""
@@ -420,7 +423,7 @@ class RuleSet:
             return None
         index = self._index[kind]
         where = directory if directory is not None else cwd
-        return match_reads(index, argv, where, cwd, home, memo or CallMemo())
+        return match_reads(index, argv, where, cwd, home, memo or CallMemo(), inputs)
 
     def read_deny_matcher(self, cwd: str, home: str) -> Callable[[str, str], bool] | None:
         """A test ``(written, target) -> bool`` for "a Read deny rule covers this file", with
@@ -609,10 +612,38 @@ def _match_bash_reads(
             while start < len(words) and words[start].startswith("-"):
                 start += 1
             start += command_start(words[start:], strip_env=True)
-        rule = match_reads(index, words[start:], cwd, cwd, home, memo)
+        argv, inputs = _without_redirections(words[start:], part.raw[start:])
+        rule = match_reads(index, argv, cwd, cwd, home, memo, inputs)
         if rule is not None:
             return rule
     return None
+
+
+_REDIRECTION = re.compile(r"\d*(?:<<<|<<-?|<>|<|>>|>\||>|&>>|&>)(?:&[\d-]*)?")
+
+
+def _without_redirections(
+    words: tuple[str, ...], raws: tuple[str, ...]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A simple command's words without its redirections, and the files its input
+    redirections (``< file``, ``<> file``) read."""
+    argv: list[str] = []
+    inputs: list[str] = []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if raws[i] == word and _REDIRECTION.fullmatch(word):
+            operator = word.lstrip("0123456789")
+            takes_target = "&" not in operator[1:] or operator.startswith("&>")
+            if takes_target and i + 1 < len(words):
+                if operator in ("<", "<>"):
+                    inputs.append(words[i + 1])
+                i += 1
+            i += 1
+            continue
+        argv.append(word)
+        i += 1
+    return tuple(argv), tuple(inputs)
 
 
 def match_reads(
@@ -622,13 +653,17 @@ def match_reads(
     cwd: str,
     home: str,
     memo: CallMemo,
+    inputs: Sequence[str] = (),
 ) -> PermissionRule | None:
-    """The Read rule of ``index`` covering a file the simple command ``argv`` (wrappers
-    skipped, ``argv[0]`` the command) reads when run in ``directory``, or None; rules are
-    anchored at the session's ``cwd``."""
+    """The Read rule of ``index`` covering a file the simple command ``argv`` (wrappers and
+    redirections removed, ``argv[0]`` the command) reads when run in ``directory`` — its file
+    arguments and the ``inputs`` its input redirections name — or None; rules are anchored at
+    the session's ``cwd``."""
     if not index.read_paths:
         return None
-    for argument in reading_paths(argv, directory, home):
+    arguments = [ReadArgument(absolute(p, directory, home)) for p in inputs if p]
+    arguments += reading_paths(argv, directory, home)
+    for argument in arguments:
         rule = _match_read_argument(index, argument, cwd, home, memo)
         if rule is not None:
             return rule

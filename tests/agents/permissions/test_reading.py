@@ -96,6 +96,8 @@ def deny(project: Path, command: str, rule: str = "Read(./.env)") -> str | None:
         "rg SECRET",
         "cp .env copy",
         "cat .e*",
+        "python3 script.py < .env",
+        "wc -l 0<.env",
     ],
 )
 def test_a_read_deny_rule_covers_a_reading_commands_files(project: Path, command: str) -> None:
@@ -105,7 +107,17 @@ def test_a_read_deny_rule_covers_a_reading_commands_files(project: Path, command
 
 
 @pytest.mark.parametrize(
-    "command", ["cat README", "grep -r SECRET src/sub", "cp README .env", "echo .env", "ls -la"]
+    "command",
+    [
+        "cat README",
+        "grep -r SECRET src/sub",
+        "cp README .env",
+        "echo .env",
+        "ls -la",
+        "cat README > .env",
+        "cat README 2>&1",
+        "cat <<< .env",
+    ],
 )
 def test_commands_that_do_not_read_the_denied_file_pass(project: Path, command: str) -> None:
     """Other files, a recursive read that cannot reach it, cp's destination, non-readers."""
