@@ -34,23 +34,26 @@ import attrs
 from ._bash import SimpleCommand, basename, command_start
 from ._checked import hard_linked
 from ._memo import CallMemo
+from ._path_rules import (
+    fixed_part,
+    match_bash_reads,
+    match_one_path,
+    match_path,
+    match_reads,
+    naming_rule,
+)
 from ._paths import (
     EDIT_PATH_TOOLS,
     READ_PATH_TOOLS,
-    absolute,
     compile_path_pattern,
     real,
-    relative_to,
-    within,
 )
-from ._reading import ReadArgument, reading_paths
 
 __all__ = ["PermissionRule", "RuleKind", "RuleSet", "bash_pattern_regex", "parse_rule"]
 
 RuleKind = Literal["deny", "ask", "allow"]
 
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]+(?:__\*)?")
-_PATH_GLOB = re.compile(r"[*?\[]")
 _MCP_SERVER_RULE = re.compile(r"mcp__([^_].*?)(?:__\*)?")
 
 
@@ -208,7 +211,7 @@ class _KindIndex:
             elif rule.tool in ("Read", "Edit"):
                 anchor, body = compile_path_pattern(spec)
                 (reads if rule.tool == "Read" else edits).append((anchor, body, rule))
-                base, any_depth, literal = _fixed_part(spec)
+                base, any_depth, literal = fixed_part(spec)
                 if rule.tool == "Read":
                     read_bases.append((anchor, base, any_depth, rule))
                 elif literal:
@@ -246,41 +249,6 @@ class _KindIndex:
             if rule is not None:
                 return rule
         return self.bash_wild.match(text) if self.bash_wild is not None else None
-
-
-def _fixed_part(spec: str) -> tuple[str, bool, bool]:
-    """A path rule's leading components without wildcards (relative to its anchor), whether
-    it matches at any depth (a bare name), and whether it has no wildcard at all."""
-    rest = spec
-    for prefix in ("//", "~/", "/", "./"):
-        if rest.startswith(prefix):
-            rest = rest[len(prefix) :]
-            break
-    else:
-        if spec == "~":
-            rest = ""
-    any_depth = not spec.startswith(("/", "~", "./")) and "/" not in spec.rstrip("/")
-    fixed: list[str] = []
-    components = [c for c in rest.split("/") if c and c != "."]
-    for component in components:
-        if _PATH_GLOB.search(component):
-            break
-        fixed.append(component)
-    literal = len(fixed) == len(components) and not any_depth
-    base = "" if any_depth else posixpath_norm("/".join(fixed))
-    return base, any_depth, literal
-
-
-def posixpath_norm(rel: str) -> str:
-    """``rel`` with ``.`` and ``..`` applied lexically (rule text is not a filesystem path)."""
-    out: list[str] = []
-    for component in rel.split("/"):
-        if component == "..":
-            if out:
-                out.pop()
-        elif component and component != ".":
-            out.append(component)
-    return "/".join(out)
 
 
 def _normalize_host(host: str) -> str:
@@ -441,11 +409,11 @@ class RuleSet:
         resolved_differ = real_anchors != anchors
 
         def denied(written: str, target: str) -> bool:
-            if _match_one_path(by_anchor, anchors, written) is not None:
+            if match_one_path(by_anchor, anchors, written) is not None:
                 return True
-            if target != written and _match_one_path(by_anchor, anchors, target) is not None:
+            if target != written and match_one_path(by_anchor, anchors, target) is not None:
                 return True
-            return resolved_differ and _match_one_path(by_anchor, real_anchors, target) is not None
+            return resolved_differ and match_one_path(by_anchor, real_anchors, target) is not None
 
         return denied
 
@@ -486,16 +454,16 @@ class RuleSet:
             if index.bash_by_word or index.bash_wild is not None:
                 found = self._match_bash(kind, index, tool_input, memo)
             if found is None and kind != "allow" and index.read_paths:
-                found = _match_bash_reads(index, tool_input, cwd, home, memo)
+                found = match_bash_reads(index, tool_input, cwd, home, memo)
             return found
         if tool_name in READ_PATH_TOOLS:
-            return _match_path(kind, index.read_paths, tool_name, tool_input, cwd, home, memo)
+            return match_path(kind, index.read_paths, tool_name, tool_input, cwd, home, memo)
         if tool_name in EDIT_PATH_TOOLS:
-            rule = _match_path(kind, index.edit_paths, tool_name, tool_input, cwd, home, memo)
+            rule = match_path(kind, index.edit_paths, tool_name, tool_input, cwd, home, memo)
             if rule is not None and kind == "allow":
                 path = memo.tool_path(tool_name, tool_input, cwd, home)
                 if path is not None and hard_linked(memo.real(path)):
-                    return _naming_rule(index, path, memo.real(path), cwd, home, memo)
+                    return naming_rule(index, path, memo.real(path), cwd, home, memo)
             return rule
         if tool_name == "WebFetch":
             return _match_domain(index, tool_input)
@@ -532,174 +500,6 @@ class RuleSet:
                 if found is not None:
                     return found
         return None
-
-
-def _match_path(
-    kind: RuleKind,
-    by_anchor: Mapping[str, _Alternation],
-    tool_name: str,
-    tool_input: Mapping[str, Any],
-    cwd: str,
-    home: str,
-    memo: CallMemo,
-) -> PermissionRule | None:
-    if not by_anchor:
-        return None
-    path = memo.tool_path(tool_name, tool_input, cwd, home)
-    if path is None:
-        return None
-    return _judge_path(kind, by_anchor, path, cwd, home, memo)
-
-
-def _judge_path(
-    kind: RuleKind,
-    by_anchor: Mapping[str, _Alternation],
-    path: str,
-    cwd: str,
-    home: str,
-    memo: CallMemo,
-) -> PermissionRule | None:
-    """The rule covering the absolute ``path`` as written and as its real target: for deny and
-    ask either suffices, for allow both must match (the rule returned matched as written)."""
-    anchors = {"root": "/", "home": home, "cwd": cwd}
-    found = _match_one_path(by_anchor, anchors, path)
-    resolved = memo.real(path)
-    if resolved == path:
-        return found
-    if kind != "allow" and found is not None:
-        return found
-    if kind == "allow" and found is None:
-        return None
-    # The target of a symlink is judged against the anchors as resolved too.
-    real_anchors = {"root": "/", "home": memo.real(home), "cwd": memo.real(cwd)}
-    target = _match_one_path(by_anchor, anchors, resolved) or _match_one_path(
-        by_anchor, real_anchors, resolved
-    )
-    return target if kind != "allow" else (found if target is not None else None)
-
-
-def _naming_rule(
-    index: _KindIndex, path: str, target: str, cwd: str, home: str, memo: CallMemo
-) -> PermissionRule | None:
-    """An Edit rule without wildcards that names ``path`` or its real ``target`` exactly."""
-    if not index.edit_literals:
-        return None
-    anchors = {"root": "/", "home": home, "cwd": cwd}
-    real_anchors = {"root": "/", "home": memo.real(home), "cwd": memo.real(cwd)}
-    for anchor, rel, rule in index.edit_literals:
-        for base in {anchors[anchor], real_anchors[anchor]}:
-            named = base if not rel else base.rstrip("/") + "/" + rel
-            if named in (path, target):
-                return rule
-    return None
-
-
-_RUNNERS = frozenset({"sudo", "doas", "exec", "builtin"})
-
-
-def _match_bash_reads(
-    index: _KindIndex, tool_input: Mapping[str, Any], cwd: str, home: str, memo: CallMemo
-) -> PermissionRule | None:
-    """A Read rule covering a file that one of the command's reading commands reads."""
-    command = tool_input.get("command")
-    if not isinstance(command, str):
-        return None
-    for part in memo.split(command):
-        words = part.words
-        start = command_start(words, strip_env=True)
-        while start < len(words) and basename(words[start]) in _RUNNERS:
-            start += 1
-            while start < len(words) and words[start].startswith("-"):
-                start += 1
-            start += command_start(words[start:], strip_env=True)
-        argv, inputs = _without_redirections(words[start:], part.raw[start:])
-        rule = match_reads(index, argv, cwd, cwd, home, memo, inputs)
-        if rule is not None:
-            return rule
-    return None
-
-
-_REDIRECTION = re.compile(r"\d*(?:<<<|<<-?|<>|<|>>|>\||>|&>>|&>)(?:&[\d-]*)?")
-
-
-def _without_redirections(
-    words: tuple[str, ...], raws: tuple[str, ...]
-) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """A simple command's words without its redirections, and the files its input
-    redirections (``< file``, ``<> file``) read."""
-    argv: list[str] = []
-    inputs: list[str] = []
-    i = 0
-    while i < len(words):
-        word = words[i]
-        if raws[i] == word and _REDIRECTION.fullmatch(word):
-            operator = word.lstrip("0123456789")
-            takes_target = "&" not in operator[1:] or operator.startswith("&>")
-            if takes_target and i + 1 < len(words):
-                if operator in ("<", "<>"):
-                    inputs.append(words[i + 1])
-                i += 1
-            i += 1
-            continue
-        argv.append(word)
-        i += 1
-    return tuple(argv), tuple(inputs)
-
-
-def match_reads(
-    index: _KindIndex,
-    argv: tuple[str, ...],
-    directory: str,
-    cwd: str,
-    home: str,
-    memo: CallMemo,
-    inputs: Sequence[str] = (),
-) -> PermissionRule | None:
-    """The Read rule of ``index`` covering a file the simple command ``argv`` (wrappers and
-    redirections removed, ``argv[0]`` the command) reads when run in ``directory`` — its file
-    arguments and the ``inputs`` its input redirections name — or None; rules are anchored at
-    the session's ``cwd``."""
-    if not index.read_paths:
-        return None
-    arguments = [ReadArgument(absolute(p, directory, home)) for p in inputs if p]
-    arguments += reading_paths(argv, directory, home)
-    for argument in arguments:
-        rule = _match_read_argument(index, argument, cwd, home, memo)
-        if rule is not None:
-            return rule
-    return None
-
-
-def _match_read_argument(
-    index: _KindIndex, argument: ReadArgument, cwd: str, home: str, memo: CallMemo
-) -> PermissionRule | None:
-    rule = _judge_path("deny", index.read_paths, argument.path, cwd, home, memo)
-    if rule is not None or not argument.recursive:
-        return rule
-    # A directory read with everything beneath it: any rule whose fixed part lies inside it
-    # (or contains it) may cover a file it reads.
-    target = memo.real(argument.path)
-    anchors = {"root": "/", "home": home, "cwd": cwd}
-    real_anchors = {"root": "/", "home": memo.real(home), "cwd": memo.real(cwd)}
-    for anchor, base, _any_depth, rule in index.read_bases:
-        for root in {anchors[anchor], real_anchors[anchor]}:
-            fixed = root if not base else root.rstrip("/") + "/" + base
-            for path in (argument.path, target):
-                if within(fixed, path) or within(path, fixed):
-                    return rule
-    return None
-
-
-def _match_one_path(
-    by_anchor: Mapping[str, _Alternation], anchors: Mapping[str, str], path: str
-) -> PermissionRule | None:
-    for anchor, alternation in by_anchor.items():
-        rel = relative_to(path, anchors[anchor])
-        if rel is not None:
-            rule = alternation.match(rel)
-            if rule is not None:
-                return rule
-    return None
 
 
 def _match_domain(index: _KindIndex, tool_input: Mapping[str, Any]) -> PermissionRule | None:
