@@ -114,15 +114,8 @@ def test_agent_modules_import_only_downwards() -> None:
     assert wrong == []
 
 
-#: Private modules imported from outside their package, each with its reason. The gate's fast
-#: path needs the permission pipeline's tool sets, which ``agents.permissions`` does not export
-#: yet (that package is being reworked beside this layout; exporting them is its follow-up).
-PRIVATE_IMPORTS_ALLOWED = frozenset(
-    {
-        ("agents._assembly.gate", "agents.permissions._modes"),
-        ("agents._assembly.gate", "agents.permissions._paths"),
-    }
-)
+#: Private modules imported from outside their package, each with its reason (none today).
+PRIVATE_IMPORTS_ALLOWED: frozenset[tuple[str, str]] = frozenset()
 
 
 def test_no_private_name_is_imported_from_another_module() -> None:
