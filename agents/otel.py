@@ -203,12 +203,12 @@ class SpanObserver:
         span, _ = entry
         if block.is_error:
             span.set_status(self._trace.Status(self._trace.StatusCode.ERROR))
-        child = self._agents.get(block.tool_use_id)
-        if child is not None:
+        sub = self._agents.get(block.tool_use_id)
+        if sub is not None:
             if data.get("agentId"):
-                child.span.set_attribute("gen_ai.agent.id", str(data["agentId"]))
+                sub.span.set_attribute("gen_ai.agent.id", str(data["agentId"]))
             if data.get("status") != "async_launched":
-                self._end_agent(child, now, str(data.get("status") or "completed"))
+                self._end_agent(sub, now, str(data.get("status") or "completed"))
         span.end(end_time=now)
         for agent in self._agents.values():
             if block.tool_use_id in agent.pending:
@@ -234,12 +234,12 @@ class SpanObserver:
         agent.span = None
 
     def _system(self, subtype: str, data: dict[str, Any], now: int) -> None:
-        child = self._agents.get(str(data.get("tool_use_id")))
-        if subtype == "task_started" and child is not None:
-            child.span.set_attribute("gen_ai.agent.id", str(data.get("task_id")))
-        elif subtype == "task_notification" and child is not None:
-            child.cost_usd = float(data.get("cost_usd") or child.cost_usd)
-            self._end_agent(child, now, str(data.get("status")))
+        sub = self._agents.get(str(data.get("tool_use_id")))
+        if subtype == "task_started" and sub is not None:
+            sub.span.set_attribute("gen_ai.agent.id", str(data.get("task_id")))
+        elif subtype == "task_notification" and sub is not None:
+            sub.cost_usd = float(data.get("cost_usd") or sub.cost_usd)
+            self._end_agent(sub, now, str(data.get("status")))
         elif subtype in ("api_retry", "permission_denied", "budget_overrun", "compact_boundary"):
             main = self._agents["main"].span or self._session
             flat = {k: v for k, v in data.items() if isinstance(v, str | int | float | bool)}

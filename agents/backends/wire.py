@@ -29,11 +29,11 @@ import trio
 from ._h11 import H11Pool, HTTPResponse, TransportError
 from .anthropic import (
     AnthropicBackend,
-    _error_fields,
-    _SSEParser,
-    _status_error,
+    SSEParser,
     build_params,
+    error_fields,
     parse_retry_after,
+    status_error,
 )
 from .base import APIConnectionError, BackendError, BackendEvent, ModelRequest
 
@@ -164,7 +164,7 @@ class WireBackend(AnthropicBackend):
             ) as resp:
                 if resp.status_code >= 400:
                     raise await _status_failure(resp, model)
-                parser = _SSEParser(model)
+                parser = SSEParser(model)
                 async for chunk in resp.aiter_bytes():
                     for event in parser.feed(chunk):
                         yield event
@@ -185,7 +185,7 @@ class WireBackend(AnthropicBackend):
             async with http.stream("POST", "/v1/messages", content=body, headers=headers) as resp:
                 if resp.status_code >= 400:
                     raise await _status_failure(resp, model)
-                parser = _SSEParser(model)
+                parser = SSEParser(model)
                 async for chunk in resp.aiter_bytes():
                     for event in parser.feed(chunk):
                         yield event
@@ -212,8 +212,8 @@ async def _status_failure(response: httpx.Response | HTTPResponse, model: str) -
         body: Any = msgspec.json.decode(raw)
     except msgspec.DecodeError:
         body = None
-    kind, message = _error_fields(body)
+    kind, message = error_fields(body)
     text = message or raw.decode("utf-8", "replace").strip() or response.reason_phrase
-    return _status_error(
+    return status_error(
         response.status_code, kind, text, model, parse_retry_after(response.headers)
     )

@@ -254,9 +254,9 @@ class TreeState:
         node.tools[block.id] = RunningTool(block.id, block.name, self.clock(), detail)
         self._tool_owner[block.id] = node.key
         if block.name == "Agent":
-            child = self._add_child(block.id, node.key, str(block.input.get("subagent_type")))
-            child.description = str(block.input.get("description") or "")
-            child.background = bool(block.input.get("run_in_background"))
+            sub = self._add_child(block.id, node.key, str(block.input.get("subagent_type")))
+            sub.description = str(block.input.get("description") or "")
+            sub.background = bool(block.input.get("run_in_background"))
 
     def _user(self, message: UserMessage) -> None:
         if isinstance(message.content, str):  # a prompt (or a notification) starts a turn
@@ -271,18 +271,18 @@ class TreeState:
     def _tool_finished(self, block: ToolResultBlock, result: dict[str, Any]) -> None:
         owner = self.nodes.get(self._tool_owner.pop(block.tool_use_id, MAIN), self.main)
         owner.tools.pop(block.tool_use_id, None)
-        child = self.nodes.get(block.tool_use_id)
-        if child is not None and child.key != MAIN:
-            child.agent_id = result.get("agentId") or child.agent_id
+        sub = self.nodes.get(block.tool_use_id)
+        if sub is not None and sub.key != MAIN:
+            sub.agent_id = result.get("agentId") or sub.agent_id
             status = result.get("status")
             if status == "async_launched":
-                child.background = True
+                sub.background = True
             elif status == "completed":
-                child.status = "done"
+                sub.status = "done"
             else:
-                child.status = "failed" if block.is_error and status is None else "stopped"
-            if not child.background:
-                child.tools.clear()
+                sub.status = "failed" if block.is_error and status is None else "stopped"
+            if not sub.background:
+                sub.tools.clear()
         if not owner.tools and not owner.ended:
             owner.status = "thinking"
 
