@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Literal, TypeVar
 import attrs
 import trio
 
+from agents.scaleout._schema import create_schema
 from agents.sessions.entry import LoadReport, TranscriptEntry, decode_transcript, encode_entry
 from agents.sessions.store import SessionInfo, SessionKey, prompt_text, summarize_prompt
 
@@ -163,9 +164,7 @@ class PostgresSessionStore:
         )
         pool.open(wait=True, timeout=30.0)
         with pool.connection() as conn:
-            # one creator at a time: concurrent CREATE TABLE IF NOT EXISTS can still collide
-            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self.table_prefix,))
-            conn.execute(self._sql(_SCHEMA))
+            create_schema(conn, self.table_prefix + "entries", self._sql(_SCHEMA))
         return pool
 
     async def aclose(self) -> None:

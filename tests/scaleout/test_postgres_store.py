@@ -36,9 +36,10 @@ async def test_postgres_store_conformance(check: str, postgres_dsn: str) -> None
 async def test_a_stale_writer_is_fenced_off(postgres_dsn: str) -> None:
     """Once another store claims a key, the first store's appends fail and write nothing."""
     key = _key()
-    async with PostgresSessionStore(postgres_dsn) as first, PostgresSessionStore(
-        postgres_dsn
-    ) as second:
+    async with (
+        PostgresSessionStore(postgres_dsn) as first,
+        PostgresSessionStore(postgres_dsn) as second,
+    ):
         await first.append(key, [_entry(key, "one")])
         await second.claim(key)  # another host resumed the session
         await second.append(key, [_entry(key, "two")])
