@@ -95,8 +95,18 @@ def postgres_server() -> Iterator[str]:
             " -c full_page_writes=off -c max_connections=200"
         )
         subprocess.run(
-            [*prefix, pg_ctl, "-D", str(data), "-o", options, "-l", str(base / "log"), "-w",
-             "start"],
+            [
+                *prefix,
+                pg_ctl,
+                "-D",
+                str(data),
+                "-o",
+                options,
+                "-l",
+                str(base / "log"),
+                "-w",
+                "start",
+            ],
             check=True,
             capture_output=True,
         )
@@ -118,8 +128,21 @@ def redis_server() -> Iterator[str]:
     base = Path(tempfile.mkdtemp(prefix="trio-agents-redis-"))
     port = free_port()
     proc = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-         "--dir", str(base), "--daemonize", "no"],
+        [
+            binary,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(base),
+            "--daemonize",
+            "no",
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

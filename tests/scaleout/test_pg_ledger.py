@@ -144,13 +144,17 @@ async def test_a_killed_workers_reservation_is_released_only_after_its_lease(
     """SIGKILL mid-request: its worst case stays booked until the lease expires, then frees."""
     tree = _tree()
     async with open_postgres_ledger(postgres_dsn, tree, cap=1.0) as ledger:
-        with subprocess.Popen(
+        proc = await trio.lowlevel.open_process(
             [sys.executable, str(WORKER), postgres_dsn, tree, "7", "hang"],
             stdout=subprocess.PIPE,
-        ) as proc:
+        )
+        async with proc:
             try:
                 assert proc.stdout is not None
-                line = await trio.to_thread.run_sync(proc.stdout.readline)
+                with trio.fail_after(30):
+                    line = b""
+                    while not line.endswith(b"\n"):
+                        line += await proc.stdout.receive_some()
                 assert line.strip() == b"reserved"
             finally:
                 os.kill(proc.pid, signal.SIGKILL)
