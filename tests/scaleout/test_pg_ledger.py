@@ -148,16 +148,18 @@ async def test_a_killed_workers_reservation_is_released_only_after_its_lease(
             [sys.executable, str(WORKER), postgres_dsn, tree, "7", "hang"],
             stdout=subprocess.PIPE,
         )
-        async with proc:
-            try:
-                assert proc.stdout is not None
-                with trio.fail_after(30):
-                    line = b""
-                    while not line.endswith(b"\n"):
-                        line += await proc.stdout.receive_some()
-                assert line.strip() == b"reserved"
-            finally:
-                os.kill(proc.pid, signal.SIGKILL)
+        try:
+            assert proc.stdout is not None
+            with trio.fail_after(30):
+                line = b""
+                while not line.endswith(b"\n"):
+                    line += await proc.stdout.receive_some()
+            assert line.strip() == b"reserved"
+        finally:
+            os.kill(proc.pid, signal.SIGKILL)
+            await proc.wait()
+            if proc.stdout is not None:
+                await proc.stdout.aclose()
         killed_at = time.monotonic()
         assert await ledger.try_reserve("main", 0.6) is None  # the dead worker's 0.5 is booked
 
