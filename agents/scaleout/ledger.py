@@ -9,13 +9,12 @@ Amounts are integers of 1e-12 USD, as in the in-process ledger.
 
 * **Leases.** A reservation carries a lease (default 10 s) that the ledger renews while it is
   outstanding (a heartbeat task). A worker that dies with a request in flight stops renewing; once
-  its lease has expired, the next reservation that would not fit releases it and tries again. The
-  dead worker's worst case therefore stays booked for at most one lease, never less: the request
-  it made may still be billed.
+  its lease has expired, the ledger cannot know what that worker spent, so it **charges the whole
+  worst case** and frees the booking (done when a reservation would not fit, and before reading
+  the totals). The cap therefore holds for what was really spent, dead workers included.
 * **Idempotent settle.** A reservation is settled once, by id; a repeated settle (a retry after a
-  lost reply) changes nothing. A settle that arrives after the lease expired still charges the
-  actual cost (it was incurred), and that is the only way a total can pass the cap, reported as
-  an overrun by the return value.
+  lost reply) changes nothing. A settle that arrives after its lease expired (the worker was only
+  slow) corrects the worst case charged at the expiry to the actual cost.
 * **Trip everywhere.** The charge that takes the total to the cap marks the tree tripped and sends
   a ``NOTIFY``; every ledger of the tree listens (and polls as a fallback) and sets its own
   :attr:`tripped` event and trip callbacks within a fraction of a second.
@@ -89,16 +88,22 @@ WHERE tree_id = %(t)s AND NOT tripped
 RETURNING 1
 """
 
-# Release every expired lease of the tree (done only when a reservation does not fit).
+# Expire every dead lease of the tree: its worst case is charged (to its agent) and unbooked.
 _EXPIRE = """
 WITH gone AS (
     UPDATE {p}ledger_reservations SET state = 'expired'
     WHERE tree_id = %(t)s AND state = 'open' AND lease_until < now()
-    RETURNING units
-)
-UPDATE {p}ledger_trees SET reserved = reserved - (SELECT coalesce(sum(units), 0) FROM gone)
-WHERE tree_id = %(t)s
-RETURNING (SELECT count(*) FROM gone)
+    RETURNING agent_id, units
+), per_agent AS (
+    INSERT INTO {p}ledger_agents (tree_id, agent_id, units)
+    SELECT %(t)s, agent_id, sum(units) FROM gone GROUP BY agent_id
+    ON CONFLICT (tree_id, agent_id) DO UPDATE SET units = {p}ledger_agents.units + excluded.units
+), dead AS (SELECT coalesce(sum(units), 0) AS units, count(*) AS n FROM gone)
+UPDATE {p}ledger_trees AS t
+SET reserved = t.reserved - dead.units, total = t.total + dead.units,
+    tripped = t.tripped OR (t.cap IS NOT NULL AND t.total + dead.units >= t.cap)
+FROM dead WHERE t.tree_id = %(t)s
+RETURNING dead.n
 """
 
 # Add ``u`` to the total (and to the agent); trip at the cap. Returns (tripped, newly tripped).
@@ -234,11 +239,15 @@ class PostgresLedger:
             if row is None:  # settled or released before: idempotent
                 done = conn.execute(tripped_now, (self.tree_id,)).fetchone()
                 return bool(done and done[0]), False
-            booked = int(row[1]) if row[0] == "open" else 0  # an expired lease was unbooked
-            if actual is None:
-                conn.execute(unbook, (booked, self.tree_id))
-                return False, False
-            params = {"t": self.tree_id, "a": reservation.agent_id, "u": actual, "r": booked}
+            units = int(row[1])
+            if row[0] == "open":
+                if actual is None:
+                    conn.execute(unbook, (units, self.tree_id))
+                    return False, False
+                booked, delta = units, actual
+            else:  # expired: its worst case was charged then; correct it to the actual cost
+                booked, delta = 0, (actual or 0) - units
+            params = {"t": self.tree_id, "a": reservation.agent_id, "u": delta, "r": booked}
             out = conn.execute(charge, params).fetchone()
             assert out is not None
             return bool(out[0]), bool(out[1])
@@ -284,13 +293,16 @@ class PostgresLedger:
     # -- reading ----------------------------------------------------------------------------
 
     async def statistics(self) -> LedgerStatistics:
-        """The tree's totals as the database has them now."""
+        """The tree's totals now (expired leases charged first, so ``reserved`` is live ones)."""
         tree = self._sql(
             "SELECT cap, total, reserved, charges FROM {p}ledger_trees WHERE tree_id = %s"
         )
         agents = self._sql("SELECT agent_id, units FROM {p}ledger_agents WHERE tree_id = %s")
 
+        expire = self._sql(_EXPIRE)
+
         def work(conn: Connection[TupleRow]) -> LedgerStatistics:
+            conn.execute(expire, {"t": self.tree_id})
             row = conn.execute(tree, (self.tree_id,)).fetchone()
             assert row is not None
             cap, total, reserved, charges = row
