@@ -51,6 +51,7 @@ __all__ = ["PostgresLedger", "SharedReservation", "open_postgres_ledger"]
 
 T = TypeVar("T")
 _SCALE = 10**12
+_MAX_UNITS = 2**62  # leaves a bigint headroom for the total's overshoot above the cap
 _WATCH_INTERVAL_S = 0.2
 
 _SCHEMA = """
@@ -385,6 +386,10 @@ async def open_postgres_ledger(
     if not table_prefix.replace("_", "").isalnum():
         raise ValueError(f"table_prefix must be letters, digits and '_', got {table_prefix!r}")
     cap_units = None if cap is None else _to_units(cap, "cap")
+    if cap_units is not None and cap_units > _MAX_UNITS:
+        raise ValueError(
+            f"cap must be <= {_MAX_UNITS / _SCALE:g} USD (a bigint of 1e-12 USD), got {cap!r}"
+        )
     pool = await trio.to_thread.run_sync(
         _open_pool, dsn, max_connections, table_prefix, tree_id, cap_units
     )
