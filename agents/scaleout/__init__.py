@@ -9,5 +9,6 @@ from __future__ import annotations
 from agents.scaleout.ledger import PostgresLedger as PostgresLedger
 from agents.scaleout.ledger import SharedReservation as SharedReservation
 from agents.scaleout.ledger import open_postgres_ledger as open_postgres_ledger
+from agents.scaleout.remote import SpawnQueueAgents as SpawnQueueAgents
 
-__all__ = ["PostgresLedger", "SharedReservation", "open_postgres_ledger"]
+__all__ = ["PostgresLedger", "SharedReservation", "SpawnQueueAgents", "open_postgres_ledger"]

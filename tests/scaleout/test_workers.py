@@ -159,3 +159,101 @@ async def test_a_killed_workers_job_is_resumed_elsewhere_not_restarted(
     assert prompts.count("slow task") == 1  # never started again from the beginning
     assert stats.reserved == 0
     assert stats.total <= 50.0
+
+
+async def test_a_subagent_spawned_here_runs_on_a_worker_and_answers_its_parent(
+    redis_url: str, postgres_dsn: str, queue: SpawnQueue, tmp_path: Path
+) -> None:
+    """An Agent call of a remote type runs on a worker; its final text is the call's result."""
+    from agents import (
+        AgentDefinition,
+        AgentOptions,
+        ResultMessage,
+        ToolResultBlock,
+        UserMessage,
+        query,
+    )
+    from agents.scaleout import SpawnQueueAgents
+    from agents.testing import ScriptedBackend, Step, text, tool_use
+
+    tree = f"tree-{uuid.uuid4().hex}"
+    spawn = tool_use(
+        "Agent", {"description": "look", "prompt": "map the repo", "subagent_type": "researcher"}
+    )
+    options = AgentOptions(
+        cwd=str(tmp_path),
+        agents={"researcher": AgentDefinition(description="Maps code", prompt="You map code.")},
+        remote_agents=SpawnQueueAgents(
+            queue, tree, {"researcher"}, budget_usd=2.0, backend=BACKEND
+        ),
+        backend=ScriptedBackend({"main": [Step([spawn]), Step([text("all mapped")])]}),
+    )
+    async with open_postgres_ledger(postgres_dsn, tree, cap=10.0) as ledger:
+        worker = await _start_worker(redis_url, postgres_dsn, queue, "remote", "second")
+        try:
+            with trio.fail_after(90):
+                messages = [m async for m in query(prompt="go", options=options)]
+        finally:
+            await _stop(worker)
+        stats = await ledger.statistics()
+    results = [
+        block
+        for m in messages
+        if isinstance(m, UserMessage) and isinstance(m.content, list)
+        for block in m.content
+        if isinstance(block, ToolResultBlock)
+    ]
+    assert [(r.is_error, r.content) for r in results] == [
+        (None, [{"type": "text", "text": "done: map the repo"}])
+    ]
+    assert [m.result for m in messages if isinstance(m, ResultMessage)] == ["all mapped"]
+    assert 0 < stats.total <= 10.0 and stats.reserved == 0
+
+
+async def test_a_remote_agent_type_refuses_background_runs(tmp_path: Path) -> None:
+    """Remote agents run in the foreground of the call: a background spawn is an error result."""
+    from agents import AgentDefinition, AgentOptions, ToolResultBlock, UserMessage, query
+    from agents.remote import RemoteOutcome, RemoteTask
+    from agents.testing import ScriptedBackend, Step, text, tool_use
+
+    class Echo:
+        def runs(self, agent_type: str) -> bool:
+            return agent_type == "echo"
+
+        async def run(self, task: RemoteTask) -> RemoteOutcome:
+            return RemoteOutcome(status="completed", text=task.prompt, agent_id="echo-1")
+
+    calls = [
+        tool_use("Agent", {"description": "a", "prompt": "hi", "subagent_type": "echo"}),
+        tool_use(
+            "Agent",
+            {
+                "description": "b",
+                "prompt": "hi",
+                "subagent_type": "echo",
+                "run_in_background": True,
+            },
+        ),
+    ]
+    options = AgentOptions(
+        cwd=str(tmp_path),
+        agents={"echo": AgentDefinition(description="Echoes", prompt="Echo.")},
+        remote_agents=Echo(),
+        backend=ScriptedBackend({"main": [Step(calls), Step([text("ok")])]}),
+    )
+    messages = [m async for m in query(prompt="go", options=options)]
+    results = [
+        (block.is_error, block.content)
+        for m in messages
+        if isinstance(m, UserMessage) and isinstance(m.content, list)
+        for block in m.content
+        if isinstance(block, ToolResultBlock)
+    ]
+    assert results == [
+        (None, [{"type": "text", "text": "hi"}]),
+        (
+            True,
+            "agent type 'echo' runs on another host, in the foreground only; call it without "
+            "run_in_background",
+        ),
+    ]
