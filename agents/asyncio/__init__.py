@@ -1,0 +1,2 @@
+"""Temporary."""
+from ._query import query as query
