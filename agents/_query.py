@@ -320,6 +320,10 @@ async def query(
         async for message in query(prompt="What files are here?"):
             print(message)
     """
+    if not trio.lowlevel.in_trio_task():  # under asyncio: say where the asyncio version is
+        from .asyncio._outside import outside_trio_error
+
+        raise outside_trio_error("query")
     options = options or AgentOptions()
     if not isinstance(prompt, str) and not isinstance(prompt, AsyncIterable):
         raise ValueError(f"prompt must be a str or an async iterable, got {type(prompt).__name__}")
@@ -402,6 +406,10 @@ class AgentClient:
         self._spawned: list[AgentHandle] = []
 
     async def __aenter__(self) -> AgentClient:
+        if not trio.lowlevel.in_trio_task():  # under asyncio: say where the asyncio version is
+            from .asyncio._outside import outside_trio_error
+
+            raise outside_trio_error("AgentClient")
         self._send, self._receive = trio.open_memory_channel[Message](OUTPUT_BUFFER)
         self._nursery_cm = trio.open_nursery()
         nursery = await self._nursery_cm.__aenter__()

@@ -26,8 +26,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Generic, TypeVar
 
 import attrs
-import outcome
 import trio
+from outcome import Error, Outcome, Value
 
 __all__ = ["Completion", "GuestRun", "acquire"]
 
@@ -44,10 +44,10 @@ class Completion(Generic[T]):
     future, and the outcome can still be awaited afterwards (cleanup after a cancellation)."""
 
     loop: asyncio.AbstractEventLoop
-    outcome: outcome.Outcome[T] | None = None
+    outcome: Outcome[T] | None = None
     _waiters: list[asyncio.Future[None]] = attrs.field(factory=list)
 
-    def set(self, result: outcome.Outcome[T]) -> None:
+    def set(self, result: Outcome[T]) -> None:
         """Record the outcome and wake the waiters (called from Trio, on the loop's thread)."""
         if self.outcome is not None:
             return
@@ -57,7 +57,7 @@ class Completion(Generic[T]):
                 waiter.set_result(None)
         self._waiters.clear()
 
-    async def wait(self) -> outcome.Outcome[T]:
+    async def wait(self) -> Outcome[T]:
         """Wait for the outcome; a cancellation of the caller raises ``CancelledError``."""
         if self.outcome is None:
             waiter = self.loop.create_future()
@@ -129,10 +129,10 @@ class GuestRun:
             self._nursery = nursery
             if self._cancelled:
                 nursery.cancel_scope.cancel()
-            self._ready.set(outcome.Value(None))
+            self._ready.set(Value(None))
             await self._idle.wait()
 
-    def _done(self, result: outcome.Outcome[None]) -> None:
+    def _done(self, result: Outcome[None]) -> None:
         if getattr(_local, "run", None) is self:
             _local.run = None
         self._closing = True
@@ -163,7 +163,7 @@ class GuestRun:
     def start(
         self,
         async_fn: Callable[[], Awaitable[T]],
-        on_done: Callable[[outcome.Outcome[T]], object],
+        on_done: Callable[[Outcome[T]], object],
         context: contextvars.Context,
     ) -> trio.CancelScope:
         """Run ``async_fn()`` as a task of the guest nursery, in a copy of ``context``, and
@@ -176,14 +176,14 @@ class GuestRun:
         scope = trio.CancelScope()
 
         async def task() -> None:
-            result: outcome.Outcome[T] = outcome.Error(asyncio.CancelledError())
+            result: Outcome[T] = Error(asyncio.CancelledError())
             try:
                 with scope:
-                    result = outcome.Value(await async_fn())
+                    result = Value(await async_fn())
             except trio.Cancelled:
                 raise  # the run is being cancelled: ``result`` says so to the asyncio side
             except BaseException as exc:  # handed to the asyncio side, which raises it
-                result = outcome.Error(exc)
+                result = Error(exc)
             finally:
                 self._release()
                 on_done(result)
@@ -248,4 +248,5 @@ async def run_in_trio(async_fn: Callable[[], Awaitable[T]], context: Any = None)
         raise
     if await run.settle():
         raise asyncio.CancelledError
-    return result.unwrap()
+    value: T = result.unwrap()
+    return value

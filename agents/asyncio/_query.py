@@ -16,7 +16,7 @@ from typing import Any
 
 import trio
 
-from .._query import query as trio_query
+from .. import query as trio_query
 from ..messages import Message
 from ..options import AgentOptions
 from . import _guest
