@@ -54,7 +54,7 @@ def serving(script: Sequence[Step] | dict[str, Sequence[Step]]) -> Iterator[Fake
 
 def leftover_tasks() -> set[asyncio.Task[Any]]:
     """Tasks of the running loop other than the caller's."""
-    return asyncio.all_tasks() - {asyncio.current_task()}  # type: ignore[operator]
+    return asyncio.all_tasks() - {asyncio.current_task()}
 
 
 def assert_nothing_left() -> None:
