@@ -285,6 +285,7 @@ def test_client_interrupt_cancels_the_running_tool_and_the_next_prompt_runs(
             async for message in client.receive_response():
                 if isinstance(message, ResultMessage):
                     results.append(message)
+            assert events == ["handler cancelled"]  # by the interrupt, before anything else
             await client.query("M2")
             async for message in client.receive_response():
                 if isinstance(message, ResultMessage):
