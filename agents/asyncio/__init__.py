@@ -36,6 +36,7 @@ from ._errors import CLIConnectionError as CLIConnectionError
 from ._errors import CLIJSONDecodeError as CLIJSONDecodeError
 from ._errors import CLINotFoundError as CLINotFoundError
 from ._errors import ProcessError as ProcessError
+from ._guest import run_in_trio as run_in_trio
 from ._query import query as query
 from ._sessions import get_session_messages as get_session_messages
 from ._sessions import list_sessions as list_sessions
@@ -169,5 +170,6 @@ __all__ = [
     "get_session_messages",
     "list_sessions",
     "query",
+    "run_in_trio",
     "tool",
 ]

@@ -115,7 +115,7 @@ class AgentClient:
 
     async def _call(self, method: Callable[[], Awaitable[T]]) -> T:
         assert self._context is not None
-        return await _guest.run_in_trio(method, self._context)
+        return await _guest.call_in_trio(method, self._context)
 
     @property
     def session_id(self) -> str:

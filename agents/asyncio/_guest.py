@@ -29,11 +29,13 @@ import attrs
 import trio
 from outcome import Error, Outcome, Value
 
-__all__ = ["Completion", "GuestRun", "acquire"]
+__all__ = ["Completion", "GuestRun", "acquire", "call_in_trio", "run_in_trio"]
 
 T = TypeVar("T")
 
 _local = threading.local()
+#: Loop iterations Trio stays scheduled after it becomes ready (see ``GuestRun._main``).
+SPIN_TICKS = 8
 
 
 @attrs.define(eq=False)
@@ -130,6 +132,11 @@ class GuestRun:
             if self._cancelled:
                 nursery.cancel_scope.cancel()
             self._ready.set(Value(None))
+            # Stay on the loop for a few iterations, so that the first session, started by
+            # asyncio code as soon as it sees ``ready``, finds Trio's ticks scheduled instead
+            # of having to wake it through its I/O thread.
+            for _ in range(SPIN_TICKS):
+                await trio.lowlevel.cancel_shielded_checkpoint()
             await self._idle.wait()
 
     def _done(self, result: Outcome[None]) -> None:
@@ -232,7 +239,24 @@ async def acquire() -> GuestRun:
         return run
 
 
-async def run_in_trio(async_fn: Callable[[], Awaitable[T]], context: Any = None) -> T:
+async def run_in_trio(async_fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+    """``await async_fn(*args)`` for a Trio async function, from asyncio.
+
+    It runs in the running loop's Trio guest run (started for it if need be) and returns its
+    value or raises its exception; cancelling the caller cancels it and waits for its end.
+    For Trio objects an asyncio program holds, e.g. closing a backend it created::
+
+        backend = AnthropicBackend()
+        ...  # queries with AgentOptions(backend=backend)
+        await run_in_trio(backend.aclose)
+
+    Under Trio itself it simply awaits ``async_fn(*args)``."""
+    if trio.lowlevel.in_trio_task():
+        return await async_fn(*args)
+    return await call_in_trio(lambda: async_fn(*args))
+
+
+async def call_in_trio(async_fn: Callable[[], Awaitable[T]], context: Any = None) -> T:
     """``await async_fn()`` in the loop's guest run, from asyncio: its value, or its exception
     (the same object); cancelling the caller cancels it and waits until it has ended."""
     run = await acquire()

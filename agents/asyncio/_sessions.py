@@ -21,7 +21,7 @@ async def list_sessions(
     first (``store``: a trio-agents session store; default, the files under the data dir)."""
     if trio.lowlevel.in_trio_task():
         return await sessions.list_sessions(cwd, store)
-    return await _guest.run_in_trio(lambda: sessions.list_sessions(cwd, store))
+    return await _guest.call_in_trio(lambda: sessions.list_sessions(cwd, store))
 
 
 async def get_session_messages(
@@ -30,4 +30,4 @@ async def get_session_messages(
     """:func:`agents.get_session_messages` from asyncio: a session's recorded messages."""
     if trio.lowlevel.in_trio_task():
         return await sessions.get_session_messages(session_id, cwd, store)
-    return await _guest.run_in_trio(lambda: sessions.get_session_messages(session_id, cwd, store))
+    return await _guest.call_in_trio(lambda: sessions.get_session_messages(session_id, cwd, store))
