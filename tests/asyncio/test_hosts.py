@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import time
 from pathlib import Path
 from typing import Any
 
@@ -226,3 +227,73 @@ def test_the_sdk_names_are_the_trio_agents_objects() -> None:
     assert agents.asyncio.ClaudeSDKClient is agents.asyncio.AgentClient
     assert agents.asyncio.HookMatcher is agents.HookMatcher
     assert agents.asyncio.types.TextBlock is agents.TextBlock
+
+
+def test_run_in_trio_returns_a_trio_functions_value_and_raises_its_exception() -> None:
+    """run_in_trio: the value of a Trio function; its exception as the same object."""
+    raised = KeyError("missing")
+
+    async def trio_work(x: int) -> int:
+        await trio.sleep(0.001)  # Trio code, awaited from asyncio
+        return x * 2
+
+    async def trio_failure() -> None:
+        await trio.lowlevel.checkpoint()
+        raise raised
+
+    async def main() -> int:
+        value = await agents.asyncio.run_in_trio(trio_work, 21)
+        with pytest.raises(KeyError) as caught:
+            await agents.asyncio.run_in_trio(trio_failure)
+        assert caught.value is raised
+        assert_nothing_left()
+        return value
+
+    assert asyncio.run(main()) == 42
+
+
+def test_cancelling_run_in_trio_cancels_the_trio_function() -> None:
+    """asyncio.timeout around run_in_trio: the Trio function sees Cancelled, then TimeoutError."""
+    seen: list[str] = []
+
+    async def forever() -> None:
+        try:
+            await trio.sleep_forever()
+        except trio.Cancelled:
+            seen.append("cancelled")
+            raise
+
+    async def main() -> None:
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(0.05):
+                await agents.asyncio.run_in_trio(forever)
+        assert_nothing_left()
+
+    asyncio.run(main())
+    assert seen == ["cancelled"]
+
+
+def test_a_backend_the_program_made_serves_several_queries_and_closes_with_run_in_trio(
+    project: Path,
+) -> None:
+    """One AnthropicBackend for three queries (each its own guest run): one HTTP connection,
+    reused, and closed by run_in_trio(backend.aclose)."""
+    from agents.backends import AnthropicBackend
+
+    from .conftest import serving
+
+    with serving(lambda request: Step([text("ok")])) as server:  # type: ignore[arg-type]
+
+        async def main() -> list[str | None]:
+            backend = AnthropicBackend(api_key="test", base_url=server.base_url)
+            options = ClaudeAgentOptions(cwd=str(project), tools=[], backend=backend)
+            answers = [await result_of(p, options) for p in ("a", "b", "c")]
+            await agents.asyncio.run_in_trio(backend.aclose)
+            return answers
+
+        assert asyncio.run(main()) == ["ok", "ok", "ok"]
+        assert server.connections_opened == 1
+        deadline = time.monotonic() + 5
+        while server.open_connections and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert server.open_connections == 0
