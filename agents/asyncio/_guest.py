@@ -34,8 +34,9 @@ __all__ = ["Completion", "GuestRun", "acquire", "call_in_trio", "run_in_trio"]
 T = TypeVar("T")
 
 _local = threading.local()
-#: Loop iterations Trio stays scheduled after it becomes ready (see ``GuestRun._main``).
-SPIN_TICKS = 8
+#: Loop iterations Trio stays scheduled after it becomes ready (see ``GuestRun._main``): the
+#: caller waiting for ``ready`` runs in the next one.
+SPIN_TICKS = 2
 
 
 @attrs.define(eq=False)
