@@ -6,8 +6,8 @@
   handlers, a stream of prompts) called from Trio: each call is an asyncio task of the caller's
   loop, in a copy of the caller's context, awaited by the calling Trio task; cancelling that
   Trio task cancels the asyncio task and waits for it to end.
-* :func:`trio_options`: the options a Trio session needs, with every callback made callable
-  from Trio.
+* :func:`trio_options`: the options a Trio session needs, with every callback (and a session
+  store of the program's own) made callable from Trio.
 """
 
 from __future__ import annotations
@@ -221,9 +221,33 @@ def _hooks(hooks: Mapping[str, Any], callbacks: Callbacks) -> dict[str, Any]:
     return wrapped
 
 
+class _Store:
+    """A session store written for asyncio, as the Trio session sees it: each of its async
+    methods runs on the caller's loop (its plain methods are called as they are). Only the
+    methods the store has exist here too, so the session's checks for optional ones
+    (``list_sessions``, ...) see the same store."""
+
+    def __init__(self, store: Any, callbacks: Callbacks) -> None:
+        self._store = store
+        self._callbacks = callbacks
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._store, name)
+        return self._callbacks.wrap(value) if inspect.iscoroutinefunction(value) else value
+
+
+def _is_ours(value: Any) -> bool:
+    """Objects of trio-agents' own classes are Trio code already (its stores, backends)."""
+    return type(value).__module__.split(".", 1)[0] in ("agents", "runtime")
+
+
 def trio_options(options: AgentOptions, callbacks: Callbacks) -> AgentOptions:
-    """``options`` with each user callback run on the caller's asyncio loop."""
+    """``options`` with each user callback run on the caller's asyncio loop (and a session store
+    of the program's own too: the stores trio-agents ships are Trio code and stay as they are).
+    """
     changes: dict[str, Any] = {}
+    if options.session_store is not None and not _is_ours(options.session_store):
+        changes["session_store"] = _Store(options.session_store, callbacks)
     if options.can_use_tool is not None:
         changes["can_use_tool"] = callbacks.wrap(options.can_use_tool)
     if options.hooks:

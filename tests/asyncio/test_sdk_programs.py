@@ -394,3 +394,58 @@ def test_a_prompt_stream_from_an_asyncio_generator_feeds_a_query(project: Path) 
         ]
 
     assert asyncio.run(main()) == ["one", "two"]
+
+
+class DictStore:
+    """A session store written for asyncio: transcripts in a dict, each call awaiting the loop."""
+
+    def __init__(self) -> None:
+        self.entries: dict[Any, list[Any]] = {}
+        self.calls: list[str] = []
+
+    async def append(self, key: Any, entries: Any) -> None:
+        await asyncio.sleep(0)
+        self.calls.append("append")
+        self.entries.setdefault(key, []).extend(entries)
+
+    async def load(self, key: Any) -> list[Any] | None:
+        await asyncio.sleep(0)
+        self.calls.append("load")
+        found = self.entries.get(key)
+        return list(found) if found is not None else None
+
+    async def delete(self, key: Any) -> None:
+        await asyncio.sleep(0)
+        self.entries.pop(key, None)
+
+    async def list_subkeys(self, key: Any) -> list[str]:
+        await asyncio.sleep(0)
+        return []
+
+
+def test_a_session_store_written_for_asyncio_records_and_resumes_a_session(
+    project: Path,
+) -> None:
+    """session_store=<an asyncio store>: the transcript goes there; resume reads it back."""
+    backend = ScriptedBackend([Step([text("first answer")]), Step([text("second answer")])])
+    store = DictStore()
+
+    async def main() -> str:
+        options = ClaudeAgentOptions(
+            cwd=str(project), tools=[], backend=backend, session_store=store
+        )
+        first = [m async for m in query(prompt="remember this", options=options)]
+        session_id = next(m for m in first if isinstance(m, ResultMessage)).session_id
+        resumed = ClaudeAgentOptions(
+            cwd=str(project), tools=[], backend=backend, session_store=store, resume=session_id
+        )
+        async for _ in query(prompt="and now?", options=resumed):
+            pass
+        return session_id
+
+    asyncio.run(main())
+    assert "append" in store.calls and "load" in store.calls
+    assert backend.requests[1].messages[:2] == [
+        {"role": "user", "content": "remember this"},
+        {"role": "assistant", "content": [{"type": "text", "text": "first answer"}]},
+    ]
