@@ -6,7 +6,8 @@ Each JSON line is one case, with the asyncio figure and its native Trio control:
     python benchmarks/bench_asyncio.py            # the full sizes
     python benchmarks/bench_asyncio.py --quick    # tiny sizes (the smoke test)
 
-Cases (medians over ``rounds`` rounds, the two paths alternating round by round):
+Cases (medians over ``rounds`` rounds, the two paths alternating round by round; transcripts
+in memory, so that the disk's moods stay out of the figures):
 
 * ``sequential_query``: one single-shot query at a time (``ScriptedBackend``, one text answer).
   On asyncio each query is the loop's only session, so it starts and ends a guest run: this is
@@ -39,6 +40,7 @@ import agents
 import agents.asyncio
 from agents import AgentOptions, create_sdk_mcp_server, tool
 from agents.backends import AnthropicBackend
+from agents.sessions import InMemorySessionStore
 from agents.testing import FakeAnthropicServer, ScriptedBackend, Step, text, tool_use
 
 
@@ -46,8 +48,9 @@ def emit(**fields: Any) -> None:
     print(json.dumps(fields), flush=True)
 
 
-def answer_options(backend: Any = None) -> AgentOptions:
-    return AgentOptions(tools=[], backend=backend or ScriptedBackend([Step([text("ok")])]))
+def answer_options() -> AgentOptions:
+    backend = ScriptedBackend([Step([text("ok")])])
+    return AgentOptions(tools=[], backend=backend, session_store=InMemorySessionStore())
 
 
 def tool_options(calls: int, sleep: Callable[[float], Awaitable[None]]) -> AgentOptions:
@@ -62,7 +65,12 @@ def tool_options(calls: int, sleep: Callable[[float], Awaitable[None]]) -> Agent
         backend=ScriptedBackend([*steps, Step([text("done")])]),
         mcp_servers={"b": create_sdk_mcp_server("b", tools=[ping])},
         allowed_tools=["mcp__b__ping"],
+        session_store=InMemorySessionStore(),
     )
+
+
+def http_options(backend: AnthropicBackend) -> AgentOptions:
+    return AgentOptions(tools=[], backend=backend, session_store=InMemorySessionStore())
 
 
 async def drain(query: Any, options: AgentOptions) -> None:
@@ -117,7 +125,7 @@ async def trio_http(n: int) -> float:
     async with AnthropicBackend() as backend:  # one client: its connection is reused
         started = time.perf_counter()
         for _ in range(n):
-            await drain(agents.query, AgentOptions(tools=[], backend=backend))
+            await drain(agents.query, http_options(backend))
         return time.perf_counter() - started
 
 
@@ -126,7 +134,7 @@ async def asyncio_http(n: int) -> float:
     try:
         started = time.perf_counter()
         for _ in range(n):
-            await drain(agents.asyncio.query, AgentOptions(tools=[], backend=backend))
+            await drain(agents.asyncio.query, http_options(backend))
         return time.perf_counter() - started
     finally:
         await agents.asyncio.run_in_trio(backend.aclose)
