@@ -16,22 +16,25 @@ in memory, so that the disk's moods stay out of the figures):
   the figure is the wall time divided by ``n``.
 * ``tool_calls``: one query whose model asks for ``n`` calls of an in-process tool, one per turn;
   on asyncio each handler call is an asyncio task awaited by the Trio session. Per call.
-* ``http_query``: a query against ``FakeAnthropicServer`` (in a thread of its own, over
-  127.0.0.1) through the real ``anthropic`` client, one ``AnthropicBackend`` per round (its
-  HTTP connection reused by the round's queries).
+* ``http_query``: a query against ``FakeAnthropicServer`` (in a process of its own, over
+  127.0.0.1; in a thread with ``--quick``) through the real ``anthropic`` client, one
+  ``AnthropicBackend`` per round (its HTTP connection reused by the round's queries).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import trio
@@ -41,7 +44,7 @@ import agents.asyncio
 from agents import AgentOptions, create_sdk_mcp_server, tool
 from agents.backends import AnthropicBackend
 from agents.sessions import InMemorySessionStore
-from agents.testing import FakeAnthropicServer, ScriptedBackend, Step, text, tool_use
+from agents.testing import FakeAnthropicServer, Script, ScriptedBackend, Step, text, tool_use
 
 
 def emit(**fields: Any) -> None:
@@ -169,9 +172,10 @@ def measure(
     )
 
 
-def serve_in_thread(script: Any) -> tuple[FakeAnthropicServer, Callable[[], None]]:
-    """A fake Messages API server under its own ``trio.run`` in a thread; returns a stopper."""
-    server = FakeAnthropicServer(script)
+@contextlib.contextmanager
+def serving_thread() -> Iterator[str]:
+    """The fake server under its own ``trio.run`` in a thread (quick runs: starts at once)."""
+    server = FakeAnthropicServer(lambda request: Step([text("ok")]))
     ready = threading.Event()
     state: dict[str, Any] = {}
 
@@ -185,12 +189,31 @@ def serve_in_thread(script: Any) -> tuple[FakeAnthropicServer, Callable[[], None
     thread = threading.Thread(target=trio.run, args=(main,), daemon=True)
     thread.start()
     ready.wait(10)
-
-    def stop() -> None:
+    try:
+        yield server.base_url
+    finally:
         trio.from_thread.run_sync(state["cancel"], trio_token=state["token"])
         thread.join(10)
 
-    return server, stop
+
+@contextlib.contextmanager
+def serving_subprocess(steps: int) -> Iterator[str]:
+    """``python -m agents.testing.fake_api`` in another process, as a remote API would be (a
+    server thread in this process would compete with the client for the GIL); its base URL."""
+    with tempfile.NamedTemporaryFile("wb", suffix=".json", delete=False) as f:
+        f.write(Script({"main": [Step([text("ok")])] * steps}).to_json())
+    child = subprocess.Popen(
+        [sys.executable, "-m", "agents.testing.fake_api", "--script", f.name],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None
+        yield child.stdout.readline().strip()
+    finally:
+        child.terminate()
+        child.wait(10)
+        os.unlink(f.name)
 
 
 def run(quick: bool) -> None:
@@ -199,13 +222,11 @@ def run(quick: bool) -> None:
     measure("sequential_query", size, rounds, trio_sequential, asyncio_sequential)
     measure("concurrent_queries", size * 5, rounds, trio_concurrent, asyncio_concurrent)
     measure("tool_calls", size * 2, rounds, trio_tools, asyncio_tools)
-    server, stop = serve_in_thread(lambda request: Step([text("ok")]))
-    os.environ["ANTHROPIC_BASE_URL"] = server.base_url
-    os.environ["ANTHROPIC_API_KEY"] = "bench"
-    try:
+    server = serving_thread() if quick else serving_subprocess(steps=2 * (2 + size * rounds))
+    with server as base_url:
+        os.environ["ANTHROPIC_BASE_URL"] = base_url
+        os.environ["ANTHROPIC_API_KEY"] = "bench"
         measure("http_query", size, rounds, trio_http, asyncio_http)
-    finally:
-        stop()
 
 
 def main() -> None:

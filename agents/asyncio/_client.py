@@ -193,8 +193,11 @@ class _Messages:
         if message is END:
             self._done = True
             end = self._stream.end
-            assert end is not None
-            end.unwrap()  # the session failed: its exception
+            # the session failed: its exception; ended by disconnect(): the end of the stream
+            if isinstance(end, outcome.Error) and not isinstance(
+                end.error, asyncio.CancelledError
+            ):
+                end.unwrap()
             raise StopAsyncIteration
         if self._until_result and isinstance(message, ResultMessage):
             self._done = True

@@ -160,6 +160,21 @@ class GuestRun:
         if self._nursery is not None:
             self._nursery.cancel_scope.cancel()
 
+    async def take_slot(self) -> None:
+        """Hold the run open for one more task (given back by ``_release``, when it ends);
+        wait until the run is ready to take tasks."""
+        assert not self._closing
+        self._active += 1
+        if self._nursery is None:
+            try:
+                await self._ready.wait()
+            except BaseException:
+                self._release()
+                raise
+
+    async def wait_ended(self) -> None:
+        await self._ended.wait()
+
     def _release(self) -> None:
         # The last session's end closes the run for good: a session starting after this waits
         # for its end and starts a new run, so ``settle`` never waits for someone else's.
@@ -228,15 +243,9 @@ async def acquire() -> GuestRun:
         if run is None:
             run = GuestRun.open(loop)
         if run.closing:  # the last session has just ended: wait for its run, then start anew
-            await run._ended.wait()
+            await run.wait_ended()
             continue
-        run._active += 1
-        if run._nursery is None:
-            try:
-                await run._ready.wait()
-            except BaseException:
-                run._release()
-                raise
+        await run.take_slot()
         return run
 
 

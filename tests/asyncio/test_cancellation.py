@@ -319,3 +319,27 @@ def test_the_reader_task_is_the_only_task_while_no_callback_runs(project: Path) 
         return names
 
     assert asyncio.run(main()) == {"reader", "agents.asyncio guest run"}
+
+
+def test_a_reader_of_a_client_ends_quietly_when_another_task_disconnects(
+    project: Path,
+) -> None:
+    """receive_messages() in one task, disconnect() in another: the reader's loop just ends."""
+    backend = ScriptedBackend([Step([text("in a minute")], latency=60)])
+
+    async def main() -> int:
+        client = ClaudeSDKClient(ClaudeAgentOptions(cwd=str(project), tools=[], backend=backend))
+        await client.connect()
+        await client.query("wait")
+
+        async def read() -> int:
+            return len([m async for m in client.receive_messages()])
+
+        reader = asyncio.create_task(read())
+        await asyncio.sleep(0.05)
+        await client.disconnect()
+        count = await reader
+        assert_nothing_left()
+        return count
+
+    assert asyncio.run(main()) >= 1  # the init message, then the end
