@@ -47,7 +47,8 @@ class MessageStream(Generic[T]):
     capacity: int = 64
     _items: deque[T] = attrs.field(factory=deque)
     _end: outcome.Outcome[Any] | None = None
-    _consumer: asyncio.Future[None] | None = None
+    #: asyncio tasks waiting for an item or the end (a reader, and ``disconnect`` at the end)
+    _consumers: list[asyncio.Future[None]] = attrs.field(factory=list)
     _producer: trio.lowlevel.Task | None = None
 
     @property
@@ -74,9 +75,10 @@ class MessageStream(Generic[T]):
             self._wake()
 
     def _wake(self) -> None:
-        consumer = self._consumer
-        if consumer is not None and not consumer.done():
-            consumer.set_result(None)
+        for consumer in self._consumers:
+            if not consumer.done():
+                consumer.set_result(None)
+        self._consumers.clear()
 
     # -- the asyncio side -------------------------------------------------------------------------
     async def get(self) -> T:
@@ -84,11 +86,13 @@ class MessageStream(Generic[T]):
         while not self._items:
             if self._end is not None:
                 return END  # type: ignore[no-any-return]
-            self._consumer = self.loop.create_future()
+            waiter = self.loop.create_future()
+            self._consumers.append(waiter)
             try:
-                await self._consumer
+                await waiter
             finally:
-                self._consumer = None
+                if waiter in self._consumers:
+                    self._consumers.remove(waiter)
         item = self._items.popleft()
         producer = self._producer
         if producer is not None:
