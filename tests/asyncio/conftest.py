@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -50,6 +51,15 @@ def serving(script: Sequence[Step] | dict[str, Sequence[Step]]) -> Iterator[Fake
     finally:
         trio.from_thread.run_sync(state["cancel"], trio_token=state["token"])
         thread.join(10)
+
+
+def wait_until_closed(server: FakeAnthropicServer, seconds: float = 5.0) -> int:
+    """The server's open connections once they are 0 or ``seconds`` have passed: its thread
+    notices a client's close on its own time."""
+    deadline = time.monotonic() + seconds
+    while server.open_connections and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return server.open_connections
 
 
 def leftover_tasks() -> set[asyncio.Task[Any]]:

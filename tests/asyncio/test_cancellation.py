@@ -24,7 +24,7 @@ from agents.asyncio import (
 )
 from agents.testing import ScriptedBackend, Step, text, tool_use
 
-from .conftest import assert_nothing_left, leftover_tasks, serving
+from .conftest import assert_nothing_left, leftover_tasks, serving, wait_until_closed
 
 
 class Boom(Exception):
@@ -166,10 +166,7 @@ def test_cancelling_while_the_model_streams_closes_the_http_connection(
             assert_nothing_left()
 
         asyncio.run(main())
-        deadline = time.monotonic() + 5
-        while server.open_connections and time.monotonic() < deadline:
-            time.sleep(0.01)  # the server's thread notices the close on its own time
-        assert server.open_connections == 0
+        assert wait_until_closed(server) == 0
 
 
 def test_cancelling_kills_a_bash_child_process(project: Path) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-import time
 from pathlib import Path
 from typing import Any
 
@@ -280,7 +279,7 @@ def test_a_backend_the_program_made_serves_several_queries_and_closes_with_run_i
     reused, and closed by run_in_trio(backend.aclose)."""
     from agents.backends import AnthropicBackend
 
-    from .conftest import serving
+    from .conftest import serving, wait_until_closed
 
     with serving(lambda request: Step([text("ok")])) as server:  # type: ignore[arg-type]
 
@@ -293,7 +292,4 @@ def test_a_backend_the_program_made_serves_several_queries_and_closes_with_run_i
 
         assert asyncio.run(main()) == ["ok", "ok", "ok"]
         assert server.connections_opened == 1
-        deadline = time.monotonic() + 5
-        while server.open_connections and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert server.open_connections == 0
+        assert wait_until_closed(server) == 0

@@ -36,7 +36,7 @@ from agents.asyncio import (
 from agents.asyncio.types import HookContext, HookInput, HookJSONOutput
 from agents.testing import ScriptedBackend, Step, text, tool_use, usage
 
-from .conftest import assert_nothing_left, serving
+from .conftest import assert_nothing_left, serving, wait_until_closed
 
 request_id: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="none")
 
@@ -79,7 +79,7 @@ def test_a_query_against_the_fake_api_server_runs_under_asyncio_run(
             return messages
 
         messages = asyncio.run(main())
-        assert server.open_connections == 0
+        assert wait_until_closed(server) == 0
         assert "Say hello" in str(server.requests[0].body["messages"])
     kinds = [type(m).__name__ for m in messages]
     assert kinds == ["SystemMessage", "AssistantMessage", "ResultMessage", "SystemMessage"]
