@@ -293,3 +293,19 @@ def test_a_backend_the_program_made_serves_several_queries_and_closes_with_run_i
         assert asyncio.run(main()) == ["ok", "ok", "ok"]
         assert server.connections_opened == 1
         assert wait_until_closed(server) == 0
+
+
+def test_list_sessions_and_get_session_messages_are_awaited_from_asyncio(project: Path) -> None:
+    """The session-listing functions of agents.asyncio read what a query recorded."""
+
+    async def main() -> tuple[list[str], int, str]:
+        messages = [m async for m in query(prompt="q", options=answer_options(project, "hi"))]
+        session_id = next(m for m in messages if isinstance(m, ResultMessage)).session_id
+        listed = await agents.asyncio.list_sessions(cwd=project)
+        recorded = await agents.asyncio.get_session_messages(session_id, cwd=project)
+        assert_nothing_left()
+        return [s.session_id for s in listed], len(recorded), session_id
+
+    listed, recorded, session_id = asyncio.run(main())
+    assert listed == [session_id]
+    assert recorded >= 2
