@@ -139,7 +139,7 @@ class Callbacks:
             if raise_cancel:
                 trio.lowlevel.reschedule(waiter, outcome.capture(raise_cancel[0]))
             else:
-                trio.lowlevel.reschedule(waiter, outcome.capture(task.result))
+                trio.lowlevel.reschedule(waiter, _result(task))
 
         def abort(cancel: Callable[[], Any]) -> trio.lowlevel.Abort:
             # Trio cancels us: cancel the asyncio task and stay asleep until it has ended.
@@ -155,7 +155,7 @@ class Callbacks:
         for _ in range(SPIN_TICKS):
             await trio.lowlevel.cancel_shielded_checkpoint()
             if task.done():
-                return task.result()
+                return _result(task).unwrap()
         task.add_done_callback(done)
         return await trio.lowlevel.wait_task_rescheduled(abort)
 
@@ -171,6 +171,24 @@ class Callbacks:
     def prompts(self, source: AsyncIterable[Any]) -> AsyncIterator[Any]:
         """An asyncio async iterable of prompts, iterated from Trio."""
         return _Prompts(self, source)
+
+
+class CallbackCancelled(RuntimeError):
+    """An asyncio task running a callback was cancelled from outside the session (the loop
+    shutting down cancels every task, say). The session sees this error, not the asyncio
+    ``CancelledError``: a Trio session may only be cancelled through its own cancel scopes."""
+
+
+def _result(task: asyncio.Task[Any]) -> outcome.Outcome[Any]:
+    if task.cancelled():
+        return outcome.Error(
+            CallbackCancelled(
+                f"the asyncio task {task.get_name()!r} running a callback was "
+                "cancelled from outside the session"
+            )
+        )
+    result: outcome.Outcome[Any] = outcome.capture(task.result)
+    return result
 
 
 async def _await(awaitable: Any) -> Any:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import time
 from pathlib import Path
@@ -340,3 +341,31 @@ def test_a_reader_of_a_client_ends_quietly_when_another_task_disconnects(
         return count
 
     assert asyncio.run(main()) >= 1  # the init message, then the end
+
+
+def test_asyncio_run_returning_while_a_query_runs_a_tool_ends_it_without_errors(
+    project: Path,
+) -> None:
+    """main() returns with a reader task still inside a running asyncio tool: the shutdown
+    cancels the handler, the session and the guest run; nothing is reported to the loop."""
+    events: list[str] = []
+    reported: list[dict[str, Any]] = []
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        loop.set_exception_handler(lambda _, context: reported.append(context))
+        started = asyncio.Event()
+        options = options_with_blocking_tool(project, events, started)
+
+        async def read() -> None:
+            async for _ in query(prompt="wait", options=options):
+                pass
+
+        asyncio.create_task(read())  # noqa: RUF006  (left running on purpose)
+        await started.wait()
+
+    asyncio.run(main())
+    gc.collect()  # a task's unretrieved exception is reported when it is collected
+    assert events == ["tool cancelled"]
+    assert reported == []
+    assert not trio.lowlevel.in_trio_run()
