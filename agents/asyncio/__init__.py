@@ -29,6 +29,7 @@ from .. import ResultError as ResultError
 from .. import ToolAnnotations as ToolAnnotations
 from .. import create_sdk_mcp_server as create_sdk_mcp_server
 from .. import tool as tool
+from ._bridge import CallbackCancelled as CallbackCancelled
 from ._client import AgentClient as AgentClient
 from ._client import AgentClient as ClaudeSDKClient
 from ._errors import ClaudeSDKError as ClaudeSDKError
@@ -108,6 +109,7 @@ __all__ = [
     "CLIConnectionError",
     "CLIJSONDecodeError",
     "CLINotFoundError",
+    "CallbackCancelled",
     "CanUseTool",
     "ClaudeAgentOptions",
     "ClaudeSDKClient",

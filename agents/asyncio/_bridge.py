@@ -28,7 +28,7 @@ from ..hooks import HookMatcher
 from ..options import AgentOptions
 from ..tools.base import SdkMcpServer
 
-__all__ = ["END", "Callbacks", "MessageStream", "trio_options"]
+__all__ = ["END", "CallbackCancelled", "Callbacks", "MessageStream", "trio_options"]
 
 T = TypeVar("T")
 
