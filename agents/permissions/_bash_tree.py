@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 import attrs
 from tree_sitter import Node
 
-from ._bash_words import Word, node_text, word_from_node
+from ._bash_words import Word, node_text, plain_word, word_from_node
 from ._bash_wrappers import Unwrapped, basename, is_assignment, unwrap
 
 __all__ = ["MAX_DEPTH", "Analysis", "Command", "Dirs", "Opaque", "Walker", "Write"]
@@ -41,8 +41,9 @@ _RUNNERS = frozenset(
         "setsid", "ionice", "chrt", "taskset", "flock", "watch", "script", "su", "runuser",
         "chroot", "unshare", "nsenter", "strace", "ltrace", "valgrind", "gdb", "fakeroot",
         "faketime", "firejail", "busybox", "systemd-run", "pkexec", "parallel", "unbuffer",
-        "rlwrap", "proxychains", "proxychains4", "torsocks", "nocache", "catchsegv", "expect", "cgexec",
-        "sg", "newgrp", "machinectl", "bwrap", "ssh-agent", "dbus-launch", "dbus-run-session",
+        "rlwrap", "proxychains", "proxychains4", "torsocks", "nocache", "catchsegv", "expect",
+        "cgexec", "sg", "newgrp", "machinectl", "bwrap", "ssh-agent", "dbus-launch",
+        "dbus-run-session",
     }
 )  # fmt: skip
 #: Builtins that run code the analysis cannot see, or change what a command name means.
@@ -81,6 +82,11 @@ _FIND_FLAGS = frozenset(
         "-readable", "-writable", "-nouser", "-nogroup", "-not", "-a", "-o", "-and", "-or",
         "-ignore_readdir_race", "-noignore_readdir_race",
     }
+)  # fmt: skip
+#: Reserved words: never a command's name when the grammar reads the line right.
+_RESERVED = frozenset(
+    {"{", "}", "(", ")", "!", "[[", "]]", "then", "fi", "do", "done", "esac", "in", "function",
+     "select", "if", "case", "while", "until", "for", "elif", "else", "coproc"}
 )  # fmt: skip
 _MAY_CHANGE_DIR = re.compile(r"cd|pushd|popd|eval")
 
@@ -443,23 +449,33 @@ class Walker:
         words: list[Node] = []
         own = list(redirects)
         for index, child in enumerate(node.children):
-            field = node.field_name_for_child(index)
-            if child.type == "variable_assignment":
+            kind = child.type
+            if kind == "variable_assignment":
                 assignments.append(child)
-            elif field in ("name", "argument"):
-                words.append(child)
-            elif child.type.endswith("redirect"):
+            elif kind.endswith("redirect"):
                 own.append(child)
-        for child in (*assignments, *words):
-            self.scan(child, dirs, depth)
-        self.redirects(own, dirs, depth)
+            elif kind == "command_name" or (
+                child.is_named or node.field_name_for_child(index) == "argument"
+            ):
+                words.append(child)
+        if b"\n" in (node.text or b"") and _newline_between(node, words):
+            self.fail("the grammar read one command across a line break")
+        decoded: list[Word] = []
+        for child in words:
+            word = plain_word(child)
+            if word is None:  # not plain text: it may hold substitutions
+                self.scan(child, dirs, depth)
+                word = word_from_node(child)
+            decoded.append(word)
         for child in assignments:
+            self.scan(child, dirs, depth)
             self._check_assignment(child)
+        self.redirects(own, dirs, depth)
         assigned = [Word(node_text(a), None) for a in assignments]
         if not words:
             self.commands.append(Command((), tuple(assigned), Unwrapped(starts=[0]), dirs))
             return dirs, dirs
-        return self.simple([word_from_node(w) for w in words], assigned, dirs, depth)
+        return self.simple(decoded, assigned, dirs, depth)
 
     def simple(self, words: list[Word], assigned: list[Word], dirs: Dirs, depth: int) -> _Result:
         """Judge one simple command's words: wrappers, special builtins, nested scripts."""
@@ -498,6 +514,10 @@ class Walker:
             self.fail("the command name is not static")
             self.commands.append(Command(tuple(words), tuple(assigned), layers, run_dirs))
             return None, None
+        if head.raw in _RESERVED:
+            # tree-sitter-bash took a reserved word for a command (`! { rm; }`): its reading
+            # of the line cannot be trusted
+            self.fail(f"the grammar misread the reserved word {head.raw!r}")
         name = basename(head.value)
         args = words[inner + 1 :]
         command = Command(tuple(words), tuple(assigned), layers, run_dirs)
@@ -538,7 +558,7 @@ class Walker:
         )
         for word in words:
             value = word.value
-            if value is None:
+            if value is None or (not setter and "=" not in value):
                 continue
             name = value.partition("=")[0] if is_assignment(value) else (value if setter else "")
             name = name.rstrip("+").partition("[")[0]
@@ -622,7 +642,8 @@ class Walker:
                 self.writes.append(Write(word, dirs))
 
     def _find(self, args: Sequence[Word], dirs: Dirs, depth: int) -> None:
-        """``find``: ``-exec`` and the like run commands, ``-delete`` removes, ``-fprint`` writes."""
+        """``find``: ``-exec`` and the like run commands, ``-delete`` removes, ``-fprint``
+        writes."""
         i = 0
         starts: list[Word] = []
         while (
@@ -677,6 +698,28 @@ def _hidden_substitution(text: str) -> bool:
         if c == "`" or (c == "$" and i + 1 < n and text[i + 1] == "("):
             return True
         i += 1
+    return False
+
+
+def _newline_between(node: Node, words: Sequence[Node]) -> bool:
+    """An unescaped newline between or inside the unquoted words of one command: bash would
+    end the command there (tree-sitter-bash reads ``ls\\n\\rm`` as one command)."""
+    text = node.text or b""
+    base = node.start_byte
+    pieces = [
+        text[previous.end_byte - base : current.start_byte - base]
+        for previous, current in zip(words, words[1:], strict=False)
+    ]
+    for word in words:
+        pieces.extend(
+            node_text(leaf).encode() for leaf in _descendants(word) if leaf.type == "word"
+        )
+    for piece in pieces:
+        index = piece.find(b"\n")
+        while index >= 0:
+            if index == 0 or piece[index - 1 : index] != b"\\":
+                return True
+            index = piece.find(b"\n", index + 1)
     return False
 
 

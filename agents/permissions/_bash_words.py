@@ -14,7 +14,7 @@ import re
 import attrs
 from tree_sitter import Node
 
-__all__ = ["Word", "decode_ansi_c", "node_text", "word_from_node"]
+__all__ = ["Word", "decode_ansi_c", "node_text", "plain_word", "word_from_node"]
 
 #: Word-like node types that can never be static.
 _DYNAMIC_TYPES = frozenset(
@@ -196,3 +196,17 @@ def word_from_node(node: Node) -> Word:
     builder = _Builder()
     _add(builder, node, True)
     return builder.word(node_text(node))
+
+
+#: Text that means itself: no quoting, escape, expansion, pattern, tilde or brace.
+_PLAIN = re.compile(r"[A-Za-z0-9_./:,=+@%^-]+")
+
+
+def plain_word(node: Node) -> Word | None:
+    """The word of a node that is plain literal text (most words), else None: a fast path."""
+    if node.type == "command_name" and node.child_count == 1:
+        node = node.children[0]
+    if node.type not in ("word", "number") or node.child_count:
+        return None
+    text = node_text(node)
+    return Word(text, text) if _PLAIN.fullmatch(text) else None

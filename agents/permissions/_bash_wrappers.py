@@ -205,7 +205,7 @@ def unwrap(values: Sequence[str | None]) -> Unwrapped:
             out.inner = None
             return out
         i = options.end
-        if name == "env":
+        if name in ("env", "sudo"):
             while i < n and values[i] is not None and is_assignment(values[i] or ""):
                 i += 1
             if i < n and values[i] is None:
