@@ -22,7 +22,8 @@ from collections.abc import Iterable
 
 from tree_sitter import Language, Node, Parser
 
-from ._bash_tree import MAX_DEPTH, Analysis, Command, Dirs, Opaque, Walker, Write
+from ._bash_model import Analysis, Command, Dirs, Opaque, Write
+from ._bash_tree import MAX_DEPTH, Walker
 from ._bash_words import Word
 from ._bash_wrappers import basename
 from ._paths import absolute

@@ -15,174 +15,38 @@ target is not static, or a loop or opaque construct that may move, makes the dir
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Iterable, Sequence
 
-import attrs
 from tree_sitter import Node
 
+from ._bash_commands import MAX_DEPTH, SPECIAL_VARIABLES, SimpleCommands
+from ._bash_model import Analysis, Command, Dirs, Result, Write, union, union_all
 from ._bash_words import Word, node_text, plain_word, word_from_node
-from ._bash_wrappers import Unwrapped, basename, is_assignment, unwrap
+from ._bash_wrappers import Unwrapped
 
-__all__ = ["MAX_DEPTH", "Analysis", "Command", "Dirs", "Opaque", "Walker", "Write"]
+__all__ = ["MAX_DEPTH", "Walker"]
 
-#: Directory states: each tuple is the ``cd`` targets applied in order; None when unknown.
-Dirs = frozenset[tuple[str, ...]] | None
-#: Constructs nested deeper than this are not analysed: the command asks.
-MAX_DEPTH = 48
-#: More possible directories than this count as unknown.
-_MAX_DIRS = 16
-
-#: Shells whose ``-c`` script is parsed in turn; without ``-c`` they run a file or stdin.
-_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "rbash", "yash"})
-#: Programs that run their arguments as a command with a grammar not modelled here.
-_RUNNERS = frozenset(
-    {
-        "setsid", "ionice", "chrt", "taskset", "flock", "watch", "script", "su", "runuser",
-        "chroot", "unshare", "nsenter", "strace", "ltrace", "valgrind", "gdb", "fakeroot",
-        "faketime", "firejail", "busybox", "systemd-run", "pkexec", "parallel", "unbuffer",
-        "rlwrap", "proxychains", "proxychains4", "torsocks", "nocache", "catchsegv", "expect",
-        "cgexec", "sg", "newgrp", "machinectl", "bwrap", "ssh-agent", "dbus-launch",
-        "dbus-run-session",
-    }
-)  # fmt: skip
-#: Builtins that run code the analysis cannot see, or change what a command name means.
-_OPAQUE_BUILTINS = {
-    "source": "source runs the commands of a file",
-    ".": "'.' runs the commands of a file",
-    "alias": "alias changes what a command name runs",
-    "enable": "enable changes what a builtin runs",
-    "coproc": "coproc is not analysed",
-    "fc": "fc re-runs commands from the history",
-    "let": "let evaluates arithmetic on variables' values",
-}
-#: Variables whose value the shell runs or uses to find commands: setting them asks.
-_SPECIAL_VARIABLES = frozenset(
-    {
-        "PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "BASH_ENV", "ENV", "PS0", "PS1",
-        "PS2", "PS3", "PS4", "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "IFS", "CDPATH", "HOME",
-        "GLOBIGNORE", "BASH_LOADABLES_PATH", "EXECIGNORE", "PAGER", "GIT_PAGER", "GIT_EDITOR",
-        "EDITOR", "VISUAL", "OLDPWD", "PWD", "BASH_XTRACEFD", "FUNCNEST", "TMOUT",
-    }
-)  # fmt: skip
-#: Commands that assign to the variables their arguments name.
-_VARIABLE_SETTERS = frozenset(
-    {"export", "declare", "typeset", "local", "readonly", "read", "printf", "mapfile",
-     "readarray", "getopts", "unset"}
-)  # fmt: skip
 _OUTPUT_OPERATORS = frozenset({">", ">>", "&>", "&>>", ">|", ">&", "<>"})
 _ARITHMETIC_VARIABLES = frozenset(
     {"word", "variable_name", "simple_expansion", "expansion", "subscript"}
 )
 _ARITHMETIC_TEST = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
-_FIND_FLAGS = frozenset(
-    {
-        "-print", "-print0", "-ls", "-delete", "-prune", "-quit", "-depth", "-daystart",
-        "-follow", "-mount", "-xdev", "-noleaf", "-true", "-false", "-empty", "-executable",
-        "-readable", "-writable", "-nouser", "-nogroup", "-not", "-a", "-o", "-and", "-or",
-        "-ignore_readdir_race", "-noignore_readdir_race",
-    }
-)  # fmt: skip
-#: Reserved words: never a command's name when the grammar reads the line right.
-_RESERVED = frozenset(
-    {"{", "}", "(", ")", "!", "[[", "]]", "then", "fi", "do", "done", "esac", "in", "function",
-     "select", "if", "case", "while", "until", "for", "elif", "else", "coproc"}
-)  # fmt: skip
 _MAY_CHANGE_DIR = re.compile(r"cd|pushd|popd|eval")
 
 
-@attrs.frozen(slots=True, eq=False)
-class Command:
-    """One simple command that may run.
-
-    ``words``: the command name and arguments (leading ``NAME=value`` assignments are apart, in
-    ``assignments``). ``layers`` tells where the wrapped commands start. ``dirs``: where the
-    innermost command may run. ``transparent``: the command only runs a literal script (``eval
-    'x'``, ``sh -c 'x'``), whose commands are listed on their own; allow rules need not name it.
-    """
-
-    words: tuple[Word, ...]
-    assignments: tuple[Word, ...]
-    layers: Unwrapped
-    dirs: Dirs
-    transparent: bool = False
-
-    @property
-    def text(self) -> str:
-        """The command as written, words joined by single spaces."""
-        return " ".join([w.raw for w in self.assignments] + [w.raw for w in self.words])
-
-    @property
-    def name(self) -> str | None:
-        """The innermost command's name without its directory, None if not static."""
-        inner = self.layers.inner
-        if inner is None or inner >= len(self.words):
-            return None
-        head = self.words[inner]
-        return basename(head.value) if head.static and head.value is not None else None
-
-
-@attrs.frozen(slots=True)
-class Write:
-    """A file an output redirection (or ``tee``) writes, with where the shell may be."""
-
-    target: Word
-    dirs: Dirs
-
-
-@attrs.frozen(slots=True)
-class Opaque:
-    """A construct the analysis cannot decide statically: it may run anything."""
-
-    reason: str
-
-
-@attrs.frozen
-class Analysis:
-    """Everything one command line may do, as far as the permission rules are concerned."""
-
-    commands: tuple[Command, ...]
-    writes: tuple[Write, ...]
-    opaque: tuple[Opaque, ...]
-
-
-def _union(a: Dirs, b: Dirs) -> Dirs:
-    if a is None or b is None:
-        return None
-    both = a | b
-    return both if len(both) <= _MAX_DIRS else None
-
-
-def _union_all(states: Iterable[Dirs]) -> Dirs:
-    out: Dirs = frozenset()
-    for state in states:
-        out = _union(out, state)
-    return out
-
-
-_Result = tuple[Dirs, Dirs]  # the directories after success, after failure
-
-
-class Walker:
+class Walker(SimpleCommands):
     """One analysis: walks a tree (and the literal scripts nested in it) into an Analysis."""
-
-    def __init__(self, parse: Callable[[str], Node | None]) -> None:
-        self._parse = parse
-        self.commands: list[Command] = []
-        self.writes: list[Write] = []
-        self.opaque: list[Opaque] = []
 
     def analysis(self) -> Analysis:
         return Analysis(tuple(self.commands), tuple(self.writes), tuple(self.opaque))
 
-    def fail(self, reason: str) -> None:
-        self.opaque.append(Opaque(reason))
-
     # -- statements ---------------------------------------------------------------------------
 
-    def statements(self, nodes: Iterable[Node], dirs: Dirs, depth: int) -> _Result:
+    def statements(self, nodes: Iterable[Node], dirs: Dirs, depth: int) -> Result:
         """A sequence (``;``, newline, ``&``): each statement starts where the last one ended."""
-        result: _Result = (dirs, dirs)
+        result: Result = (dirs, dirs)
         current = dirs
         for node in nodes:
             if not node.is_named or node.type == "comment":
@@ -191,10 +55,10 @@ class Walker:
             following = node.next_sibling
             if following is not None and following.type == "&":
                 result = (current, current)  # runs in the background, in a subshell
-            current = _union(*result)
+            current = union(*result)
         return result
 
-    def walk(self, node: Node, dirs: Dirs, depth: int, redirects: Sequence[Node] = ()) -> _Result:
+    def walk(self, node: Node, dirs: Dirs, depth: int, redirects: Sequence[Node] = ()) -> Result:
         """One statement; ``redirects`` are those tree-sitter hung on an enclosing statement."""
         if depth > MAX_DEPTH:
             self.fail(f"nesting deeper than {MAX_DEPTH} levels")
@@ -238,7 +102,7 @@ class Walker:
         self.scan(node, dirs, depth)
         return None, None
 
-    def _list(self, node: Node, dirs: Dirs, depth: int, redirects: Sequence[Node]) -> _Result:
+    def _list(self, node: Node, dirs: Dirs, depth: int, redirects: Sequence[Node]) -> Result:
         """``a && b || c``, left-nested in the tree: flattened, so long chains cost no stack."""
         chain: list[tuple[str, Node]] = []
         while node.type == "list" and node.child_count >= 3:
@@ -250,13 +114,13 @@ class Walker:
             last = redirects if index == len(chain) - 1 else ()
             if operator == "&&":
                 r_ok, r_failed = self.walk(right, ok, depth, last)
-                ok, failed = r_ok, _union(failed, r_failed)
+                ok, failed = r_ok, union(failed, r_failed)
             else:
                 r_ok, r_failed = self.walk(right, failed, depth, last)
-                ok, failed = _union(ok, r_ok), r_failed
+                ok, failed = union(ok, r_ok), r_failed
         return ok, failed
 
-    def _if(self, node: Node, dirs: Dirs, depth: int) -> _Result:
+    def _if(self, node: Node, dirs: Dirs, depth: int) -> Result:
         ends: list[Dirs] = []
         failed = self._branch(node, dirs, depth, ends)
         else_seen = False
@@ -268,7 +132,7 @@ class Walker:
                 ends.extend(self.statements(clause.children, failed, depth + 1))
         if not else_seen:
             ends.append(failed)
-        after = _union_all(ends)
+        after = union_all(ends)
         return after, after
 
     def _branch(self, node: Node, dirs: Dirs, depth: int, ends: list[Dirs]) -> Dirs:
@@ -285,12 +149,12 @@ class Walker:
         ends.extend(self.statements(body, ok, depth + 1))
         return failed
 
-    def _loop(self, node: Node, dirs: Dirs, depth: int) -> _Result:
+    def _loop(self, node: Node, dirs: Dirs, depth: int) -> Result:
         """A body may run several times: if it may move, where it runs is unknown."""
         start = None if _MAY_CHANGE_DIR.search(node_text(node)) else dirs
         if node.type == "for_statement":
             variable = node.child_by_field_name("variable")
-            if variable is not None and node_text(variable) in _SPECIAL_VARIABLES:
+            if variable is not None and node_text(variable) in SPECIAL_VARIABLES:
                 self.fail(f"the loop sets {node_text(variable)}")
             for value in node.children_by_field_name("value"):
                 self.scan(value, dirs, depth)
@@ -305,7 +169,7 @@ class Walker:
             self.walk(body, failed if node.children[0].type == "until" else ok, depth + 1)
         return start, start
 
-    def _case(self, node: Node, dirs: Dirs, depth: int) -> _Result:
+    def _case(self, node: Node, dirs: Dirs, depth: int) -> Result:
         value = node.child_by_field_name("value")
         if value is not None:
             self.scan(value, dirs, depth)
@@ -321,10 +185,10 @@ class Walker:
                 elif child.is_named and field is None:
                     body.append(child)
             ends.extend(self.statements(body, dirs, depth + 1))
-        after = _union_all(ends)
+        after = union_all(ends)
         return after, after
 
-    def _function(self, node: Node, dirs: Dirs, depth: int) -> _Result:
+    def _function(self, node: Node, dirs: Dirs, depth: int) -> Result:
         self.fail("a function definition changes what a command name runs")
         body = node.child_by_field_name("body")
         if body is not None:
@@ -332,7 +196,7 @@ class Walker:
             self.walk(body, None, depth + 1, own)
         return dirs, dirs
 
-    def _assignment(self, node: Node, dirs: Dirs, depth: int) -> _Result:
+    def _assignment(self, node: Node, dirs: Dirs, depth: int) -> Result:
         assignments = [node] if node.type == "variable_assignment" else node.named_children
         words = []
         for assignment in assignments:
@@ -342,7 +206,7 @@ class Walker:
         self.commands.append(Command((), tuple(words), Unwrapped(starts=[0]), dirs))
         return dirs, dirs
 
-    def _declaration(self, node: Node, dirs: Dirs, depth: int) -> _Result:
+    def _declaration(self, node: Node, dirs: Dirs, depth: int) -> Result:
         """``export``/``declare``/``local``/``readonly``/``typeset``/``unset``: a command."""
         words = [Word(node.children[0].type, node.children[0].type)]
         for child in node.named_children:
@@ -354,7 +218,7 @@ class Walker:
                 words.append(word_from_node(child))
         return self.simple(words, [], dirs, depth)
 
-    def _test(self, node: Node, dirs: Dirs, depth: int) -> _Result:
+    def _test(self, node: Node, dirs: Dirs, depth: int) -> Result:
         """``[[ … ]]`` runs nothing itself, but arithmetic comparisons evaluate variables."""
         for child in _descendants(node):
             if child.type == "binary_expression":
@@ -439,12 +303,12 @@ class Walker:
     def _check_assignment(self, node: Node) -> None:
         name = node.child_by_field_name("name")
         text = node_text(name) if name is not None else node_text(node).partition("=")[0]
-        if text.partition("[")[0] in _SPECIAL_VARIABLES or text.startswith("BASH_FUNC_"):
+        if text.partition("[")[0] in SPECIAL_VARIABLES or text.startswith("BASH_FUNC_"):
             self.fail(f"setting {text} changes what commands run")
 
     # -- simple commands -----------------------------------------------------------------------
 
-    def _command(self, node: Node, dirs: Dirs, depth: int, redirects: Sequence[Node]) -> _Result:
+    def _command(self, node: Node, dirs: Dirs, depth: int, redirects: Sequence[Node]) -> Result:
         assignments: list[Node] = []
         words: list[Node] = []
         own = list(redirects)
@@ -477,210 +341,6 @@ class Walker:
             return dirs, dirs
         return self.simple(decoded, assigned, dirs, depth)
 
-    def simple(self, words: list[Word], assigned: list[Word], dirs: Dirs, depth: int) -> _Result:
-        """Judge one simple command's words: wrappers, special builtins, nested scripts."""
-        values = [w.value if w.static else None for w in words]
-        layers = unwrap(values)
-        inner = layers.inner
-        if layers.replace is not None and inner is not None:
-            words = [
-                Word(w.raw, None) if i > inner and w.value and layers.replace in w.value else w
-                for i, w in enumerate(words)
-            ]
-        run_dirs = dirs
-        if layers.chdir is not None:
-            run_dirs = None if not layers.chdir or dirs is None else _cd(dirs, layers.chdir)
-        for target in layers.writes:
-            self.writes.append(Write(Word(target, target), dirs))
-        self._check_words(words, inner)
-        if inner is None:
-            self.fail("a wrapper's arguments are not static")
-            self.commands.append(Command(tuple(words), tuple(assigned), layers, None))
-            return None, None
-        if layers.split is not None:
-            rest = words[inner:]
-            if any(not w.static for w in rest) or re.search(r"[$\\`]", layers.split):
-                self.fail("env -S with a string that is not plain")
-            else:
-                split = " ".join([layers.split, *(_quote(w.value or "") for w in rest)])
-                self._nested(split, run_dirs, depth)
-            self.commands.append(Command(tuple(words), tuple(assigned), layers, run_dirs, True))
-            return dirs, dirs
-        if inner >= len(words):  # a wrapper alone (`exec`, `xargs` runs `echo`)
-            self.commands.append(Command(tuple(words), tuple(assigned), layers, run_dirs))
-            return dirs, dirs
-        head = words[inner]
-        if not head.static or head.value is None:
-            self.fail("the command name is not static")
-            self.commands.append(Command(tuple(words), tuple(assigned), layers, run_dirs))
-            return None, None
-        if head.raw in _RESERVED:
-            # tree-sitter-bash took a reserved word for a command (`! { rm; }`): its reading
-            # of the line cannot be trusted
-            self.fail(f"the grammar misread the reserved word {head.raw!r}")
-        name = basename(head.value)
-        args = words[inner + 1 :]
-        command = Command(tuple(words), tuple(assigned), layers, run_dirs)
-        if name in _OPAQUE_BUILTINS:
-            self.fail(_OPAQUE_BUILTINS[name])
-            self.commands.append(command)
-            return None, None
-        if name in _RUNNERS:
-            self.fail(f"{name} runs its arguments as a command")
-        elif name == "hash" and any(w.value is None or w.value.startswith("-p") for w in args):
-            self.fail("hash -p changes what a command name runs")
-        elif name == "find":
-            self._find(args, run_dirs, depth)
-        elif name == "tee":
-            self._tee(args, run_dirs)
-        elif name == "trap":
-            self._trap(args, depth)
-        elif name == "eval" or name in _SHELLS:
-            script: str | None = self._script(name, args)
-            if script is None:
-                self.commands.append(command)
-                return (None, None) if name == "eval" else (dirs, dirs)
-            self.commands.append(attrs.evolve(command, transparent=True))
-            result = self._nested(script, run_dirs, depth)
-            return result if name == "eval" else (dirs, dirs)
-        self.commands.append(command)
-        if name in ("cd", "pushd"):
-            return self._cd(args, dirs)
-        if name == "popd":
-            return None, dirs
-        if name == "exit" and inner == 0:
-            return frozenset(), frozenset()
-        return dirs, dirs
-
-    def _check_words(self, words: Sequence[Word], inner: int | None) -> None:
-        setter = (
-            inner is not None and inner < len(words) and words[inner].value in _VARIABLE_SETTERS
-        )
-        for word in words:
-            value = word.value
-            if value is None or (not setter and "=" not in value):
-                continue
-            name = value.partition("=")[0] if is_assignment(value) else (value if setter else "")
-            name = name.rstrip("+").partition("[")[0]
-            if name in _SPECIAL_VARIABLES or name.startswith("BASH_FUNC_"):
-                self.fail(f"setting {name} changes what commands run")
-
-    def _cd(self, args: Sequence[Word], dirs: Dirs) -> _Result:
-        i = 0
-        while i < len(args) and args[i].static and (args[i].value or "").startswith(("-", "+")):
-            if args[i].value in ("-", "--") or (args[i].value or "")[1:].isdigit():
-                break
-            i += 1
-        if i < len(args) and args[i].value == "--":
-            i += 1
-        if i >= len(args):
-            target = "~"
-        elif not args[i].static or args[i].value in ("-",) or (args[i].value or "")[1:].isdigit():
-            return None, dirs
-        else:
-            target = args[i].path_text() or ""
-        if dirs is None:
-            return None, None
-        return _cd(dirs, target), dirs
-
-    def _script(self, name: str, args: Sequence[Word]) -> str | None:
-        """The literal script ``eval`` or ``sh -c`` runs; None (after failing) if not literal."""
-        if name == "eval":
-            if all(w.static for w in args):
-                return " ".join(w.value or "" for w in args)
-            self.fail("eval of a string that is not literal")
-            return None
-        has_c = False
-        for word in args:
-            value = word.value
-            if value is None or not word.static:
-                break
-            if value.startswith("--"):
-                if value in ("--rcfile", "--init-file"):
-                    break
-                continue
-            if value.startswith(("-", "+")) and len(value) > 1:
-                if value[1:] in ("o", "O"):
-                    break
-                has_c = has_c or "c" in value
-                continue
-            if has_c:
-                return value
-            break
-        self.fail(f"{name} runs commands the analysis cannot see")
-        return None
-
-    def _nested(self, script: str, dirs: Dirs, depth: int) -> _Result:
-        if depth + 1 > MAX_DEPTH:
-            self.fail(f"nesting deeper than {MAX_DEPTH} levels")
-            return None, None
-        root = self._parse(script)
-        if root is None:
-            self.fail("a nested script is too long to analyse")
-            return None, None
-        if root.has_error:
-            self.fail("a nested script does not parse")
-        return self.statements(root.children, dirs, depth + 1)
-
-    def _trap(self, args: Sequence[Word], depth: int) -> None:
-        if not args or (args[0].value or "").startswith("-"):
-            return
-        action = args[0]
-        if not action.static:
-            self.fail("trap with an action that is not literal")
-        elif action.value:
-            self._nested(action.value, None, depth)
-
-    def _tee(self, args: Sequence[Word], dirs: Dirs) -> None:
-        options_done = False
-        for word in args:
-            if not options_done and word.value == "--":
-                options_done = True
-            elif not options_done and word.static and (word.value or "").startswith("-"):
-                continue
-            else:
-                self.writes.append(Write(word, dirs))
-
-    def _find(self, args: Sequence[Word], dirs: Dirs, depth: int) -> None:
-        """``find``: ``-exec`` and the like run commands, ``-delete`` removes, ``-fprint``
-        writes."""
-        i = 0
-        starts: list[Word] = []
-        while (
-            i < len(args)
-            and args[i].static
-            and not (args[i].value or "").startswith(("-", "(", "!"))
-        ):
-            starts.append(args[i])
-            i += 1
-        previous = ""
-        while i < len(args):
-            word = args[i]
-            value = word.value if word.static else None
-            if value is None and (not previous.startswith("-") or previous in _FIND_FLAGS):
-                self.fail("find with an expression that is not static")
-            if value in ("-exec", "-execdir", "-ok", "-okdir"):
-                j = i + 1
-                while j < len(args) and args[j].value not in (";", "+"):
-                    j += 1
-                inner = [
-                    Word(w.raw, None) if w.value and "{}" in w.value else w for w in args[i + 1 : j]
-                ]
-                if inner:
-                    self.simple(inner, [], dirs if value in ("-exec", "-ok") else None, depth + 1)
-                i = j + 1
-                previous = ";"
-                continue
-            if value == "-delete":
-                removal = [Word("rm", "rm"), Word("-r", "-r"), Word("--", "--"), *starts]
-                if not starts:
-                    removal.append(Word(".", "."))
-                self.simple(removal, [], dirs, depth + 1)
-            elif value in ("-fprint", "-fprint0", "-fls", "-fprintf") and i + 1 < len(args):
-                self.writes.append(Write(args[i + 1], dirs))
-            previous = value or ""
-            i += 1
-
 
 _QUOTED_DELIMITER = re.compile(r"[\\'\"]")
 _TEXT_LEAVES = frozenset({"word", "string_content", "heredoc_body", "heredoc_content"})
@@ -708,7 +368,7 @@ def _newline_between(node: Node, words: Sequence[Node]) -> bool:
     base = node.start_byte
     pieces = [
         text[previous.end_byte - base : current.start_byte - base]
-        for previous, current in zip(words, words[1:], strict=False)
+        for previous, current in itertools.pairwise(words)
     ]
     for word in words:
         pieces.extend(
@@ -723,15 +383,6 @@ def _newline_between(node: Node, words: Sequence[Node]) -> bool:
     return False
 
 
-def _cd(dirs: frozenset[tuple[str, ...]], target: str) -> Dirs:
-    moved = frozenset((*d, target) for d in dirs)
-    return moved if len(moved) <= _MAX_DIRS else None
-
-
-def _quote(value: str) -> str:
-    return "'" + value.replace("'", "'\\''") + "'"
-
-
 def _descendants(node: Node) -> Iterable[Node]:
     stack = [node]
     while stack:
@@ -741,7 +392,7 @@ def _descendants(node: Node) -> Iterable[Node]:
             stack.extend(current.children)
 
 
-_STATEMENTS: dict[str, Callable[[Walker, Node, Dirs, int], _Result]] = {
+_STATEMENTS: dict[str, Callable[[Walker, Node, Dirs, int], Result]] = {
     "if_statement": Walker._if,
     "while_statement": Walker._loop,
     "for_statement": Walker._loop,
