@@ -242,6 +242,8 @@ class Walker(SimpleCommands):
             current = stack.pop()
             kind = current.type
             if kind in ("command_substitution", "process_substitution"):
+                if current.children[0].type == "`" and b"\\`" in (current.text or b""):
+                    self.fail("nested backquotes are not analysed")
                 if depth + 1 > MAX_DEPTH:
                     self.fail(f"nesting deeper than {MAX_DEPTH} levels")
                 else:

@@ -118,7 +118,7 @@ class _Builder:
         self.glob = False
         self.dynamic = False
         self.tilde = False
-        self.brace = False  # an unquoted `{` was seen: a later `}` makes a brace expansion
+        self.brace: int | None = None  # where the last unquoted `{` is in ``value``
 
     def quoted(self, text: str) -> None:
         self.value.append(text)
@@ -144,9 +144,11 @@ class _Builder:
             if c in "*?[":
                 self.glob = True
             elif c == "{":
-                self.brace = True
-            elif c == "}" and self.brace:
-                self.dynamic = True  # brace expansion: several words, or one we cannot know
+                self.brace = len(self.value)
+            elif c == "}" and self.brace is not None:
+                inside = "".join(self.value[self.brace :])
+                if "," in inside or ".." in inside:
+                    self.dynamic = True  # brace expansion: several words we do not list
             self.value.append(c)
             self.pattern.append(c)
             i += 1

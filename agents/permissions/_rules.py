@@ -28,7 +28,16 @@ from typing import Any, Literal
 
 import attrs
 
-from ._bash import Analysis, allow_forms, deny_forms, is_sink, resolve_dirs, varying, word_paths
+from ._bash import (
+    Analysis,
+    Command,
+    allow_forms,
+    deny_forms,
+    is_sink,
+    resolve_dirs,
+    varying,
+    word_paths,
+)
 from ._memo import CallMemo
 from ._paths import (
     EDIT_PATH_TOOLS,
@@ -374,9 +383,7 @@ class RuleSet:
         if kind == "allow":
             return bool(index.bash_by_word) or index.bash_wild is not None
         indexes = (index,) if kind == "deny" else (self._index["deny"], index)
-        return any(
-            bool(i.bash_by_word or i.edit_paths) or i.bash_wild is not None for i in indexes
-        )
+        return any(bool(i.bash_by_word or i.edit_paths) or i.bash_wild is not None for i in indexes)
 
     def _match_bash(
         self,
@@ -443,8 +450,8 @@ def _allow_bash(
         return index.bash_any
     first: PermissionRule | None = None
     for part in analysis.commands:
-        if part.transparent:
-            continue  # `sh -c 'x'`: the parts of the script are judged instead
+        if part.transparent or _only_moves(part):
+            continue  # `sh -c 'x'`: the script's parts are judged; `cd x` changes nothing
         found = None
         for text in allow_forms(part):
             found = index.match_text(text)
@@ -456,6 +463,13 @@ def _allow_bash(
     if first is None or not _writes_allowed(index, analysis, cwd, home, memo):
         return None
     return first
+
+
+def _only_moves(part: Command) -> bool:
+    """``cd``/``pushd``/``popd`` by their plain names: they change no file and run nothing (the
+    paths written after them are judged from where they lead)."""
+    words = part.words
+    return bool(words) and not part.assignments and words[0].raw in ("cd", "pushd", "popd")
 
 
 def _writes_allowed(
