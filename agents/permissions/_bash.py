@@ -84,7 +84,7 @@ def analyze(command: str) -> Analysis:
         reason = f"the command is longer than {MAX_COMMAND_BYTES} bytes"
         return Analysis((), (), (Opaque(reason),))
     trees = []
-    budget = [MAX_COMMAND_BYTES - len(source)]
+    budget = [MAX_COMMAND_BYTES]  # the line and the literal scripts nested in it
 
     def parse(script: str) -> Node | None:
         data = script.encode("utf-8", "surrogateescape")

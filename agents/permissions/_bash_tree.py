@@ -48,12 +48,12 @@ class Walker(SimpleCommands):
         """A sequence (``;``, newline, ``&``): each statement starts where the last one ended."""
         result: Result = (dirs, dirs)
         current = dirs
-        for node in nodes:
+        siblings = list(nodes)  # (`next_sibling` costs a walk over the parent's children)
+        for index, node in enumerate(siblings):
             if not node.is_named or node.type == "comment":
                 continue
             result = self.walk(node, current, depth)
-            following = node.next_sibling
-            if following is not None and following.type == "&":
+            if index + 1 < len(siblings) and siblings[index + 1].type == "&":
                 result = (current, current)  # runs in the background, in a subshell
             current = union(*result)
         return result
@@ -310,20 +310,35 @@ class Walker(SimpleCommands):
 
     # -- simple commands -----------------------------------------------------------------------
 
-    def _command(self, node: Node, dirs: Dirs, depth: int, redirects: Sequence[Node]) -> Result:
-        assignments: list[Node] = []
-        words: list[Node] = []
-        own = list(redirects)
+    @staticmethod
+    def _command_children(
+        node: Node, assignments: list[Node], words: list[Node], redirects: list[Node]
+    ) -> None:
+        """Sort a command's children into assignments, words and redirections."""
         for index, child in enumerate(node.children):
             kind = child.type
             if kind == "variable_assignment":
                 assignments.append(child)
             elif kind.endswith("redirect"):
-                own.append(child)
+                redirects.append(child)
             elif kind == "command_name" or (
                 child.is_named or node.field_name_for_child(index) == "argument"
             ):
                 words.append(child)
+
+    def _command(self, node: Node, dirs: Dirs, depth: int, redirects: Sequence[Node]) -> Result:
+        assignments: list[Node] = []
+        words: list[Node] = []
+        own = list(redirects)
+        name = node.child_by_field_name("name")
+        if name is not None and name.start_byte == node.start_byte:
+            # the usual shape (no leading assignment): fields give the words at C speed
+            words = [name, *node.children_by_field_name("argument")]
+            own.extend(node.children_by_field_name("redirect"))
+            if len(words) + len(own) - len(redirects) != node.named_child_count:
+                words, own = [], list(redirects)  # something else is there: look at all
+        if not words:
+            self._command_children(node, assignments, words, own)
         if b"\n" in (node.text or b"") and _newline_between(node, words):
             self.fail("the grammar read one command across a line break")
         decoded: list[Word] = []

@@ -400,6 +400,8 @@ class RuleSet:
         analysis = memo.bash(command)
         if kind == "allow":
             return _allow_bash(index, analysis, cwd, home, memo)
+        if analysis.opaque and index.bash_any is not None:
+            return index.bash_any  # `Bash(*)` names whatever the command may be
         for part in analysis.commands:
             for text in memo.forms(part, deny_forms):
                 found = index.match_text(text)

@@ -264,3 +264,9 @@ async def test_bypass_still_approves_what_no_deny_rule_names(cwd: str, command: 
     """A deny rule for ``rm`` leaves other commands (and the word ``rm`` as an argument) be."""
     outcome = await _outcome(cwd, command, mode="bypassPermissions", deny=["Bash(rm *)"])
     assert outcome == ("allow", "mode")
+
+
+async def test_a_deny_rule_for_every_command_denies_what_cannot_be_analysed(cwd: str) -> None:
+    """``Bash(*)`` denied: a command too long to analyse is denied, not merely asked about."""
+    command = "ls " + "x" * MAX_COMMAND_BYTES
+    assert await _outcome(cwd, command, deny=["Bash(*)"]) == ("deny", "rule")
