@@ -86,18 +86,19 @@ def analyze(command: str) -> Analysis:
     trees = []
     budget = [MAX_COMMAND_BYTES]  # the line and the literal scripts nested in it
 
-    def parse(script: str) -> Node | None:
+    def parse(script: str) -> tuple[Node, bytes] | None:
         data = script.encode("utf-8", "surrogateescape")
         if len(data) > budget[0]:
             return None
         budget[0] -= len(data)
         tree = _parser().parse(data)
         trees.append(tree)  # nodes are only valid while their tree lives
-        return tree.root_node
+        return tree.root_node, data
 
-    root = parse(command)
-    assert root is not None
-    walker = Walker(parse)
+    parsed = parse(command)
+    assert parsed is not None
+    root, walker = parsed[0], Walker(parse)
+    walker.source = parsed[1]
     if root.has_error:
         walker.fail("the command does not parse")
     walker.statements(root.children, frozenset({()}), 0)

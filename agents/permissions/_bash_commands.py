@@ -79,8 +79,9 @@ _RESERVED = frozenset(
 class SimpleCommands:
     """The simple-command half of one analysis; :class:`._bash_tree.Walker` adds the tree."""
 
-    def __init__(self, parse: Callable[[str], Node | None]) -> None:
+    def __init__(self, parse: Callable[[str], tuple[Node, bytes] | None]) -> None:
         self._parse = parse
+        self.source = b""  # the bytes of the tree being walked (nodes index into them)
         self.commands: list[Command] = []
         self.writes: list[Write] = []
         self.opaque: list[Opaque] = []
@@ -95,7 +96,7 @@ class SimpleCommands:
 
     def simple(self, words: list[Word], assigned: list[Word], dirs: Dirs, depth: int) -> Result:
         """Judge one simple command's words: wrappers, special builtins, nested scripts."""
-        values = [w.value if w.static else None for w in words]
+        values = [None if w.glob else w.value for w in words]
         layers = unwrap(values)
         inner = layers.inner
         if layers.replace is not None and inner is not None:
@@ -230,13 +231,18 @@ class SimpleCommands:
         if depth + 1 > MAX_DEPTH:
             self.fail(f"nesting deeper than {MAX_DEPTH} levels")
             return None, None
-        root = self._parse(script)
-        if root is None:
+        parsed = self._parse(script)
+        if parsed is None:
             self.fail("a nested script is too long to analyse")
             return None, None
+        root, source = parsed
         if root.has_error:
             self.fail("a nested script does not parse")
-        return self.statements(root.children, dirs, depth + 1)
+        outer, self.source = self.source, source
+        try:
+            return self.statements(root.children, dirs, depth + 1)
+        finally:
+            self.source = outer
 
     def _trap(self, args: Sequence[Word], depth: int) -> None:
         if not args or (args[0].value or "").startswith("-"):

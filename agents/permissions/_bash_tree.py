@@ -321,29 +321,21 @@ class Walker(SimpleCommands):
                 assignments.append(child)
             elif kind.endswith("redirect"):
                 redirects.append(child)
-            elif kind == "command_name" or (
-                child.is_named or node.field_name_for_child(index) == "argument"
-            ):
+            elif kind == "command_name" or child.is_named:
                 words.append(child)
+            elif node.field_name_for_child(index) == "argument":
+                words.append(child)  # a bare token as an argument (`echo ]`)
 
     def _command(self, node: Node, dirs: Dirs, depth: int, redirects: Sequence[Node]) -> Result:
         assignments: list[Node] = []
         words: list[Node] = []
         own = list(redirects)
-        name = node.child_by_field_name("name")
-        if name is not None and name.start_byte == node.start_byte:
-            # the usual shape (no leading assignment): fields give the words at C speed
-            words = [name, *node.children_by_field_name("argument")]
-            own.extend(node.children_by_field_name("redirect"))
-            if len(words) + len(own) - len(redirects) != node.named_child_count:
-                words, own = [], list(redirects)  # something else is there: look at all
-        if not words:
-            self._command_children(node, assignments, words, own)
-        if b"\n" in (node.text or b"") and _newline_between(node, words):
+        self._command_children(node, assignments, words, own)
+        if b"\n" in self.source[node.start_byte : node.end_byte] and _newline_between(node, words):
             self.fail("the grammar read one command across a line break")
         decoded: list[Word] = []
         for child in words:
-            word = plain_word(child)
+            word = plain_word(child, self.source)
             if word is None:  # not plain text: it may hold substitutions
                 self.scan(child, dirs, depth)
                 word = word_from_node(child)

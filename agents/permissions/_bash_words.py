@@ -10,8 +10,8 @@ the pattern, and :attr:`Word.pattern` keeps which characters were quoted.
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
-import attrs
 from tree_sitter import Node
 
 __all__ = ["Word", "decode_ansi_c", "node_text", "plain_word", "word_from_node"]
@@ -51,13 +51,13 @@ _ANSI_ESCAPE = re.compile(
 )
 
 
-@attrs.frozen(slots=True)
-class Word:
+class Word(NamedTuple):
     """One shell word: its source text, and its value if static.
 
     ``glob`` is set when unquoted pattern characters remain; ``pattern`` then holds the value with
     every quoted character backslash-escaped, ready for pathname expansion. ``tilde`` is set when
-    an unquoted ``~`` starts the word (``~`` or ``~/…``: the home directory).
+    an unquoted ``~`` starts the word (``~`` or ``~/…``: the home directory). (A named tuple:
+    a command line makes many of them, and it is the cheapest immutable record.)
     """
 
     raw: str
@@ -204,11 +204,16 @@ def word_from_node(node: Node) -> Word:
 _PLAIN = re.compile(r"[A-Za-z0-9_./:,=+@%^-]+")
 
 
-def plain_word(node: Node) -> Word | None:
-    """The word of a node that is plain literal text (most words), else None: a fast path."""
-    if node.type == "command_name" and node.child_count == 1:
+def plain_word(node: Node, source: bytes) -> Word | None:
+    """The word of a node that is plain literal text (most words), else None: a fast path
+    (``source`` is the parsed bytes: slicing them is cheaper than asking the node)."""
+    kind = node.type
+    if kind == "command_name":
+        if node.child_count != 1:
+            return None
         node = node.children[0]
-    if node.type not in ("word", "number") or node.child_count:
+        kind = node.type
+    if kind != "word" and kind != "number":
         return None
-    text = node_text(node)
-    return Word(text, text) if _PLAIN.fullmatch(text) else None
+    text = source[node.start_byte : node.end_byte].decode("utf-8", "surrogateescape")
+    return Word(text, text) if _PLAIN.fullmatch(text) and not node.child_count else None

@@ -1,4 +1,4 @@
-"""What each permission mode approves on its own, and the removals no mode may approve (P2, P6).
+"""What each permission mode approves on its own, and the removals no mode may approve.
 
 The mode is step 4 of the pipeline: it can only *approve* (or, under ``dontAsk``, refuse to ask);
 deny and ask rules have already been applied. Approval is deliberately narrow: anything this
@@ -98,7 +98,7 @@ def mode_approves(
     dirs: WorkingDirs,
     memo: CallMemo,
 ) -> bool:
-    """Whether ``mode`` alone approves this call (step 4 of P1)."""
+    """Whether ``mode`` alone approves this call (step 4 of the gate, after hooks and rules)."""
     if mode == "bypassPermissions" or check.tool_name in NO_PERMISSION_TOOLS:
         return True
     if mode == "dontAsk":
@@ -269,7 +269,7 @@ def _sed_script_ok(script: str) -> bool:
 def critical_removal(
     tool_name: str, tool_input: Mapping[str, Any], dirs: WorkingDirs, memo: CallMemo
 ) -> str | None:
-    """The argument of an ``rm``/``rmdir`` that would remove a critical path (P6), else None.
+    """The argument of an ``rm``/``rmdir`` that would remove a critical path, else None.
 
     Critical: ``/``, its direct children, the home directory, ``cwd`` and its parents, and a
     glob that empties one of them (``rm -rf ~/*``). Globs are expanded against the file system

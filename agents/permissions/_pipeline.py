@@ -1,4 +1,4 @@
-"""The permission gate: one decision per tool call, in the fixed order of P1.
+"""The permission gate: one decision per tool call, in a fixed order (first decision wins).
 
 1. ``PreToolUse`` hooks — deny and defer end it; ask forces step 6; allow is remembered but
    does not skip steps 2-3.
@@ -13,8 +13,8 @@ Tools that need a person's answer (``PermissionCheck.asks_user``: AskUserQuestio
 step 6, whatever the mode; with no callback they run unanswered and tell the model nobody can
 answer.
 
-Removing a critical path (P6) skips steps 4-5 and a hook's allow: only an explicit answer from
-step 6 can approve it.
+Removing a critical path (``/``, its children, home, ``cwd`` and its parents) skips steps 4-5
+and a hook's allow: only an explicit answer from step 6 can approve it.
 """
 
 from __future__ import annotations
@@ -105,8 +105,8 @@ class PermissionGate:
 
     def with_mode(self, mode: str) -> PermissionGate:
         """A gate with the same rules, callback, hooks and directories under another mode
-        (a subagent definition's ``permission_mode``, SPEC P5). Rules added later to either
-        gate stay with that gate."""
+        (a subagent definition's ``permission_mode``, where the parent's mode allows it). Rules
+        added later to either gate stay with that gate."""
         twin = copy.copy(self)
         twin._mode = validate_mode(mode)
         return twin

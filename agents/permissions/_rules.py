@@ -289,7 +289,7 @@ class RuleSet:
         )
 
     def removed_tools(self) -> frozenset[str]:
-        """Names of bare deny rules: these tools are taken out of the model's tool list (T2).
+        """Names of bare deny rules: these tools are taken out of the model's tool list.
 
         ``mcp__server`` entries stand for all tools of that server; :meth:`removes_tool` applies
         that for one name.
