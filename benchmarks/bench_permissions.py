@@ -8,7 +8,8 @@ check). The Bash analysis (tree-sitter-bash) gets its own measurements:
 * ``bash_typical``: ``PermissionGate.check`` of typical commands, each call timed on its own
   (target: p50 <= 100 µs; p99 reported), beside the Read check as control;
 * ``bash_scaling``: the analysis of command lines of growing size (it must be linear: µs per KB
-  stays flat), beside the bare tree-sitter parse of the same bytes as control;
+  stays flat), beside the bare tree-sitter parse of the same bytes as control: dense lines of
+  short commands (up to the 256-command limit) and here-documents up to 60 KB;
 * ``bash_huge``: the decision on a 1 MB command (target: within 50 ms), and the longest the
   event loop went without running while a 60 KB command was checked (it is analysed in a
   worker thread).
@@ -178,13 +179,24 @@ async def bash_typical(gate: PermissionGate, read: PermissionCheck, samples: int
     )
 
 
-def bash_scaling(sizes: list[int], repeats: int) -> None:
+def dense_line(size: int) -> str:
+    """About ``size`` bytes of short commands, pipes, redirections and substitutions."""
+    command = (SCALING_LINE * (size // len(SCALING_LINE) + 1))[:size]
+    return command[: command.rfind("\n") + 1] or command
+
+
+def heredoc_line(size: int) -> str:
+    """A file of about ``size`` bytes written through an expanding here-document."""
+    body = 'print("value: $HOME")  # a line of the file being written\n'
+    return "cat > out.py <<EOF\n" + body * max(1, size // len(body)) + "EOF\n"
+
+
+def bash_scaling(sizes: list[int], repeats: int, case: str = "dense") -> None:
     """The analysis of lines of growing size: µs per KB, and the bare parse as control (CPU
     time of this process, best of the repeats: other processes' load does not count)."""
     parser = _parser()
     for size in sizes:
-        command = (SCALING_LINE * (size // len(SCALING_LINE) + 1))[:size]
-        command = command[: command.rfind("\n") + 1] or command
+        command = dense_line(size) if case == "dense" else heredoc_line(size)
         data = command.encode()
         best_analysis = best_parse = float("inf")
         for _ in range(repeats):
@@ -201,6 +213,7 @@ def bash_scaling(sizes: list[int], repeats: int) -> None:
                     "bench": "permissions",
                     "measurement": "analyze",
                     "case": "bash_scaling",
+                    "line": case,
                     "bytes": len(data),
                     "parts": len(analysis.commands),
                     "opaque": bool(analysis.opaque),
@@ -219,8 +232,9 @@ async def bash_huge(gate: PermissionGate, megabytes: float, threaded_bytes: int)
     start = time.perf_counter()
     outcome = await gate.check(PermissionCheck("Bash", {"command": huge}, "t", False), {})
     decided_ms = (time.perf_counter() - start) * 1e3
-    long_command = (SCALING_LINE * (threaded_bytes // len(SCALING_LINE) + 1))[:threaded_bytes]
-    long_command = long_command[: long_command.rfind("\n") + 1]
+    # the longest line judged part by part: a here-document (one write) of `threaded_bytes`
+    body = "x = 1  # a line of the file being written\n"
+    long_command = "cat > out.py <<'EOF'\n" + body * (threaded_bytes // len(body)) + "EOF\n"
     gaps: list[float] = []
 
     async def ticker(done: trio.Event) -> None:
@@ -311,8 +325,10 @@ def main() -> None:
             await bash_huge(gate, 0.01 if args.quick else 1.0, 6_000 if args.quick else 60_000)
 
         trio.run(bash_run)
-        sizes = [1024, 4096] if args.quick else [1024, 4096, 16384, 65536]
-        bash_scaling(sizes, 1 if args.quick else 5)
+        repeats = 1 if args.quick else 5
+        bash_scaling([1024, 2048] if args.quick else [512, 1024, 2048, 3072], repeats)
+        sizes = [4096, 8192] if args.quick else [4096, 16384, 61440]
+        bash_scaling(sizes, repeats, "heredoc")
 
 
 if __name__ == "__main__":

@@ -31,6 +31,8 @@ from ._paths import absolute
 __all__ = [
     "MAX_COMMAND_BYTES",
     "MAX_DEPTH",
+    "MAX_PARTS",
+    "MAX_WRITES",
     "THREAD_BYTES",
     "Analysis",
     "Command",
@@ -51,6 +53,10 @@ __all__ = [
 MAX_COMMAND_BYTES = 64 * 1024
 #: Lines at least this long are analysed in a worker thread, off the event loop.
 THREAD_BYTES = 4 * 1024
+#: A line with more commands or writes than this is not judged part by part (the rules are
+#: matched on the event loop: this bounds that work) — it asks.
+MAX_PARTS = 256
+MAX_WRITES = 64
 #: Output "files" that are not files.
 _SINKS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 #: Glob expansion lists at most this many directory entries; beyond, the word counts as unknown.
@@ -102,6 +108,9 @@ def analyze(command: str) -> Analysis:
     if root.has_error:
         walker.fail("the command does not parse")
     walker.statements(root.children, frozenset({()}), 0)
+    if len(walker.commands) > MAX_PARTS or len(walker.writes) > MAX_WRITES:
+        reason = f"more than {MAX_PARTS} commands or {MAX_WRITES} writes in one line"
+        return Analysis((), (), (Opaque(reason),))
     return walker.analysis()
 
 

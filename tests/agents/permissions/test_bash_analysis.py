@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agents.permissions._bash import MAX_COMMAND_BYTES, MAX_DEPTH, analyze
+from agents.permissions._bash import MAX_COMMAND_BYTES, MAX_DEPTH, MAX_PARTS, MAX_WRITES, analyze
 
 
 @pytest.mark.parametrize(
@@ -62,6 +62,8 @@ OPAQUE = [
     "ls $(",
     "echo " + "$(" * (MAX_DEPTH + 2) + "ls" + ")" * (MAX_DEPTH + 2),
     "ls " + "x" * MAX_COMMAND_BYTES,
+    "ls; " * (MAX_PARTS + 1),
+    "ls > a; " * (MAX_WRITES + 1),
     "hash -p /bin/rm ls",
     "enable -n echo",
     "PATH=/tmp ls",
