@@ -85,8 +85,8 @@ def analyze(command: str) -> Analysis:
     >>> [c.text for c in analyze("npm test && echo $(rm -rf x)").commands]
     ['npm test', 'rm -rf x', 'echo $(rm -rf x)']
     """
-    source = command.encode("utf-8", "surrogateescape")
-    if len(source) > MAX_COMMAND_BYTES:
+    source = b"" if len(command) > MAX_COMMAND_BYTES else command.encode("utf-8", "surrogateescape")
+    if len(command) > MAX_COMMAND_BYTES or len(source) > MAX_COMMAND_BYTES:
         reason = f"the command is longer than {MAX_COMMAND_BYTES} bytes"
         return Analysis((), (), (Opaque(reason),))
     trees = []

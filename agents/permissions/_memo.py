@@ -12,7 +12,7 @@ from typing import Any
 
 import trio
 
-from ._bash import THREAD_BYTES, Analysis, Command, analyze
+from ._bash import MAX_COMMAND_BYTES, THREAD_BYTES, Analysis, Command, analyze
 from ._paths import real, tool_path
 
 __all__ = ["CallMemo"]
@@ -51,7 +51,11 @@ class CallMemo:
         """Analyse a long Bash command in a worker thread, so the event loop never waits on it
         (the analysis is linear in the command's size, but a 64 KB line takes milliseconds)."""
         command = tool_input.get("command") if tool_name == "Bash" else None
-        if isinstance(command, str) and len(command) >= THREAD_BYTES and command not in self._bash:
+        if (
+            isinstance(command, str)
+            and THREAD_BYTES <= len(command) <= MAX_COMMAND_BYTES  # longer ones are refused at once
+            and command not in self._bash
+        ):
             self._bash[command] = await trio.to_thread.run_sync(analyze, command)
 
     def forms(self, part: Command, make: Callable[[Command], list[str]]) -> list[str]:

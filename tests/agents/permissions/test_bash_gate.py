@@ -105,6 +105,10 @@ async def test_a_long_command_is_analysed_off_the_event_loop(
     threads.clear()
     assert await _outcome(cwd, "ls a", allow=["Bash(ls *)"]) == ("allow", "rule")
     assert threads == [True]  # a short one is cheaper than a thread switch
+    threads.clear()
+    huge = "ls " + "x" * MAX_COMMAND_BYTES
+    assert await _outcome(cwd, huge, allow=["Bash(ls *)"]) == ("deny", "callback")
+    assert threads == [True]  # refused at once, without waiting for a thread
 
 
 # -- writes --------------------------------------------------------------------------------------
