@@ -217,7 +217,7 @@ def word_paths(word: Word, bases: list[str] | None, home: str) -> list[str] | No
     return out
 
 
-_GLOB_SPECIAL = re.compile(r"(?<!\\)[*?\[]")
+_GLOB_CHARS = re.compile(r"(?<!\\)[*?\[]")
 
 
 def expand_glob(pattern: str, base: str) -> list[str] | None:
@@ -235,7 +235,7 @@ def expand_glob(pattern: str, base: str) -> list[str] | None:
     for component in pattern.split("/"):
         if not component:
             continue
-        if _GLOB_SPECIAL.search(component) is None:
+        if _GLOB_CHARS.search(component) is None:
             literal = re.sub(r"\\(.)", r"\1", component)
             current = [posixpath.normpath(posixpath.join(d, literal)) for d in current]
             continue

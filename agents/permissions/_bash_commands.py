@@ -19,7 +19,7 @@ from ._bash_model import Command, Dirs, Opaque, Result, Write, cd_dirs
 from ._bash_words import Word
 from ._bash_wrappers import basename, is_assignment, unwrap
 
-__all__ = ["MAX_DEPTH", "SPECIAL_VARIABLES", "SimpleCommands"]
+__all__ = ["MAX_DEPTH", "RUN_CONTROL_VARIABLES", "SimpleCommands"]
 
 #: Constructs nested deeper than this are not analysed: the command asks.
 MAX_DEPTH = 48
@@ -48,7 +48,7 @@ _OPAQUE_BUILTINS = {
     "let": "let evaluates arithmetic on variables' values",
 }
 #: Variables whose value the shell runs or uses to find commands: setting them asks.
-SPECIAL_VARIABLES = frozenset(
+RUN_CONTROL_VARIABLES = frozenset(
     {
         "PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "BASH_ENV", "ENV", "PS0", "PS1",
         "PS2", "PS3", "PS4", "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "IFS", "CDPATH", "HOME",
@@ -180,7 +180,7 @@ class SimpleCommands:
                 continue
             name = value.partition("=")[0] if is_assignment(value) else (value if setter else "")
             name = name.rstrip("+").partition("[")[0]
-            if name in SPECIAL_VARIABLES or name.startswith("BASH_FUNC_"):
+            if name in RUN_CONTROL_VARIABLES or name.startswith("BASH_FUNC_"):
                 self.fail(f"setting {name} changes what commands run")
 
     def _cd(self, args: Sequence[Word], dirs: Dirs) -> Result:

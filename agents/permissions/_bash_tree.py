@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from tree_sitter import Node
 
-from ._bash_commands import MAX_DEPTH, SPECIAL_VARIABLES, SimpleCommands
+from ._bash_commands import MAX_DEPTH, RUN_CONTROL_VARIABLES, SimpleCommands
 from ._bash_model import Analysis, Command, Dirs, Result, Write, union, union_all
 from ._bash_words import Word, node_text, plain_word, word_from_node
 from ._bash_wrappers import Unwrapped
@@ -157,7 +157,7 @@ class Walker(SimpleCommands):
         start = None if _MAY_CHANGE_DIR.search(node_text(node)) else dirs
         if node.type == "for_statement":
             variable = node.child_by_field_name("variable")
-            if variable is not None and node_text(variable) in SPECIAL_VARIABLES:
+            if variable is not None and node_text(variable) in RUN_CONTROL_VARIABLES:
                 self.fail(f"the loop sets {node_text(variable)}")
             for value in node.children_by_field_name("value"):
                 self.scan(value, dirs, depth)
@@ -312,7 +312,7 @@ class Walker(SimpleCommands):
     def _check_assignment(self, node: Node) -> None:
         name = node.child_by_field_name("name")
         text = node_text(name) if name is not None else node_text(node).partition("=")[0]
-        if text.partition("[")[0] in SPECIAL_VARIABLES or text.startswith("BASH_FUNC_"):
+        if text.partition("[")[0] in RUN_CONTROL_VARIABLES or text.startswith("BASH_FUNC_"):
             self.fail(f"setting {text} changes what commands run")
 
     # -- simple commands -----------------------------------------------------------------------
