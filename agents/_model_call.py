@@ -20,7 +20,7 @@ import trio
 
 from ._response import Response, ResponseBuilder
 from ._run import _EndRun, budget_end, new_id
-from .backends.base import BackendError, ModelNotAvailable, ModelRequest
+from .backends.base import BackendError, ModelNotAvailable, ModelRequest, retry_delay
 from .messages import StreamEvent, SystemMessage
 
 if TYPE_CHECKING:
@@ -108,9 +108,7 @@ class ModelCall:
                     message = f"{exc} (after {attempt} retries)" if exc.retryable else str(exc)
                     raise _EndRun("error_during_execution", [message], "api_error") from None
                 attempt += 1
-                delay = min(cap, base * 2 ** (attempt - 1)) * (1 - 0.25 * random.random())
-                if exc.retry_after is not None:
-                    delay = max(delay, min(exc.retry_after, cap))
+                delay = retry_delay(attempt, base, cap, exc.retry_after, random.random())
                 await loop._publish(
                     SystemMessage(
                         subtype="api_retry",
