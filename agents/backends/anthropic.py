@@ -220,8 +220,8 @@ class AnthropicBackend:
     ``api_key``/``base_url`` default to ``ANTHROPIC_API_KEY``/``ANTHROPIC_BASE_URL`` (the client's
     own resolution). ``max_retries``, ``retry_base_delay`` and ``retry_max_delay`` are the retry
     policy the loop applies (the client itself never retries); a server's ``retry-after`` is
-    honoured even above ``retry_max_delay``, up to ``RETRY_AFTER_CEILING`` (60 s). ``client`` wraps an existing
-    ``AsyncAnthropic`` instead (a copy with ``max_retries=0`` is used). ``send_agent_headers=True``
+    honoured even above ``retry_max_delay``, up to ``RETRY_AFTER_CEILING`` (60 s). ``client``
+    wraps an existing ``AsyncAnthropic`` instead (a copy with ``max_retries=0`` is used). ``send_agent_headers=True``
     adds ``x-agent-type``/``x-agent-id``/``x-agent-purpose`` headers so a
     :class:`~agents.testing.FakeAnthropicServer` can route subagents' calls to their own steps::
 

@@ -12,7 +12,7 @@ import trio.testing
 from agents import AgentOptions, SystemMessage
 from agents.backends import AnthropicBackend
 from agents.backends.base import RETRY_AFTER_CEILING, retry_delay
-from agents.testing import Fault, FakeAnthropicServer, ScriptedBackend, Step, text
+from agents.testing import FakeAnthropicServer, Fault, ScriptedBackend, Step, text
 
 from ..helpers import collect, result_of
 
@@ -74,7 +74,10 @@ async def test_anthropic_backend_retry_after_header_beats_its_cap(project: Path)
     async with (
         FakeAnthropicServer(script) as server,
         AnthropicBackend(
-            api_key="test-key", base_url=server.base_url, retry_base_delay=0.001, retry_max_delay=0.01
+            api_key="test-key",
+            base_url=server.base_url,
+            retry_base_delay=0.001,
+            retry_max_delay=0.01,
         ) as backend,
     ):
         start = trio.current_time()
