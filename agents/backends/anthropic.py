@@ -222,8 +222,8 @@ class AnthropicBackend:
     policy the loop applies (the client itself never retries); a server's ``retry-after`` is
     honoured even above ``retry_max_delay``, up to ``RETRY_AFTER_CEILING`` (60 s). ``client``
     wraps an existing ``AsyncAnthropic`` instead (a copy with ``max_retries=0`` is used).
-    ``send_agent_headers=True`` adds ``x-agent-type``/``x-agent-id``/``x-agent-purpose`` headers so a
-    :class:`~agents.testing.FakeAnthropicServer` can route subagents' calls to their own steps::
+    ``send_agent_headers=True`` adds ``x-agent-type``/``x-agent-id``/``x-agent-purpose`` headers
+    so a :class:`~agents.testing.FakeAnthropicServer` can route subagents' calls to their own steps::
 
         options = AgentOptions(backend=AnthropicBackend(max_retries=3))
     """
