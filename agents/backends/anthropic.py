@@ -223,7 +223,8 @@ class AnthropicBackend:
     honoured even above ``retry_max_delay``, up to ``RETRY_AFTER_CEILING`` (60 s). ``client``
     wraps an existing ``AsyncAnthropic`` instead (a copy with ``max_retries=0`` is used).
     ``send_agent_headers=True`` adds ``x-agent-type``/``x-agent-id``/``x-agent-purpose`` headers
-    so a :class:`~agents.testing.FakeAnthropicServer` can route subagents' calls to their own steps::
+    so a :class:`~agents.testing.FakeAnthropicServer` can route subagents' calls to their
+    own steps::
 
         options = AgentOptions(backend=AnthropicBackend(max_retries=3))
     """
