@@ -137,7 +137,7 @@ def retry_delay(
     """
     if attempt < 1:
         raise ValueError(f"attempt must be >= 1, got {attempt}")
-    delay = min(cap, base * 2 ** (attempt - 1)) * (1 - 0.25 * jitter)
+    delay = min(cap, base * 2.0 ** (attempt - 1)) * (1 - 0.25 * jitter)
     if retry_after is not None:
         delay = max(delay, min(retry_after, RETRY_AFTER_CEILING))
     return delay
