@@ -6,8 +6,9 @@ and yields the Messages API's stream events (``message_start``, ``content_block_
 structs. The loop builds blocks, usage and ``stop_reason`` from them, so every backend — the real
 Anthropic API, the scripted one, a user's own — is driven the same way.
 
-Failures are raised as :class:`BackendError`; the loop owns the retry policy (SPEC L8), so a
-retry behaves the same on every backend and partial content of a failed attempt never leaks.
+Failures are raised as :class:`BackendError`; the loop owns the retry policy (backoff, jitter,
+``retry-after``), so a retry behaves the same on every backend and partial content of a failed
+attempt never leaks.
 
 Implementations must not ``yield`` while inside a nursery or cancel scope of their own (Trio's
 rule for async generators); the loop always closes the iterator with ``aclosing``.
