@@ -1,4 +1,4 @@
-"""FileSessionStore: layout, per-entry writes, and E3 reporting of corrupt or truncated lines."""
+"""FileSessionStore: layout, per-entry writes, and the reporting of corrupt or truncated lines."""
 
 from __future__ import annotations
 
@@ -125,9 +125,10 @@ async def test_truncated_last_line_is_reported_and_skipped(
     assert report is not None
     assert report.entries == entries
     assert report.errors == [
-        f"{path}:4: truncated line (no trailing newline: the writer died mid-line); "
-        "using the 3 entries before it"
+        f"{path}:4: truncated line (no trailing newline: the writer died mid-line)",
+        f"{path}: kept 3 of 4 entries, dropped 1: 1 unreadable",
     ]
+    assert (report.kept, report.dropped, report.read) == (3, 1, 4)
     assert f"{path}:4: truncated line" in caplog.text
 
 
@@ -146,7 +147,8 @@ async def test_append_after_a_crash_keeps_new_entries(tmp_path: Path) -> None:
         report = await store.load_report(key)
     assert report is not None
     assert report.entries == entries + resumed
-    assert len(report.errors) == 1 and report.errors[0].startswith(f"{path}:3: corrupt line (")
+    assert report.errors[0].startswith(f"{path}:3: corrupt line (")
+    assert report.errors[1:] == [f"{path}: kept 4 of 5 entries, dropped 1: 1 unreadable"]
 
 
 async def test_corrupt_middle_line_drops_its_descendants(tmp_path: Path) -> None:
@@ -163,13 +165,14 @@ async def test_corrupt_middle_line_drops_its_descendants(tmp_path: Path) -> None
     assert report is not None
     assert report.entries == entries[:2]
     assert report.errors[0].startswith(f"{path}:3: corrupt line (Expected `str`, got `int`")
-    assert report.errors[0].endswith("; using the 2 entries before it")
-    assert report.errors[1] == f"{path}: dropped 2 later entries that descend from the bad line 3"
+    assert report.errors[1:] == [
+        f"{path}: kept 2 of 5 entries, dropped 3: 1 unreadable, 2 descending from dropped entries"
+    ]
     assert await store.load(key) == entries[:2]
 
 
 async def test_memory_store_reports_like_the_file_store() -> None:
-    """InMemorySessionStore applies the same E3 rules to planted bytes."""
+    """InMemorySessionStore applies the same rules for unusable lines to planted bytes."""
     store = InMemorySessionStore()
     key = SessionKey("-p", "s")
     entries = chain("s", ["a"])
@@ -178,8 +181,8 @@ async def test_memory_store_reports_like_the_file_store() -> None:
     report = await store.load_report(key)
     assert report is not None and report.entries == entries
     assert report.errors == [
-        "memory:-p/s.jsonl:2: truncated line (no trailing newline: the writer died mid-line); "
-        "using the 1 entries before it"
+        "memory:-p/s.jsonl:2: truncated line (no trailing newline: the writer died mid-line)",
+        "memory:-p/s.jsonl: kept 1 of 2 entries, dropped 1: 1 unreadable",
     ]
     assert store.raw(key) == encode_entry(entries[0]) + b"{not json"
 
