@@ -32,9 +32,9 @@ from .sessions import (
     Transcript,
     TranscriptEntry,
     fork_session,
-    history_from_entries,
     newest_session_id,
     project_key_for,
+    rebuild_history,
     subagent_subpath,
 )
 
@@ -137,7 +137,7 @@ async def start_session(
         )
     else:
         session_id = resume
-    history = history_from_entries(report.entries)
+    history = await rebuild_history(report.entries)
     repaired = _repaired_ids(report.entries, history)
     if repaired:
         notices.append(

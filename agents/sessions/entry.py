@@ -21,16 +21,23 @@ from __future__ import annotations
 import contextlib
 import gc
 import logging
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Any, cast
 
 import attrs
 import msgspec
 
-from agents.messages import Message
+from agents.messages import (
+    AssistantMessage,
+    Message,
+    StreamEvent,
+    ToolResultBlock,
+    UserMessage,
+)
 
 __all__ = [
     "HISTORY_SNAPSHOT",
+    "LARGE_APPEND_BYTES",
     "LoadReport",
     "TranscriptEntry",
     "check_entries",
@@ -38,6 +45,8 @@ __all__ = [
     "decode_transcript",
     "encode_entry",
     "encode_entry_into",
+    "gc_paused",
+    "is_large",
     "summary",
 ]
 
@@ -87,6 +96,74 @@ def encode_entry_into(entry: TranscriptEntry, buf: bytearray) -> None:
     """Append an entry's line (with its newline) to ``buf``: the allocation-light path of stores."""
     _encoder.encode_into(entry, buf, -1)
     buf += b"\n"
+
+
+#: Appends whose encoding may exceed this many bytes are encoded and written in a worker thread:
+#: at about 1 GB/s for encoding and less for the write, a larger append would hold the event loop
+#: for milliseconds on end (a 50 MB tool result: over 300 ms).
+LARGE_APPEND_BYTES = 1 << 20
+#: What one container or scalar counts towards that estimate, at least (its JSON punctuation and
+#: the encoder's work per item): it bounds the estimate's own walk to ``LARGE_APPEND_BYTES / 128``
+#: items, a few milliseconds at worst, microseconds for an ordinary message.
+_ITEM_BYTES = 128
+
+
+def is_large(entries: Sequence[TranscriptEntry], limit: int = LARGE_APPEND_BYTES) -> bool:
+    """Whether encoding ``entries`` may take more than ``limit`` bytes.
+
+    Assistant messages and stream events are never large: one block of one response is bounded
+    by the model's output limit. Tool results and prompts are measured — their texts by length,
+    anything else by a walk that stops as soon as the estimate passes ``limit`` — and so are
+    other messages and data entries (a history snapshot holds a whole history).
+    """
+    total = 0
+    for entry in entries:
+        message = entry.message
+        kind = type(message)
+        if kind is AssistantMessage or kind is StreamEvent:
+            continue
+        if kind is UserMessage:
+            message = cast(UserMessage, message)
+            content = message.content
+            if type(content) is str:
+                total += len(content)
+            else:
+                for block in content:
+                    if type(block) is ToolResultBlock and type(block.content) is str:
+                        total += len(block.content) + _ITEM_BYTES
+                    else:
+                        total += _walk(block, limit - total)
+                    if total > limit:
+                        return True
+            if message.tool_use_result:
+                total += _walk(message.tool_use_result, limit - total)
+        else:
+            total += _walk(entry.data if message is None else message, limit - total)
+        if total > limit:
+            return True
+    return False
+
+
+def _walk(root: Any, budget: int) -> int:
+    """A rough size of the JSON for ``root``, given up once it passes ``budget``."""
+    total = 0
+    stack = [root]
+    pop, push = stack.pop, stack.extend
+    while stack and total <= budget:
+        item = pop()
+        kind = type(item)
+        total += _ITEM_BYTES
+        if kind is str:
+            total += len(item)
+        elif kind is dict:
+            total += _ITEM_BYTES * len(item)
+            push(item.values())
+        elif kind is list:
+            total += _ITEM_BYTES * len(item)
+            push(item)
+        elif isinstance(item, msgspec.Struct):
+            push(getattr(item, field) for field in item.__struct_fields__)
+    return total
 
 
 def decode_entry(line: bytes | str) -> TranscriptEntry:
@@ -143,10 +220,10 @@ def decode_transcript(label: str, data: bytes) -> LoadReport:
     """
     if not data:
         return LoadReport([], read=0, label=label)
-    with _gc_paused(len(data) >= _GC_PAUSE_BYTES):
+    with gc_paused(len(data) >= _GC_PAUSE_BYTES):
         if data.endswith(b"\n"):
-            try:  # fast path: one C-level pass over a well-formed file, then the chain check
-                entries = _decoder.decode_lines(data)
+            try:  # fast path: C-level passes over a well-formed file, then the chain check
+                entries = _decode_lines_in_chunks(data)
             except (msgspec.DecodeError, msgspec.ValidationError):
                 pass
             else:
@@ -156,10 +233,27 @@ def decode_transcript(label: str, data: bytes) -> LoadReport:
 
 
 _GC_PAUSE_BYTES = 1 << 20
+#: Lines are decoded this many bytes at a time: msgspec holds the GIL for a whole call, so a
+#: transcript decoded in a worker thread in one call would stall the event loop's thread too.
+_DECODE_CHUNK_BYTES = 1 << 20
+
+
+def _decode_lines_in_chunks(data: bytes) -> list[TranscriptEntry]:
+    """``decode_lines`` over ``data`` (ending with a newline), a chunk of whole lines at a time."""
+    if len(data) <= _DECODE_CHUNK_BYTES:
+        return _decoder.decode_lines(data)
+    view = memoryview(data)
+    entries: list[TranscriptEntry] = []
+    start = 0
+    while start < len(data):
+        end = data.find(b"\n", min(start + _DECODE_CHUNK_BYTES, len(data)) - 1) + 1
+        entries += _decoder.decode_lines(view[start:end])
+        start = end
+    return entries
 
 
 @contextlib.contextmanager
-def _gc_paused(pause: bool) -> Iterator[None]:
+def gc_paused(pause: bool) -> Iterator[None]:
     """Postpone the cyclic GC while decoding a big transcript.
 
     Decoding allocates millions of containers, each allocation counting towards a collection that

@@ -20,8 +20,10 @@ The transcript stores the message *stream* (one ``AssistantMessage`` per content
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, assert_never
+
+import trio
 
 from agents.messages import (
     AssistantMessage,
@@ -32,9 +34,16 @@ from agents.messages import (
     ToolUseBlock,
     UserMessage,
 )
-from agents.sessions.entry import HISTORY_SNAPSHOT, TranscriptEntry
+from agents.sessions.entry import HISTORY_SNAPSHOT, TranscriptEntry, gc_paused
 
-__all__ = ["INTERRUPTED_TOOL_RESULT", "block_to_api", "history_from_entries", "repair_history"]
+__all__ = [
+    "INLINE_REBUILD_ENTRIES",
+    "INTERRUPTED_TOOL_RESULT",
+    "block_to_api",
+    "history_from_entries",
+    "rebuild_history",
+    "repair_history",
+]
 
 #: The content of the error result that answers a tool call cut short by the end of the process.
 INTERRUPTED_TOOL_RESULT = "Tool call was interrupted: the session ended before it completed."
@@ -115,6 +124,26 @@ def history_from_entries(entries: Iterable[TranscriptEntry]) -> list[dict[str, A
                 message_ids.append(None)
         # system, result and stream_event messages, and other kinds, are not conversation
     return repair_history(history)
+
+
+#: Transcripts longer than this are rebuilt in a worker thread: about 10 µs an entry, a long one
+#: (100 000 entries: over a second) would hold the event loop far past 50 ms.
+INLINE_REBUILD_ENTRIES = 1000
+
+
+async def rebuild_history(entries: Sequence[TranscriptEntry]) -> list[dict[str, Any]]:
+    """:func:`history_from_entries` as the event loop should call it: inline for a short
+    transcript, in a worker thread (with the cyclic GC paused, as for decoding) for a long one."""
+    if len(entries) <= INLINE_REBUILD_ENTRIES:
+        history = history_from_entries(entries)
+        await trio.lowlevel.checkpoint()
+        return history
+    return await trio.to_thread.run_sync(_rebuild_paused, list(entries))
+
+
+def _rebuild_paused(entries: list[TranscriptEntry]) -> list[dict[str, Any]]:
+    with gc_paused(True):
+        return history_from_entries(entries)
 
 
 def repair_history(history: list[dict[str, Any]]) -> list[dict[str, Any]]:

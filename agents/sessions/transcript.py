@@ -10,6 +10,7 @@ original.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Sequence
@@ -21,8 +22,9 @@ import trio
 
 from agents._ids import new_id
 from agents.messages import AssistantMessage, Message, SystemMessage, ToolResultBlock, UserMessage
-from agents.sessions.entry import HISTORY_SNAPSHOT, LoadReport, TranscriptEntry, summary
+from agents.sessions.entry import HISTORY_SNAPSHOT, LoadReport, TranscriptEntry, is_large, summary
 from agents.sessions.file_store import FileSessionStore
+from agents.sessions.history import INLINE_REBUILD_ENTRIES
 from agents.sessions.store import (
     SessionInfo,
     SessionKey,
@@ -120,7 +122,8 @@ class Transcript:
 
     async def _append(self, entries: list[TranscriptEntry]) -> None:
         append_nowait = getattr(self.store, "append_nowait", None)
-        if append_nowait is not None:  # the built-in stores: no scheduling round trip per entry
+        if append_nowait is not None and not is_large(entries):
+            # the built-in stores: no scheduling round trip per entry
             append_nowait(self.key, entries)
             await trio.lowlevel.checkpoint_if_cancelled()
         else:
@@ -157,7 +160,10 @@ class Transcript:
             raise SessionNotFoundError(
                 f"no session {key.session_id!r} in project {key.project_key!r}"
             )
-        resumed = resumable(report, at=at)
+        if len(report.entries) <= INLINE_REBUILD_ENTRIES:
+            resumed = resumable(report, at=at)
+        else:  # walking a long transcript's branches would hold the event loop
+            resumed = await trio.to_thread.run_sync(functools.partial(resumable, report, at=at))
         entries = resumed.entries
         transcript = cls(store, key, agent_id, entries[-1].uuid if entries else None)
         return transcript, resumed

@@ -237,3 +237,30 @@ def test_the_default_descriptor_cache_fits_a_large_tree(tmp_path: Path) -> None:
     assert 64 <= size <= 4096
     if soft != resource.RLIM_INFINITY and soft >= 256:
         assert size <= soft // 4
+
+
+async def test_a_transcript_of_several_megabytes_decodes_in_chunks_of_whole_lines(
+    tmp_path: Path,
+) -> None:
+    """Decoded a chunk at a time (the GIL is released between chunks): nothing lost at a seam."""
+    key = SessionKey("-p", "s")
+    entries = chain("s", [f"prompt {i} " + "q" * (i % 5000) for i in range(3000)])
+    async with FileSessionStore(tmp_path) as store:
+        await store.append(key, entries)
+        assert (await trio.Path(store.path_for(key)).stat()).st_size > 3 * (1 << 20)
+        report = await store.load_report(key)
+    assert report is not None and report.entries == entries and report.errors == []
+
+
+async def test_a_huge_entry_is_written_from_a_worker_thread_and_loads(tmp_path: Path) -> None:
+    """An append over the large-append size goes through a thread and its own descriptor; the
+    cached descriptor's appends before and after it stay in order."""
+    key = SessionKey("-p", "s")
+    small = chain("s", ["a"])
+    huge = chain("s", ["h" * (3 << 20)], parent=small[0].uuid)
+    after = chain("s", ["b"], parent=huge[0].uuid)
+    async with FileSessionStore(tmp_path) as store:
+        await store.append(key, small)
+        await store.append(key, huge)
+        await store.append(key, after)
+        assert await store.load(key) == small + huge + after
