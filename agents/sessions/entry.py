@@ -118,9 +118,12 @@ def is_large(entries: Sequence[TranscriptEntry], limit: int = LARGE_APPEND_BYTES
     """
     total = 0
     for entry in entries:
+        total += _ITEM_BYTES  # the entry's own keys: uuids, session id, timestamp
         message = entry.message
         kind = type(message)
         if kind is AssistantMessage or kind is StreamEvent:
+            if total > limit:
+                return True
             continue
         if kind is UserMessage:
             message = cast(UserMessage, message)
