@@ -152,7 +152,7 @@ def permission_cases(size: int, cwd: str) -> list[tuple[str, Callable[[], Awaita
 
 
 def capping_cases(size: int) -> list[tuple[str, Callable[[], Awaitable[Any]]]]:
-    from agents._tool_calls import capped
+    from agents._loop.tool_calls import capped
 
     async def handler(args: Any, ctx: Any) -> ToolOutput:
         return ToolOutput("")

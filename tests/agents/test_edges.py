@@ -116,8 +116,9 @@ async def test_a_base_exception_from_user_code_reaches_the_query_caller_unchange
     a hook or can_use_tool: query() raises that very exception, after the session ended."""
     error = kind("from user code")
     torn_down: list[str] = []
+    options = raising_options(project, where, error, torn_down)
     with pytest.raises(kind) as info:
-        async for _ in query(prompt="go", options=raising_options(project, where, error, torn_down)):
+        async for _ in query(prompt="go", options=options):
             pass
     assert info.value is error
     assert torn_down == ["wait"]  # the concurrent tool was cancelled before the caller saw it
@@ -152,7 +153,7 @@ async def test_agent_client_exit_under_an_outer_cancellation_closes_its_nursery(
             await client.query("hi")
             outer.cancel()
     assert outer.cancelled_caught
-    await trio.sleep(0)  # the run is still healthy
+    await trio.lowlevel.checkpoint()  # the run is still healthy
 
 
 async def test_agent_client_exit_while_the_session_fails_raises_the_failure(
@@ -186,7 +187,7 @@ async def test_agent_client_exit_when_the_body_raises_keeps_the_body_error(
 def _capacities() -> dict[str, int]:
     """The channels at the edge: the main agent's mailbox, the client's output buffer, a
     spawned agent's results."""
-    import agents._query as q
+    import agents._assembly.query as q
 
     return {"prompts": q.MAILBOX_CAPACITY, "output": q.OUTPUT_BUFFER, "spawned": 16}
 

@@ -172,7 +172,7 @@ async def test_corrupt_middle_line_drops_its_descendants(tmp_path: Path) -> None
 
 
 async def test_memory_store_reports_like_the_file_store() -> None:
-    """InMemorySessionStore applies the same rules for unusable lines to planted bytes."""
+    """InMemorySessionStore reports planted corrupt bytes the same way."""
     store = InMemorySessionStore()
     key = SessionKey("-p", "s")
     entries = chain("s", ["a"])
