@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import tempfile
 import time
 import uuid
@@ -39,6 +40,7 @@ from agents.sessions import (
     SessionKey,
     Transcript,
     TranscriptEntry,
+    project_key_for,
     rebuild_history,
 )
 from agents.tools.base import MCP_OUTPUT_CAP_CHARS, Tool, ToolOutput
@@ -227,8 +229,12 @@ def long_transcript(entries: int) -> list[TranscriptEntry]:
 
 
 def history_cases(entries: int, root: Path) -> list[tuple[str, Callable[[], Awaitable[Any]]]]:
+    from agents import AgentOptions
+    from agents._assembly.persist import start_session
+
     store = FileSessionStore(root)
-    key = SessionKey("-p", "long")
+    cwd = str(root / "project")
+    key = SessionKey(project_key_for(cwd), "long")
     transcript = long_transcript(entries)
     loaded: list[TranscriptEntry] = []
 
@@ -242,7 +248,17 @@ def history_cases(entries: int, root: Path) -> list[tuple[str, Callable[[], Awai
     async def rebuild() -> None:
         await rebuild_history(loaded or transcript)
 
-    return [("append_all", write), ("resume", resume), ("rebuild_history", rebuild)]
+    async def session() -> None:  # what a session resuming it does before its first request
+        os.makedirs(cwd, exist_ok=True)
+        options = AgentOptions(cwd=cwd, resume="long")
+        await start_session(options, store, cwd, "next")
+
+    return [
+        ("append_all", write),
+        ("resume", resume),
+        ("rebuild_history", rebuild),
+        ("start_session", session),
+    ]
 
 
 def main() -> None:

@@ -30,4 +30,5 @@ def test_bench_event_loop_quick() -> None:
         "append_all",
         "resume",
         "rebuild_history",
+        "start_session",
     }
