@@ -52,7 +52,16 @@ def test_import_agents_does_not_import_anthropic() -> None:
 #: tools, backends, sessions, hooks, permissions, runtime), which import none of the four.
 LAYERS = ("agents._loop", "agents._features", "agents._tree", "agents._assembly")
 #: Above every layer: the public facade and the programs built on it.
-TOP = ("agents", "agents.cli", "agents.cli_run", "agents._demo", "agents.testing")
+TOP = (
+    "agents",
+    "agents.cli",
+    "agents.cli_run",
+    "agents._demo",
+    "agents.testing",
+    "agents.bench",
+    "agents.bench_cli",
+    "agents.scaleout",
+)
 
 
 def _module_name(path: Path) -> str:
