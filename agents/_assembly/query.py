@@ -324,8 +324,8 @@ class AgentClient:
                 self.options, self._send, spawns_from_code=True, unbounded_input=True
             )
             self._handle = await nursery.start(starter.run)
-        except BaseException as exc:
-            await self._nursery_cm.__aexit__(type(exc), exc, exc.__traceback__)
+        except BaseException as exc:  # the session could not start: its error, as itself
+            await _exit_unwrapped(self._nursery_cm, exc)
             raise
         self._nursery = nursery
         return self
@@ -352,15 +352,8 @@ class AgentClient:
         except BaseException as error:  # the exit's own awaits: cancelled, or the session failed
             nursery.cancel_scope.cancel()
             if exc is None:
-                exc_type, exc, traceback = type(error), error, error.__traceback__
-        try:
-            suppressed: bool | None = await self._nursery_cm.__aexit__(exc_type, exc, traceback)
-        except BaseExceptionGroup as group:
-            inner = _unwrap(group)
-            if inner is group:
-                raise
-            raise inner from None
-        return suppressed
+                exc = error
+        return await _exit_unwrapped(self._nursery_cm, exc)
 
     async def _end_input(self, handle: SessionHandle, nursery: trio.Nursery) -> None:
         for spawned in self._spawned:
@@ -449,6 +442,24 @@ class AgentClient:
         spawned = await spawn_from_code(handle.main, agent_type, model=model, background=background)
         self._spawned.append(spawned)
         return spawned
+
+
+async def _exit_unwrapped(
+    nursery_cm: contextlib.AbstractAsyncContextManager[trio.Nursery], exc: BaseException | None
+) -> bool | None:
+    """Exit ``nursery_cm`` with ``exc``; a group of one exception is raised as that exception
+    (the caller's, a tool's, a hook's: the user sees their own error, not a wrapper)."""
+    try:
+        return await nursery_cm.__aexit__(
+            type(exc) if exc is not None else None,
+            exc,
+            exc.__traceback__ if exc is not None else None,
+        )
+    except BaseExceptionGroup as group:
+        inner = _unwrap(group)
+        if inner is group:
+            raise
+        raise inner from None
 
 
 class _Messages:

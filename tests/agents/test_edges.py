@@ -270,3 +270,15 @@ async def test_results_of_a_spawned_agent_are_read_in_order_past_capacity(
             await worker.send(f"job {i}")
         got = [(await worker.result()).result for _ in range(n)]
     assert got == [str(2 * i + 1) for i in range(n)]
+
+
+async def test_a_session_that_cannot_start_raises_its_own_error_from_agent_client(
+    project: Path,
+) -> None:
+    """Resuming an unknown session: SessionNotFoundError itself, not an exception group."""
+    from agents.sessions import SessionNotFoundError
+
+    backend = ScriptedBackend([Step([text("never")])])
+    with pytest.raises(SessionNotFoundError, match=r"^no session 'nope' in project "):
+        async with AgentClient(AgentOptions(cwd=str(project), backend=backend, resume="nope")):
+            pass
