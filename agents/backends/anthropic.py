@@ -276,12 +276,17 @@ class AnthropicBackend:
         if self._client is None:
             import anthropic
 
+            from ._shared import shared_ssl_context
+
+            # The process's SSL context: building one loads the CA bundle, ~30 ms of CPU.
+            http_client = anthropic.DefaultAsyncHttpxClient(verify=shared_ssl_context())
             self._client = anthropic.AsyncAnthropic(
                 api_key=self.api_key,
                 base_url=self.base_url,
                 max_retries=0,
                 timeout=self.timeout,
                 default_headers=self.default_headers or None,
+                http_client=http_client,
             )
         return self._client
 
