@@ -118,7 +118,11 @@ async def spawn_from_code(
     parent = main.links.actor
     assert parent is not None
     actor = await main.session.supervisor.spawn(
-        behaviour, name=agent_type, parent=parent, background=background
+        behaviour,
+        name=agent_type,
+        parent=parent,
+        background=background,
+        leaf=child.tools.get("Agent") is None,  # it can spawn nothing: no nursery needed
     )
     take_actor(child, actor)
     return AgentHandle(child, receive)
