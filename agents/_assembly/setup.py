@@ -45,7 +45,7 @@ def session_cwd(path: str | None) -> str:
 def default_backend() -> Backend:
     """The run's shared default backend: the queries of one Trio run share its connection
     pool, and the run's end closes it (a session's ``aclose`` of it does nothing)."""
-    from ..backends._shared import run_default_backend
+    from ..backends.anthropic import run_default_backend
 
     return run_default_backend()
 

@@ -214,6 +214,14 @@ def _map_client_error(exc: anthropic.AnthropicError, model: str) -> BackendError
     return BackendError(f"anthropic client error: {exc}")
 
 
+def run_default_backend() -> AnthropicBackend:
+    """The current Trio run's shared default backend (``query()`` with no backend), made on
+    first use and closed when the run ends; see ``agents.backends._shared``."""
+    from ._shared import run_default_backend as for_this_run
+
+    return for_this_run()
+
+
 class AnthropicBackend:
     """The default backend: Claude through ``anthropic.AsyncAnthropic``, streaming.
 
