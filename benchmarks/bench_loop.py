@@ -9,7 +9,9 @@ Prints one JSON line per measurement::
   whole query (model latency zero) against L. Ideal: L plus the loop's overhead. Printed beside
   it: the bare-Trio control (k sleeps in a nursery) and what creating a file costs on this disk
   at the moment (each query creates its transcript file before its first model request).
-* ``overhead``: zero-latency scripted backend and no-op tools: µs per tool call and per turn.
+* ``overhead``: zero-latency scripted backend and no-op tools: µs per tool call and per turn, in
+  CPU and wall time; with ``--callgrind``, also in instructions (valgrind's count, the stable
+  figure on a shared machine).
 * ``flatness``: a 200-turn chain; mean cost of turns 191-200 over turns 1-10 (≤ 2 is flat).
 * ``import``: ``import agents`` in a fresh interpreter (ms, best of N).
 """
@@ -162,6 +164,49 @@ async def bench_flatness(cwd: str, turns: int) -> None:
     emit(bench="flatness", turns=turns, ratio_last10_first10=round(min(ratios), 3), target_max=2.0)
 
 
+_CALLGRIND_CHILD = """
+import os, sys, tempfile, trio
+sys.path.insert(0, {here!r})
+from bench_loop import chain, run_query
+turns, calls = {turns}, {calls}
+with tempfile.TemporaryDirectory() as cwd:
+    os.environ["TRIO_AGENTS_DATA_DIR"] = os.path.join(cwd, ".data")
+    async def main():
+        await run_query(chain(2, 2), cwd)  # warm up: imports, caches
+        if turns:
+            await run_query(chain(turns, calls), cwd)
+    trio.run(main)
+"""
+
+
+def _instructions(turns: int, calls: int) -> int:
+    """Instructions the interpreter executes for one query of ``turns`` × ``calls`` (and the
+    fixed part: start, imports, warm-up), counted by valgrind's callgrind."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    code = _CALLGRIND_CHILD.format(here=here, turns=turns, calls=calls)
+    done = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c",
+         code],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    for line in done.stderr.splitlines():
+        if "Collected :" in line:
+            return int(line.rsplit(":", 1)[1])
+    raise RuntimeError(f"no instruction count in callgrind's output: {done.stderr[-500:]}")
+
+
+def bench_instructions(turns: int) -> None:
+    """The per-call and per-turn figures as instruction counts: the stable figure on a shared
+    machine (the same code counts the same within a fraction of a percent)."""
+    base = _instructions(0, 0)
+    one = _instructions(turns, 1) - base
+    many = _instructions(turns, 11) - base
+    per_call = (many - one) / (turns * 10)
+    per_turn = one / (turns + 1) - per_call
+    emit(bench="overhead", clock="instructions", turns=turns,
+         per_call_instructions=round(per_call), per_turn_instructions=round(per_turn))
+
+
 def bench_import(repeats: int) -> None:
     code = "import time; t = time.perf_counter(); import agents; print(time.perf_counter() - t)"
     times = [
@@ -183,6 +228,9 @@ def bench_import(repeats: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="tiny sizes, for the smoke test")
+    parser.add_argument(
+        "--callgrind", action="store_true", help="also count instructions (valgrind, slow)"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as cwd:
         os.environ[DATA_DIR_ENV] = os.path.join(cwd, ".data")  # the sessions' transcripts go too
@@ -197,6 +245,8 @@ def main() -> None:
             trio.run(bench_overhead, cwd, 200)
             trio.run(bench_flatness, cwd, 200)
             bench_import(7)
+        if args.callgrind:
+            bench_instructions(5 if args.quick else 50)
 
 
 if __name__ == "__main__":

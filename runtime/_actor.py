@@ -51,7 +51,9 @@ class Actor:
     _nursery: trio.Nursery | None = attrs.field(default=None, init=False)
     # Per-kind counters for child addresses: "researcher" -> last n used.
     _child_counts: dict[str, int] = attrs.field(factory=dict, init=False)
-    _done: trio.Event = attrs.field(factory=trio.Event, init=False)
+    _ended: bool = attrs.field(default=False, init=False)
+    # Made only when someone waits for the end: an Event and its set per idle actor add up.
+    _done: trio.Event | None = attrs.field(default=None, init=False)
     # Whether a task has run this actor (a ``Supervisor.root`` may never be run).
     _ran: bool = attrs.field(default=False, init=False)
     # Made only when someone waits for the task to start (see ``Supervisor.spawn``).
@@ -80,13 +82,23 @@ class Actor:
         """The live children, in spawn order."""
         return tuple(self._children.values())
 
+    def _set_done(self) -> None:
+        self._ended = True
+        if self._done is not None:
+            self._done.set()
+
     @property
     def done(self) -> bool:
         """True once the actor's task (behaviour and all its children) has ended."""
-        return self._done.is_set()
+        return self._ended
 
     async def wait_done(self) -> None:
-        """Wait until the actor has ended, however it ended."""
+        """Wait until the actor has ended, however it ended (a checkpoint either way)."""
+        if self._ended:
+            await trio.lowlevel.checkpoint()
+            return
+        if self._done is None:
+            self._done = trio.Event()
         await self._done.wait()
 
     def __repr__(self) -> str:

@@ -79,12 +79,15 @@ class Mailbox(Generic[T]):
         try:
             self._send_channel.send_nowait(item)
         except trio.WouldBlock:
-            # Parked: by the time we resume, a receiver has moved our item into the buffer.
-            await self._send_channel.send(item)
-            self._count_in()
+            pass
         else:
             self._count_in()
             await cancel_shielded_checkpoint()
+            return
+        # Parked (outside the ``except``, as in ``receive``): by the time we resume, a receiver
+        # has moved our item into the buffer.
+        await self._send_channel.send(item)
+        self._count_in()
 
     def send_nowait(self, item: T) -> None:
         """Queue ``item`` or raise ``trio.WouldBlock`` if the mailbox is full."""
@@ -97,11 +100,15 @@ class Mailbox(Generic[T]):
         try:
             item = self._receive_channel.receive_nowait()
         except trio.WouldBlock:
-            item = await self._receive_channel.receive()
+            pass
+        else:
             self._queued -= 1
+            await cancel_shielded_checkpoint()
             return item
+        # Parked outside the ``except``: waiting inside it would keep the ``WouldBlock`` and its
+        # traceback alive as long as the wait, a few hundred bytes per idle agent.
+        item = await self._receive_channel.receive()
         self._queued -= 1
-        await cancel_shielded_checkpoint()
         return item
 
     def receive_nowait(self) -> T:

@@ -277,7 +277,7 @@ class Supervisor:
             self._finish(actor)
 
     def _finish(self, actor: Actor) -> None:
-        if actor._done.is_set():
+        if actor._ended:
             return
         actor._nursery = None
         actor.mailbox.close()
@@ -290,7 +290,7 @@ class Supervisor:
         peak = actor.mailbox.peak
         if peak > self._mailbox_peak:
             self._mailbox_peak = peak
-        actor._done.set()
+        actor._set_done()
         if actor._started is not None:
             actor._started.set()  # wake spawners waiting on a task that never ran
 

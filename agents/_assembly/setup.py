@@ -43,9 +43,11 @@ def session_cwd(path: str | None) -> str:
 
 
 def default_backend() -> Backend:
-    from ..backends.anthropic import AnthropicBackend
+    """The run's shared default backend: the queries of one Trio run share its connection
+    pool, and the run's end closes it (a session's ``aclose`` of it does nothing)."""
+    from ..backends.anthropic import run_default_backend
 
-    return AnthropicBackend()
+    return run_default_backend()
 
 
 def system_blocks(options: AgentOptions) -> list[dict[str, Any]]:

@@ -131,6 +131,7 @@ async def spawn_from_code(
         parent=parent,
         background=background,
         mailbox_capacity=UNBOUNDED_MAILBOX,
+        leaf=child.tools.get("Agent") is None,  # it can spawn nothing: no nursery needed
     )
     take_actor(child, actor)
     return AgentHandle(child, receive)

@@ -72,17 +72,20 @@ async def serve(
         links.nursery = services
         try:
             while True:
+                empty = False
                 try:
                     item = mailbox.receive_nowait()
                 except trio.WouldBlock:
+                    empty = True
+                except trio.EndOfChannel:
+                    break
+                if empty:  # waits outside the ``except``: no exception kept alive while idle
                     if links.notifications:  # their WAKE did not fit in a full mailbox
                         item = WAKE
                     elif closed and links.background_running == 0:
                         break
                     else:
                         item = await mailbox.receive()
-                except trio.EndOfChannel:
-                    break
                 if isinstance(item, Prompt):
                     last = await loop.run_prompt(
                         item.content, max_turns=item.max_turns, origin=item.origin

@@ -215,6 +215,14 @@ def _map_client_error(exc: anthropic.AnthropicError, model: str) -> BackendError
     return BackendError(f"anthropic client error: {exc}")
 
 
+def run_default_backend() -> AnthropicBackend:
+    """The current Trio run's shared default backend (``query()`` with no backend), made on
+    first use and closed when the run ends; see ``agents.backends._shared``."""
+    from ._shared import run_default_backend as for_this_run
+
+    return for_this_run()
+
+
 class AnthropicBackend:
     """The default backend: Claude through ``anthropic.AsyncAnthropic``, streaming.
 
@@ -279,12 +287,17 @@ class AnthropicBackend:
         if self._client is None:
             import anthropic
 
+            from ._shared import shared_ssl_context
+
+            # The process's SSL context: building one loads the CA bundle, ~30 ms of CPU.
+            http_client = anthropic.DefaultAsyncHttpxClient(verify=shared_ssl_context())
             self._client = anthropic.AsyncAnthropic(
                 api_key=self.api_key,
                 base_url=self.base_url,
                 max_retries=0,
                 timeout=self.timeout,
                 default_headers=self.default_headers or None,
+                http_client=http_client,
             )
         return self._client
 

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import gc
+
 import pytest
 import trio
 import trio.testing
@@ -121,3 +123,26 @@ def test_capacity_must_be_positive() -> None:
     with pytest.raises(ValueError, match=r"^capacity must be >= 1, got 0$"):
         Mailbox(capacity=0)
     assert Mailbox().statistics().capacity == 64
+
+
+def _live_would_blocks() -> int:
+    gc.collect()
+    return sum(1 for obj in gc.get_objects() if isinstance(obj, trio.WouldBlock))
+
+
+async def test_waiting_receivers_and_senders_keep_no_exception_alive() -> None:
+    """An idle agent waits in ``receive``; the ``WouldBlock`` that sent it there (and its
+    traceback) must not live as long as the wait: it is memory per idle agent."""
+    before = _live_would_blocks()
+    empty: list[Mailbox[int]] = [Mailbox(capacity=1) for _ in range(20)]
+    full: list[Mailbox[int]] = [Mailbox(capacity=1) for _ in range(20)]
+    for box in full:
+        box.send_nowait(0)
+    async with trio.open_nursery() as nursery:
+        for box in empty:
+            nursery.start_soon(box.receive)
+        for box in full:
+            nursery.start_soon(box.send, 1)
+        await trio.testing.wait_all_tasks_blocked()
+        assert _live_would_blocks() == before
+        nursery.cancel_scope.cancel()

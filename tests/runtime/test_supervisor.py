@@ -455,3 +455,21 @@ async def test_a_root_that_never_runs_is_forgotten_when_the_supervisor_closes() 
                 raise RuntimeError("the owner failed before run()")
     assert main.done and sup.statistics().live_actors == 0
     assert len(errors) == 1 and "ended before it could take children" in str(errors[0])
+
+
+async def test_wait_done_on_an_ended_actor_returns_at_once_with_a_checkpoint() -> None:
+    """Waiting for an actor that already ended returns (the end is remembered without an
+    Event made up front), and is still a checkpoint: a cancelled waiter is cancelled."""
+    async with open_supervisor() as supervisor:
+
+        async def quick(actor: Actor) -> None:
+            pass
+
+        actor = await supervisor.spawn(quick, name="quick")
+        await actor.wait_done()
+        assert actor.done
+        await actor.wait_done()
+        with trio.CancelScope() as scope:
+            scope.cancel()
+            await actor.wait_done()
+        assert scope.cancelled_caught

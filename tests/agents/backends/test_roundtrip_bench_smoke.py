@@ -22,5 +22,9 @@ async def test_bench_anthropic_roundtrip_quick(
     await bench.run_inproc(3, str(tmp_path))
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     names = [r["bench"] for r in rows]
-    assert names == ["anthropic_roundtrip"] * 3 + ["anthropic_roundtrip_summary"]
-    assert all(r["total_ms"] > 0 and r["gap_ms"] > 0 for r in rows[:3])
+    assert names == ["anthropic_roundtrip"] * 6 + ["anthropic_roundtrip_summary"] * 2 + [
+        "anthropic_default_path"
+    ]
+    assert sorted(r["path"] for r in rows[:6]) == ["default"] * 3 + ["reused"] * 3
+    assert all(r["total_ms"] > 0 and r["gap_ms"] > 0 for r in rows[:6])
+    assert rows[-1]["default_over_reused"] > 0
