@@ -351,6 +351,13 @@ class ToolRegistry:
 
     _tools: dict[str, Tool] = attrs.field(factory=dict)
     _definitions: list[dict[str, Any]] | None = attrs.field(default=None, init=False)
+    #: tools whose definitions are sent with ``defer_loading`` (loaded by ToolSearch)
+    _deferred: frozenset[str] = attrs.field(default=frozenset(), init=False)
+
+    def defer(self, names: Iterable[str]) -> None:
+        """Send these tools' definitions deferred (see :mod:`agents.tools.toolsearch`)."""
+        self._deferred = frozenset(names)
+        self._definitions = None
 
     def add(self, tool: Tool) -> None:
         if tool.name in self._tools:
@@ -377,5 +384,9 @@ class ToolRegistry:
     def definitions(self) -> list[dict[str, Any]]:
         """Definitions for the model, in registration order (a stable, cacheable prefix)."""
         if self._definitions is None:
-            self._definitions = [t.definition() for t in self._tools.values()]
+            deferred = self._deferred
+            self._definitions = [
+                {**t.definition(), "defer_loading": True} if t.name in deferred else t.definition()
+                for t in self._tools.values()
+            ]
         return self._definitions
