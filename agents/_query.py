@@ -32,6 +32,7 @@ from ._claude_md import claude_md_blocks
 from ._handles import AgentHandle, spawn_from_code
 from ._loop import AgentLoop, Session, new_id
 from ._persist import attach_main, open_session_store, recording_results, start_session
+from ._session_sources import SessionSources, open_session_sources
 from ._subagents import INPUT_END, Prompt, agent_tool, definitions_for, serve
 from .backends.base import Backend
 from .messages import Message, ResultError, ResultMessage, SystemMessage
@@ -75,7 +76,8 @@ def _system_blocks(options: AgentOptions) -> list[dict[str, Any]]:
 
 
 def build_registry(options: AgentOptions) -> ToolRegistry:
-    """The main agent's tools: built-ins per ``tools`` (T2), then in-process MCP tools."""
+    """The main agent's tools: built-ins per ``tools`` (T2), then in-process MCP tools (the
+    external servers' come from :func:`add_source_tools`)."""
     from .tools.builtin import builtin_tools
 
     registry = ToolRegistry()
@@ -86,11 +88,6 @@ def build_registry(options: AgentOptions) -> ToolRegistry:
         if isinstance(server, SdkMcpServer):
             for tool in server.as_tools(key):
                 registry.add(tool)
-        else:
-            raise NotImplementedError(
-                f"mcp_servers[{key!r}]: external MCP servers (stdio, HTTP, SSE) are not built yet; "
-                "only create_sdk_mcp_server() servers are supported"
-            )
     if options.max_subagent_depth > 0 and (options.tools is None or "Agent" in options.tools):
         registry.add(agent_tool(definitions_for(options)))
     from ._gate import rules_for
@@ -103,18 +100,33 @@ def build_registry(options: AgentOptions) -> ToolRegistry:
     return registry
 
 
+def add_source_tools(
+    registry: ToolRegistry, options: AgentOptions, sources: SessionSources
+) -> None:
+    """The external servers' tools (connected at session start), ``Skill`` and ``ToolSearch``;
+    a bare-name deny rule hides them from the model as it does built-ins."""
+    from ._gate import rules_for
+
+    rules = rules_for(options)
+    sources.add_tools(
+        registry,
+        main_servers=list(options.mcp_servers),
+        tool_search=options.tool_search,
+        context_window=_context_window(options),
+        hidden=rules.removes_tool if rules.deny else None,
+    )
+
+
+def _context_window(options: AgentOptions) -> int:
+    info = options.price_table().get(options.resolved_model)
+    return info.context_window if info is not None else 200_000
+
+
 def _check_supported(options: AgentOptions) -> None:
     """Options for features that are not built yet fail loudly instead of being ignored."""
     if not options.agents and not options.enable_file_checkpointing:
         return  # the usual case, decided without building the report below
-    definitions = (options.agents or {}).values()
-    unsupported = {
-        "enable_file_checkpointing": options.enable_file_checkpointing,
-        "AgentDefinition.skills (skills)": any(d.skills for d in definitions),
-        "AgentDefinition.mcp_servers (per-agent MCP servers)": any(
-            d.mcp_servers for d in definitions
-        ),
-    }
+    unsupported = {"enable_file_checkpointing": options.enable_file_checkpointing}
     missing = [name for name, used in unsupported.items() if used]
     if missing:
         raise NotImplementedError(f"not built yet: {', '.join(missing)}")
@@ -127,9 +139,14 @@ class SessionHandle:
     session: Session
     main: AgentLoop
     supervisor: Supervisor
+    sources: SessionSources
     actor: Actor = attrs.field(default=None)
 
     async def send(self, item: Any) -> None:
+        if isinstance(item, Prompt):  # a custom slash command becomes its file's text
+            content = self.sources.expand(item.content)
+            if content is not item.content:
+                item = attrs.evolve(item, content=content)
         await self.actor.mailbox.send(item)
 
 
@@ -181,8 +198,20 @@ class _Starter:
                     await aclose()
 
     async def _session(self, backend: Backend, task_status: trio.TaskStatus[SessionHandle]) -> None:
-        options = self.options
-        cwd = _abspath(options.cwd)
+        cwd = _abspath(self.options.cwd)
+        async with open_session_sources(self.options, cwd) as sources:
+            # settings files merge in below the options' own values; servers live as long
+            options = sources.apply(self.options)
+            await self._with_sources(options, sources, cwd, backend, task_status)
+
+    async def _with_sources(
+        self,
+        options: AgentOptions,
+        sources: SessionSources,
+        cwd: str,
+        backend: Backend,
+        task_status: trio.TaskStatus[SessionHandle],
+    ) -> None:
         ledger = Ledger(cap=options.max_budget_usd)
         async with (
             open_session_store(options) as store,
@@ -202,7 +231,9 @@ class _Starter:
                 supervisor=supervisor,
                 emit=self.emit,
             )
+            session.cache["sources"] = sources
             registry = build_registry(options)
+            add_source_tools(registry, options, sources)
             main = AgentLoop(
                 session=session,
                 agent_id="main",
@@ -210,7 +241,8 @@ class _Starter:
                 model=options.resolved_model,
                 tools=registry,
                 system=_system_blocks(options)
-                + await claude_md_blocks(cwd, options.setting_sources),
+                + await claude_md_blocks(cwd, options.setting_sources)
+                + sources.system_blocks(),
                 max_turns=options.max_turns,
                 effort=options.effort,
                 thinking=_thinking(options),
@@ -227,19 +259,19 @@ class _Starter:
                         "tools": registry.names(),
                         "permission_mode": options.resolved_permission_mode,
                         "agents": sorted(options.agents or {}),
-                        "mcp_servers": [
-                            {"name": key, "status": "connected"} for key in options.mcp_servers
-                        ],
+                        "mcp_servers": sources.mcp_status(options),
                     },
                 )
             )
             await attach_main(session, main, setup)  # transcript, resumed history, E3 notices
             await _hookpoints.open_session(main)  # SessionStart now, SessionEnd at the end
-            handle = SessionHandle(session=session, main=main, supervisor=supervisor)
+            handle = SessionHandle(
+                session=session, main=main, supervisor=supervisor, sources=sources
+            )
 
             async def behaviour(actor: Actor) -> None:
                 if self.prompt is not None:  # fits: a fresh mailbox holds MAILBOX_CAPACITY items
-                    actor.mailbox.send_nowait(Prompt(self.prompt))
+                    actor.mailbox.send_nowait(Prompt(sources.expand(self.prompt)))
                     actor.mailbox.send_nowait(INPUT_END)
                 await serve(main, actor, recording_results(main, self.emit))
                 # trailing, after every result: what the whole tree spent, per agent (S6)
@@ -486,6 +518,38 @@ class AgentClient:
             raise ValueError(f"no running task {task_id!r}") from None
         actor.cancel(reason="stop_task")
         await trio.lowlevel.checkpoint()
+
+    async def mcp_server_status(self) -> list[dict[str, Any]]:
+        """Each MCP server of the session: ``{"name", "status", "error"?, "serverInfo"?,
+        "tools"?}``, ``status`` one of connected, failed, pending, disabled."""
+        handle = self._require()
+        await trio.lowlevel.checkpoint()
+        return handle.sources.server_status(handle.session.options)
+
+    async def reconnect_mcp_server(self, name: str) -> dict[str, Any]:
+        """Close an external server's connection (stopping its process) and connect it again;
+        tools it offers now are added to the main agent's. Returns its new status."""
+        handle = self._require()
+        options = handle.session.options
+        status = await handle.sources.reconnect(name, options)
+        self._refresh_tools(handle, name)
+        return status
+
+    async def toggle_mcp_server(self, name: str, enabled: bool) -> dict[str, Any]:
+        """Disable an external server (its connection closes; its tools answer with an error
+        naming it) or enable it again. Returns its new status."""
+        handle = self._require()
+        status = await handle.sources.toggle(name, enabled, handle.session.options)
+        if enabled:
+            self._refresh_tools(handle, name)
+        return status
+
+    def _refresh_tools(self, handle: SessionHandle, name: str) -> None:
+        from ._gate import rules_for
+
+        rules = rules_for(handle.session.options)
+        hidden = rules.removes_tool if rules.deny else None
+        handle.sources.refresh_tools(handle.main.tools, name, hidden)
 
     def statistics(self) -> Any:
         """The supervisor's statistics (live actors, depth, mailbox peaks)."""

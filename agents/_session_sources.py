@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -43,7 +43,7 @@ from .tools.base import SdkMcpServer, Tool, ToolRegistry
 from .tools.toolsearch import DeferredTools, choose_deferred, tool_search_tool
 
 if TYPE_CHECKING:
-    from .options import AgentOptions
+    from .options import AgentDefinition, AgentOptions
 
 __all__ = ["SessionSources", "external_servers", "open_session_sources"]
 
@@ -150,10 +150,12 @@ class SessionSources:
         skills: list[str] | None = None,
         tool_search: str = "auto",
         context_window: int = 200_000,
+        hidden: Callable[[str], bool] | None = None,
     ) -> None:
-        """Add the external MCP tools of ``main_servers``, ``Skill`` and ``ToolSearch``."""
+        """Add the external MCP tools of ``main_servers``, ``Skill`` and ``ToolSearch``;
+        ``hidden(name)`` says which tools a bare-name deny rule keeps from the model."""
         for tool in self.tools_for(main_servers):
-            if tool.name not in registry:
+            if tool.name not in registry and not (hidden is not None and hidden(tool.name)):
                 registry.add(tool)
         chosen = (
             self.skills
@@ -168,6 +170,32 @@ class SessionSources:
             self.deferred = DeferredTools.of(deferred)
             registry.defer(self.deferred.names())
             registry.add(tool_search_tool(self.deferred))
+
+    def for_child(
+        self, definition: AgentDefinition, registry: ToolRegistry
+    ) -> list[dict[str, Any]]:
+        """Give a subagent the tools of its definition's own servers and its skills (only the
+        named ones when ``skills`` is set); the system blocks that describe them."""
+        denied = set(definition.disallowed_tools or ())
+        names: list[str] = []
+        for entry in definition.mcp_servers or ():
+            names.extend([entry] if isinstance(entry, str) else list(entry))
+        for tool in self.tools_for(names) if names else ():
+            if tool.name not in registry and tool.name not in denied:
+                registry.add(tool)
+        if definition.skills is not None:
+            unknown = [n for n in definition.skills if n not in self.skills]
+            if unknown:
+                known = ", ".join(sorted(self.skills)) or "none"
+                raise ValueError(
+                    f"unknown skill {unknown[0]!r} in AgentDefinition.skills (known: {known})"
+                )
+            registry.remove("Skill")
+            chosen = {n: self.skills[n] for n in definition.skills}
+            if chosen and "Skill" not in denied:
+                registry.add(skill_tool(chosen))
+            return self.system_blocks(definition.skills) if chosen else []
+        return self.system_blocks() if "Skill" in registry else []
 
     def system_blocks(self, skills: list[str] | None = None) -> list[dict[str, Any]]:
         chosen = (
@@ -193,6 +221,50 @@ class SessionSources:
                 out.append(entry)
         return out
 
+    def server_status(self, options: AgentOptions) -> list[dict[str, Any]]:
+        """The full status of each server (``tools`` and ``serverInfo`` when connected)."""
+        external = {s.name: s for s in self.servers.status()} if self.servers is not None else {}
+        out = []
+        for key, server in options.mcp_servers.items():
+            status = external.get(key)
+            if status is not None:
+                out.append(status.to_dict())
+            elif isinstance(server, SdkMcpServer):
+                out.append(
+                    {
+                        "name": key,
+                        "status": "connected",
+                        "serverInfo": {"name": server.name, "version": server.version},
+                        "tools": [t.name for t in server.as_tools(key)],
+                    }
+                )
+        return out
+
+    def _external(self, name: str, options: AgentOptions) -> McpServers:
+        if self.servers is None or name not in self.servers.names():
+            server = options.mcp_servers.get(name)
+            if isinstance(server, SdkMcpServer):
+                raise ValueError(
+                    f"MCP server {name!r} is in-process (create_sdk_mcp_server): "
+                    "it cannot be reconnected or toggled"
+                )
+            known = ", ".join(options.mcp_servers) or "none"
+            raise ValueError(f"unknown MCP server {name!r} (configured: {known})")
+        return self.servers
+
+    async def reconnect(self, name: str, options: AgentOptions) -> dict[str, Any]:
+        return (await self._external(name, options).reconnect(name)).to_dict()
+
+    async def toggle(self, name: str, enabled: bool, options: AgentOptions) -> dict[str, Any]:
+        return (await self._external(name, options).toggle(name, enabled)).to_dict()
+
+    def refresh_tools(self, registry: ToolRegistry, name: str, hidden: Any = None) -> None:
+        """Add the tools ``name`` offers now that ``registry`` lacks (after a reconnect);
+        ``hidden(tool_name)`` says which a bare-name deny rule keeps from the model."""
+        for tool in self.tools_for([name]):
+            if tool.name not in registry and not (hidden is not None and hidden(tool.name)):
+                registry.add(tool)
+
     def expand(self, prompt: Any) -> Any:
         """A ``/command args`` prompt as its command's text; anything else unchanged."""
         if isinstance(prompt, str) and self.commands:
@@ -214,6 +286,7 @@ async def open_session_sources(options: AgentOptions, cwd: str) -> AsyncIterator
         settings, skills, commands = await trio.to_thread.run_sync(_load_files, cwd, sources)
     else:
         settings, skills, commands = Settings(), {}, {}
+    _check_agent_skills(options, skills)
     external = external_servers(options)
     if not external:
         yield SessionSources(settings, skills, commands, None, cwd)
@@ -233,6 +306,17 @@ async def open_session_sources(options: AgentOptions, cwd: str) -> AsyncIterator
         ),
     ) as servers:
         yield SessionSources(settings, skills, commands, servers, cwd)
+
+
+def _check_agent_skills(options: AgentOptions, skills: Mapping[str, SkillFile]) -> None:
+    """An agent definition naming a skill that no enabled source has fails at startup."""
+    for name, definition in (options.agents or {}).items():
+        for skill in definition.skills or ():
+            if skill not in skills:
+                known = ", ".join(sorted(skills)) or "none: no setting_sources enable skills"
+                raise ValueError(
+                    f"agents[{name!r}].skills: unknown skill {skill!r} (loaded: {known})"
+                )
 
 
 def _with_env(config: Any, env: Mapping[str, str]) -> Any:

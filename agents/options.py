@@ -34,6 +34,7 @@ DEFAULT_MODEL = "claude-opus-5-5"
 EFFORTS = ("low", "medium", "high", "xhigh", "max")
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "dontAsk", "auto", "bypassPermissions")
 BUDGET_MODES = ("soft", "reserve")
+TOOL_SEARCH_MODES = ("auto", "on", "off")
 SETTING_SOURCES = ("user", "project", "local")
 #: short names accepted wherever a model is named (``AgentDefinition(model="haiku")``)
 MODEL_ALIASES = {
@@ -181,6 +182,11 @@ class AgentOptions:
     hooks: dict[str, Any] | None = None
     max_tool_concurrency: int = attrs.field(
         default=10, validator=_at_least("max_tool_concurrency", 1)
+    )
+    #: MCP tool definitions deferred behind ToolSearch: "auto" (past a share of the context),
+    #: "on" or "off"
+    tool_search: str = attrs.field(
+        default="auto", validator=_one_of("tool_search", TOOL_SEARCH_MODES)
     )
     # -- subagents and budget ---------------------------------------------------------------------
     agents: dict[str, AgentDefinition] | None = attrs.field(default=None, validator=_check_agents)

@@ -126,3 +126,19 @@ async def test_external_tools_are_deferred_behind_tool_search_when_on(project: P
     definitions = {d["name"]: d for d in registry.definitions()}
     assert definitions["mcp__demo__echo"]["defer_loading"] is True
     assert "defer_loading" not in definitions["ToolSearch"]
+
+
+async def test_an_agent_naming_an_unloaded_skill_fails_at_startup(project: Path) -> None:
+    from agents import query
+    from agents.testing import ScriptedBackend
+
+    options = AgentOptions(
+        backend=ScriptedBackend([]),
+        cwd=project,
+        agents={"a": AgentDefinition(description="d", prompt="p", skills=["x"])},
+    )
+    with pytest.raises(
+        ValueError, match=r"^agents\['a'\]\.skills: unknown skill 'x' \(loaded: none"
+    ):
+        async for _ in query(prompt="hi", options=options):
+            pass
