@@ -20,7 +20,7 @@ import contextvars
 import logging
 import os
 from collections.abc import AsyncIterable, AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
@@ -32,12 +32,14 @@ from ._claude_md import claude_md_blocks
 from ._handles import AgentHandle, spawn_from_code
 from ._loop import AgentLoop, Session, new_id
 from ._persist import attach_main, open_session_store, recording_results, start_session
-from ._session_sources import SessionSources, open_session_sources
 from ._subagents import INPUT_END, Prompt, agent_tool, definitions_for, serve
 from .backends.base import Backend
 from .messages import Message, ResultError, ResultMessage, SystemMessage
 from .options import AgentOptions
 from .tools.base import SdkMcpServer, ToolRegistry
+
+if TYPE_CHECKING:
+    from ._session_sources import SessionSources
 
 __all__ = ["AgentClient", "query"]
 
@@ -198,6 +200,8 @@ class _Starter:
                     await aclose()
 
     async def _session(self, backend: Backend, task_status: trio.TaskStatus[SessionHandle]) -> None:
+        from ._session_sources import open_session_sources  # late: MCP and settings code
+
         cwd = _abspath(self.options.cwd)
         async with open_session_sources(self.options, cwd) as sources:
             # settings files merge in below the options' own values; servers live as long

@@ -1,4 +1,4 @@
-"""``AgentOptions`` and ``AgentDefinition``: what a session is configured with (SPEC §0, E1).
+"""``AgentOptions`` and ``AgentDefinition``: what a session is configured with.
 
 Names follow the Python Claude Agent SDK's ``ClaudeAgentOptions`` so programs port by changing
 imports; the options this runtime adds (``backend``, ``pricing``, ``budget_mode``, limits) are
@@ -89,7 +89,7 @@ def _opt_list(value: Any) -> Any:
 
 @attrs.frozen
 class AgentDefinition:
-    """A subagent type the model can spawn with the ``Agent`` tool (SPEC S1).
+    """A subagent type the model can spawn with the ``Agent`` tool.
 
     ``model`` may be an id, an alias (``sonnet``, ``opus``, ``haiku``) or ``inherit``;
     ``background=True`` makes spawns of this type run in the background unless the call says
@@ -141,7 +141,7 @@ def _path_or_none(value: str | os.PathLike[str] | None) -> str | None:
 
 @attrs.frozen(kw_only=True)
 class AgentOptions:
-    """Configuration of a session (``query()`` or ``AgentClient``). See SPEC §0-§6.
+    """Configuration of a session (``query()`` or ``AgentClient``).
 
     Defaults match the Agent SDK: the Anthropic API as backend, model ``claude-opus-5-5``, no turn
     or budget limit, permission mode ``default``.

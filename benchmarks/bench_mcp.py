@@ -14,26 +14,30 @@ Prints one JSON line per measurement::
   ``sleep(seconds)`` on the stdio server, against the same query with one call (the control, in
   the same run): the time from the response that asks for the calls to the last result.
   ``ratio`` = many / one; the scheduler runs read-only calls concurrently, so it stays near 1.
+* ``mcp_fanout_bare``: the control for it, the same calls made concurrently over the ``mcp``
+  package's own ``ClientSession`` in a bare nursery, with no agent runtime.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from typing import Any
 
 import trio
 
 from agents import (
+    AgentClient,
     AgentOptions,
     AssistantMessage,
     ToolAnnotations,
     UserMessage,
     create_sdk_mcp_server,
-    query,
     tool,
 )
+from agents.backends.base import ModelRequest
 from agents.mcp import McpServers, open_mcp_servers
 from agents.testing.mcp_servers import open_http_server, stdio_server_config
 from agents.testing.scripted import ScriptedBackend, Step, text, tool_use
@@ -91,20 +95,23 @@ def _report(transport: str, calls: int, control: float, measured: tuple[float, f
 
 
 def _fanout_backend(n: int, seconds: float) -> ScriptedBackend:
-    calls = [tool_use("mcp__bench__sleep", {"seconds": seconds}) for _ in range(n)]
-    return ScriptedBackend([Step(calls), Step([text("done")])])
+    """A prompt "<k>" asks for k read-only calls of ``sleep(seconds)``; their results end it."""
+
+    def respond(request: ModelRequest) -> Step:
+        last = request.messages[-1]["content"]
+        if isinstance(last, str):
+            calls = int(last)
+            return Step([tool_use("mcp__bench__sleep", {"seconds": seconds}) for _ in range(calls)])
+        return Step([text("done")])
+
+    return ScriptedBackend(respond)
 
 
-async def _tool_phase(n: int, seconds: float, config: dict[str, Any]) -> float:
+async def _tool_phase(client: AgentClient, calls: int) -> float:
     """Seconds from the response asking for the calls to the last of their results."""
-    options = AgentOptions(
-        backend=_fanout_backend(n, seconds),
-        mcp_servers={"bench": config},
-        allowed_tools=["mcp__bench"],
-        tools=[],
-    )
+    await client.query(str(calls))
     asked = done = 0.0
-    async for message in query(prompt="go", options=options):
+    async for message in client.receive_response():
         if isinstance(message, AssistantMessage) and not asked:
             asked = time.perf_counter()
         elif isinstance(message, UserMessage):
@@ -113,12 +120,20 @@ async def _tool_phase(n: int, seconds: float, config: dict[str, Any]) -> float:
 
 
 async def bench_fanout(n: int, seconds: float, repeats: int) -> None:
-    """The tool phase of one turn with ``n`` read-only calls, and with one (the control)."""
-    config = stdio_server_config()
+    """The tool phase of one turn with ``n`` read-only calls, and with one (the control), in
+    one session whose server has answered a first call (a warm server, as mid-session)."""
+    options = AgentOptions(
+        backend=_fanout_backend(n, seconds),
+        mcp_servers={"bench": stdio_server_config()},
+        allowed_tools=["mcp__bench"],
+        tools=[],
+    )
     ones, manys = [], []
-    for _ in range(repeats):
-        ones.append(await _tool_phase(1, seconds, config))
-        manys.append(await _tool_phase(n, seconds, config))
+    async with AgentClient(options) as client:
+        await _tool_phase(client, 1)  # warm-up
+        for _ in range(repeats):
+            ones.append(await _tool_phase(client, 1))
+            manys.append(await _tool_phase(client, n))
     one, many = min(ones), min(manys)
     emit(
         bench="mcp_fanout",
@@ -130,9 +145,44 @@ async def bench_fanout(n: int, seconds: float, repeats: int) -> None:
     )
 
 
+async def _bare_phase(n: int, seconds: float) -> float:
+    """The control: ``n`` concurrent calls over the ``mcp`` package's own client, no agent."""
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    config = stdio_server_config()
+    params = StdioServerParameters(command=config["command"], args=config["args"])
+    with open(os.devnull, "w") as errlog:  # noqa: ASYNC230 - /dev/null does not block
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            await session.call_tool("sleep", {"seconds": 0})  # warm, as the agent's server is
+            start = time.perf_counter()
+            async with trio.open_nursery() as nursery:
+                for _ in range(n):
+                    nursery.start_soon(session.call_tool, "sleep", {"seconds": seconds})
+            return time.perf_counter() - start
+
+
+async def bench_bare_fanout(n: int, seconds: float, repeats: int) -> None:
+    ones = [await _bare_phase(1, seconds) for _ in range(repeats)]
+    manys = [await _bare_phase(n, seconds) for _ in range(repeats)]
+    emit(
+        bench="mcp_fanout_bare",
+        calls=n,
+        seconds_each=seconds,
+        one_call_s=round(min(ones), 4),
+        n_calls_s=round(min(manys), 4),
+        ratio=round(min(manys) / min(ones), 3),
+    )
+
+
 async def main(quick: bool) -> None:
     await bench_calls(calls=20 if quick else 500)
-    await bench_fanout(n=3 if quick else 10, seconds=0.1, repeats=1 if quick else 3)
+    await bench_fanout(n=3 if quick else 10, seconds=0.1, repeats=1 if quick else 5)
+    await bench_bare_fanout(n=3 if quick else 10, seconds=0.1, repeats=1 if quick else 5)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """Tools: the definition the model sees, input validation, and the handler that runs.
 
 A :class:`Tool` couples a JSON Schema (sent to the model) with a validator (applied before the
-handler runs, SPEC T4) and a read-only flag (which the scheduler uses to fan calls out, SPEC T5).
+handler runs, so a malformed call is reported as such) and a read-only flag (which the scheduler
+uses to run calls concurrently).
 Built-in tools validate with a msgspec ``Struct`` (fast, errors carry a JSON path); custom tools
 made with :func:`tool` validate against their schema.
 
@@ -38,7 +39,7 @@ __all__ = [
     "tool",
 ]
 
-#: Characters kept from a custom/MCP tool's output (SPEC T8: about 25 000 tokens).
+#: Characters kept from a custom tool's output (about 25 000 tokens, the MCP output cap).
 MCP_OUTPUT_CAP_CHARS = 100_000
 
 
@@ -78,7 +79,7 @@ class ToolContext:
     shell); ``session_state`` is shared by the whole session's agents (the task list).
     ``agent`` is the calling agent's loop (used by the Agent tool and tools that call the model).
     ``nursery`` lives as long as the agent (background shells run there) and ``cleanup`` holds
-    async callables the agent awaits, shielded, when it ends — so no process outlives it (T7).
+    async callables the agent awaits, shielded, when it ends — so no process outlives it.
     ``complete(prompt, system)`` asks the session's model a one-shot question (WebFetch, the
     ``auto`` classifier), charged to the budget like any other response.
     """
@@ -158,11 +159,12 @@ _ANNOTATION_KEYS = frozenset({"description", "title", "default", "examples"})
 def _simple_validator(schema: Mapping[str, Any]) -> Callable[[Any], str | None] | None:
     """A fast validator for the common shape — an object of typed properties — or None.
 
-    Custom tools are mostly ``{field: type}`` maps; checking them by hand costs a microsecond
-    where a general JSON Schema validator costs tens (and 100 ms to import).
+    Custom tools are mostly ``{field: type}`` maps, and MCP servers' schemas (pydantic's) add
+    titles; checking them by hand costs a microsecond where a general JSON Schema validator costs
+    tens to hundreds (and 100 ms to import).
     """
     if (
-        set(schema) - {"type", "properties", "required", "$schema"}
+        set(schema) - {"type", "properties", "required", "$schema", "title", "description"}
         or schema.get("type") != "object"
     ):
         return None
@@ -338,7 +340,7 @@ def _wrap_sdk_tool(full_name: str, sdk: SdkMcpTool) -> Tool:
 
 
 def truncate(text: str, cap: int) -> str:
-    """``text`` cut to ``cap`` characters with a note saying how much was cut (SPEC T8)."""
+    """``text`` cut to ``cap`` characters with a note saying how much was cut."""
     if len(text) <= cap:
         return text
     cut = len(text) - cap
