@@ -25,34 +25,44 @@ def _build_server(name: str) -> Any:
 
     server = MCPServer(name, version="1.0.0", log_level="ERROR")
     read_only = ToolAnnotations(read_only_hint=True)
-    plain = {"structured_output": False}  # text results only: no output schema to validate
+    # structured_output=False: text results only, no output schema for either side to validate
 
-    @server.tool(description="Return the text unchanged.", annotations=read_only, **plain)
+    @server.tool(
+        description="Return the text unchanged.", annotations=read_only, structured_output=False
+    )
     def echo(text: str) -> str:
         return text
 
-    @server.tool(description="Add two numbers.", **plain)
+    @server.tool(description="Add two numbers.", structured_output=False)
     def add(a: float, b: float) -> str:
         return str(a + b)
 
-    @server.tool(description="Sleep for some seconds, then answer.", annotations=read_only, **plain)
+    @server.tool(
+        description="Sleep for some seconds, then answer.",
+        annotations=read_only,
+        structured_output=False,
+    )
     async def sleep(seconds: float) -> str:
         import anyio
 
         await anyio.sleep(seconds)
         return f"slept {seconds}"
 
-    @server.tool(description="Return that many characters.", annotations=read_only, **plain)
+    @server.tool(
+        description="Return that many characters.", annotations=read_only, structured_output=False
+    )
     def big(chars: int) -> str:
         return "x" * chars
 
-    @server.tool(description="Fail with a message.", **plain)
+    @server.tool(description="Fail with a message.", structured_output=False)
     def fail(message: str) -> str:
         from mcp.server.mcpserver.exceptions import ToolError
 
         raise ToolError(message)
 
-    @server.tool(description="The server process's pid.", annotations=read_only, **plain)
+    @server.tool(
+        description="The server process's pid.", annotations=read_only, structured_output=False
+    )
     def pid() -> str:
         return str(os.getpid())
 

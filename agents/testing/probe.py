@@ -3,7 +3,7 @@
 It logs, in one global sequence, when each response starts and ends and what it *delivered*
 (the usage the loop saw: input on ``message_start``, output on ``message_delta``), priced with
 the session's table. From that log :func:`check_soft_cap` and :func:`check_hard_cap` verify
-SPEC S6-S8 on a finished run::
+the budget bounds on a finished run (the soft cap, and the hard cap with reservations)::
 
     probe = ProbeBackend(ScriptedBackend(script), prices=options.price_table())
     ... run the query with AgentOptions(backend=probe, max_budget_usd=cap) ...
@@ -86,7 +86,7 @@ def _crossing(records: Sequence[ResponseRecord], cap: float) -> ResponseRecord |
 
 
 def check_soft_cap(records: Sequence[ResponseRecord], cap: float, total: float) -> None:
-    """S6/S7: the ledger total is what the responses delivered; no response started after the
+    """The soft cap: the ledger total is what the responses delivered; no response started after the
     crossing; total < cap + the cost of the responses in flight at the crossing."""
     delivered = sum(r.cost for r in records)
     assert abs(total - delivered) < 1e-9, f"ledger total {total} != delivered {delivered}"
@@ -102,7 +102,7 @@ def check_soft_cap(records: Sequence[ResponseRecord], cap: float, total: float) 
 
 
 def check_hard_cap(records: Sequence[ResponseRecord], cap: float, total: float) -> None:
-    """S8: with reservations the total never exceeds the cap."""
+    """The hard cap: with reservations the total never exceeds the cap."""
     delivered = sum(r.cost for r in records)
     assert abs(total - delivered) < 1e-9, f"ledger total {total} != delivered {delivered}"
     assert total <= cap + 1e-12, f"total {total} > cap {cap}"

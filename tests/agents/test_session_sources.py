@@ -10,7 +10,7 @@ import pytest
 import trio
 
 from agents import AgentDefinition, AgentOptions, create_sdk_mcp_server
-from agents._session_sources import external_servers, open_session_sources
+from agents._assembly.sources import external_servers, open_session_sources
 from agents.testing.mcp_servers import stdio_server_config
 from agents.tools.base import ToolRegistry
 
