@@ -46,7 +46,12 @@ def configured(project: Path) -> Path:
     )
     guard.chmod(0o755)
     settings = {
-        "permissions": {"allow": ["Bash(echo *)"], "deny": ["Write"], "defaultMode": "default"},
+        "permissions": {
+            "allow": ["Bash(echo *)"],
+            "deny": ["Write"],
+            "ask": ["Bash(echo secret*)"],
+            "defaultMode": "acceptEdits",
+        },
         "env": {"PROJECT_COLOUR": "teal"},
         "hooks": {
             "PreToolUse": [
@@ -56,7 +61,17 @@ def configured(project: Path) -> Path:
                         {"type": "command", "command": "$CLAUDE_PROJECT_DIR/.claude/hooks/guard.sh"}
                     ],
                 }
-            ]
+            ],
+            "Stop": [
+                {
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "command": 'echo "$PROJECT_COLOUR" > "$CLAUDE_PROJECT_DIR/colour"',
+                        }
+                    ]
+                }
+            ],
         },
     }
     (claude / "settings.json").write_text(json.dumps(settings))
@@ -204,3 +219,36 @@ async def test_a_subagent_with_skills_gets_only_those(configured: Path) -> None:
         if isinstance(b, ToolResultBlock)
     ]
     assert [result_text(b) for b in child_results] == ["unknown skill 'release' (available: lint)"]
+
+
+async def test_an_ask_rule_beats_the_allow_rule_without_a_callback(configured: Path) -> None:
+    backend = ScriptedBackend(
+        [Step([tool_use("Bash", {"command": "echo secret plans"})]), Step([text("ok")])]
+    )
+    options = AgentOptions(backend=backend, cwd=configured, setting_sources=["project"])
+    messages, _ = await collect("go", options)
+    (asked,) = results(messages)
+    assert asked.is_error and "secret plans" not in result_text(asked)
+
+
+async def test_the_default_mode_of_the_settings_applies(configured: Path) -> None:
+    target = configured / "notes.txt"
+    target.write_text("old text\n")
+    edit = {"file_path": str(target), "old_string": "old", "new_string": "new"}
+    read = {"file_path": str(target)}
+    backend = ScriptedBackend(
+        [Step([tool_use("Read", read)]), Step([tool_use("Edit", edit)]), Step([text("ok")])]
+    )
+    options = AgentOptions(backend=backend, cwd=configured, setting_sources=["project"])
+    messages, _ = await collect("go", options)
+    init = next(m for m in messages if isinstance(m, SystemMessage) and m.subtype == "init")
+    assert init.data["permission_mode"] == "acceptEdits"
+    assert target.read_text() == "new text\n"
+
+
+async def test_the_settings_env_reaches_the_hooks(configured: Path) -> None:
+    options = AgentOptions(
+        backend=ScriptedBackend([Step([text("ok")])]), cwd=configured, setting_sources=["project"]
+    )
+    await collect("go", options)
+    assert (configured / "colour").read_text() == "teal\n"
