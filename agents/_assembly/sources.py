@@ -183,6 +183,8 @@ class SessionSources:
         for tool in self.tools_for(names) if names else ():
             if tool.name not in registry and tool.name not in denied:
                 registry.add(tool)
+        if self.deferred is not None and "ToolSearch" in registry:  # the parent's deferral too
+            registry.defer([n for n in self.deferred.names() if n in registry])
         if definition.skills is not None:
             unknown = [n for n in definition.skills if n not in self.skills]
             if unknown:

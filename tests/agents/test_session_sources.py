@@ -142,3 +142,17 @@ async def test_an_agent_naming_an_unloaded_skill_fails_at_startup(project: Path)
     ):
         async for _ in query(prompt="hi", options=options):
             pass
+
+
+async def test_a_subagent_keeps_the_parents_deferral(project: Path) -> None:
+    options = AgentOptions(mcp_servers={"demo": stdio_server_config()})
+    parent, child = ToolRegistry(), ToolRegistry()
+    with trio.fail_after(60):
+        async with open_session_sources(options, str(project)) as sources:
+            sources.add_tools(parent, main_servers=["demo"], tool_search="on")
+            for name in parent.names():
+                tool = parent.get(name)
+                assert tool is not None
+                child.add(tool)
+            sources.for_child(AgentDefinition(description="d", prompt="p"), child)
+    assert child.definitions() == parent.definitions()
