@@ -25,7 +25,7 @@ import trio
 
 from ..hooks import HookResult
 from ..messages import Message, ResultMessage, ToolUseBlock
-from ..tools.base import Tool, ToolOutput, ToolRegistry
+from ..tools.base import FileAccess, Tool, ToolOutput, ToolRegistry
 
 if TYPE_CHECKING:
     from runtime import Actor
@@ -86,6 +86,12 @@ class Gate(Protocol):
     def set_mode(self, mode: str) -> None: ...
 
     def with_mode(self, mode: str) -> Gate: ...
+
+    @property
+    def files(self) -> FileAccess | None:
+        """What the file tools learn from the gate: the files it approved, with their identity,
+        and the Read deny rules that searches must respect (``ToolContext.files``)."""
+        ...
 
     async def check(self, loop: AgentLoop, call: ToolUseBlock, tool: Tool) -> Verdict | None: ...
 
