@@ -80,15 +80,26 @@ def test_a_bad_log_level_in_the_environment_is_one_line(
     )
 
 
-def test_mcp_config_parses_then_fails_naming_what_is_missing(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], project: Path
+async def test_mcp_config_servers_reach_the_session(
+    tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """External MCP servers are being built: the flag is read, and the run says they are not."""
+    """--mcp-config's servers are connected: the init message lists each with its status."""
+    from agents.testing import stdio_server_config
+
+    servers = {"demo": stdio_server_config(), "files": {"command": "/nonexistent/mcp-files"}}
     config = tmp_path / "mcp.json"
-    config.write_text(json.dumps({"mcpServers": {"files": {"command": "mcp-files"}}}))
-    argv = ["run", "hi", "--base-url", LOCAL, "--cwd", str(project), "--mcp-config", str(config)]
-    line = one_line_exit_2([*argv, "--max-retries", "0"], capsys)
-    assert "external MCP servers" in line and "'files'" in line
+    config.write_text(json.dumps({"mcpServers": servers}))
+    args = ("--mcp-config", str(config), "--output-format", "stream-json", "--no-live")
+    with trio.fail_after(90):
+        status, _ = await run_cli([Step([text("done")])], project, monkeypatch, *args)
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
+    init = next(m for m in lines if m.get("subtype") == "init")
+    data = init.get("data", init)
+    assert status == 0
+    assert [(s["name"], s["status"]) for s in data["mcp_servers"]] == [
+        ("demo", "connected"),
+        ("files", "failed"),
+    ]
 
 
 def test_mcp_config_must_hold_mcp_servers(capsys: pytest.CaptureFixture[str]) -> None:
