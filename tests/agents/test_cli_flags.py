@@ -81,7 +81,10 @@ def test_a_bad_log_level_in_the_environment_is_one_line(
 
 
 async def test_mcp_config_servers_reach_the_session(
-    tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """--mcp-config's servers are connected: the init message lists each with its status."""
     from agents.testing import stdio_server_config
