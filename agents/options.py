@@ -216,6 +216,8 @@ class AgentOptions:
     setting_sources: list[str] | None = attrs.field(
         default=None, converter=_opt_list, validator=_str_list("setting_sources")
     )
+    #: more settings, above every settings file: a file path, a JSON string or a dict
+    settings: str | dict[str, Any] | None = None
     compact_threshold: float = attrs.field(default=0.8)
     enable_file_checkpointing: bool = False
     user: str | None = None

@@ -284,8 +284,10 @@ def _union(first: list[str], second: tuple[str, ...] | list[str]) -> list[str]:
 async def open_session_sources(options: AgentOptions, cwd: str) -> AsyncIterator[SessionSources]:
     """Load the files and connect the servers of a session; close the servers at the end."""
     sources = options.setting_sources
-    if sources:
-        settings, skills, commands = await trio.to_thread.run_sync(_load_files, cwd, sources)
+    if sources or options.settings is not None:
+        settings, skills, commands = await trio.to_thread.run_sync(
+            _load_files, cwd, sources or [], options.settings
+        )
     else:
         settings, skills, commands = Settings(), {}, {}
     _check_agent_skills(options, skills)
@@ -329,6 +331,7 @@ def _with_env(config: Any, env: Mapping[str, str]) -> Any:
 
 
 def _load_files(
-    cwd: str, sources: list[str]
+    cwd: str, sources: list[str], extra: Any
 ) -> tuple[Settings, dict[str, SkillFile], dict[str, SlashCommand]]:
-    return load_settings(cwd, sources), load_skills(cwd, sources), load_commands(cwd, sources)
+    settings = load_settings(cwd, sources, extra=extra)
+    return settings, load_skills(cwd, sources), load_commands(cwd, sources)

@@ -73,9 +73,15 @@ def settings_files(
 
 
 def load_settings(
-    cwd: str, setting_sources: list[str] | None, home: Path | None = None
+    cwd: str,
+    setting_sources: list[str] | None,
+    home: Path | None = None,
+    extra: str | Mapping[str, Any] | None = None,
 ) -> Settings:
-    """Read and merge the settings files (blocking: call it from a thread in async code)."""
+    """Read and merge the settings files (blocking: call it from a thread in async code).
+
+    ``extra`` (the ``settings`` option: a file path, a JSON string or a dict) comes last, above
+    every file, whatever ``setting_sources`` says (as Claude Code's ``--settings``)."""
     allow: list[str] = []
     deny: list[str] = []
     ask: list[str] = []
@@ -84,10 +90,13 @@ def load_settings(
     env: dict[str, str] = {}
     hooks: list[HookCommand] = []
     files: list[str] = []
+    loaded: list[tuple[Path, Mapping[str, Any]]] = []
     for path in settings_files(cwd, setting_sources, home):
-        if not path.is_file():
-            continue
-        data = _read_json(path)
+        if path.is_file():
+            loaded.append((path, _read_json(path)))
+    if extra is not None:
+        loaded.append(_extra(extra, cwd))
+    for path, data in loaded:
         files.append(str(path))
         permissions = _get(data, path, "permissions", Mapping, {})
         for key, into in (("allow", allow), ("deny", deny), ("ask", ask)):
@@ -124,6 +133,26 @@ def load_settings(
         hooks=tuple(hooks),
         files=tuple(files),
     )
+
+
+def _extra(extra: str | Mapping[str, Any], cwd: str) -> tuple[Path, Mapping[str, Any]]:
+    """The ``settings`` option as ``(where, data)``; ``where`` names it in errors (paths in it
+    resolve against ``cwd``, as a project file's do)."""
+    if isinstance(extra, Mapping):
+        return Path(cwd) / ".claude" / "<settings option>", extra
+    if not isinstance(extra, str):
+        raise SettingsError(f"settings must be a path, a JSON string or a dict, got {extra!r}")
+    if extra.lstrip().startswith("{"):
+        try:
+            data = json.loads(extra)
+        except json.JSONDecodeError as exc:
+            raise SettingsError(f"settings option: invalid JSON: {exc.msg}") from None
+        if not isinstance(data, Mapping):
+            raise SettingsError(f"settings option: must be a JSON object, got {data!r}")
+        return Path(cwd) / ".claude" / "<settings option>", data
+    path = Path(extra).expanduser()
+    path = path if path.is_absolute() else Path(cwd) / path
+    return path, _read_json(path)
 
 
 def _read_json(path: Path) -> Mapping[str, Any]:

@@ -110,11 +110,22 @@ def test_mcp_config_must_hold_mcp_servers(capsys: pytest.CaptureFixture[str]) ->
     assert 'expected {"mcpServers": {...}}' in line
 
 
-def test_settings_parses_then_fails_naming_what_is_missing(
-    capsys: pytest.CaptureFixture[str],
+async def test_settings_flag_applies_above_the_settings_files(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    line = one_line_exit_2(["run", "hi", "--base-url", LOCAL, "--settings", '{"a": 1}'], capsys)
-    assert "--settings: settings files are not built yet" in line
+    """--settings is one more settings file, read whatever setting_sources say."""
+    settings = '{"permissions": {"deny": ["Bash"]}}'
+    args = ("--settings", settings, "--output-format", "stream-json", "--no-live")
+    status, _ = await run_cli([Step([text("done")])], project, monkeypatch, *args)
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
+    init = next(m for m in lines if m.get("subtype") == "init")
+    assert status == 0
+    assert "Bash" not in init.get("data", init)["tools"]
+
+
+def test_settings_flag_must_be_a_json_object(capsys: pytest.CaptureFixture[str]) -> None:
+    line = one_line_exit_2(["run", "hi", "--base-url", LOCAL, "--settings", "[1]"], capsys)
+    assert line.endswith("--settings: expected a JSON object, got '[1]'")
 
 
 def test_agents_json_becomes_definitions() -> None:
@@ -179,9 +190,9 @@ def test_system_prompt_flags(flags: list[str], expected: object, project: Path) 
     assert options.system_prompt == expected
 
 
-def test_settings_error_is_a_usage_error(project: Path) -> None:
-    with pytest.raises(UsageError, match=r"^--settings: settings files are not built yet"):
-        build_options(run_args("--settings", "{}"), ScriptedBackend([]))
+def test_settings_flag_reaches_the_options(project: Path) -> None:
+    options = build_options(run_args("--settings", '{"env": {"A": "1"}}'), ScriptedBackend([]))
+    assert options.settings == {"env": {"A": "1"}}
 
 
 # -- what text mode shows while it waits

@@ -131,3 +131,18 @@ def test_prompt_hooks_are_not_built_yet(project: Path, home: Path) -> None:
     )
     with pytest.raises(NotImplementedError, match=r"only 'command' hooks are built"):
         load_settings(str(project), ["project"], home)
+
+
+def test_the_settings_option_comes_above_every_file(project: Path, home: Path) -> None:
+    write(project / ".claude" / "settings.local.json", {"env": {"A": "local"}})
+    extra = {"env": {"A": "option"}, "permissions": {"deny": ["Bash"]}}
+    settings = load_settings(str(project), ["local"], home, extra=extra)
+    assert settings.env == {"A": "option"} and settings.deny == ("Bash",)
+
+
+def test_the_settings_option_may_be_a_path_or_json(project: Path, home: Path) -> None:
+    write(project / "more.json", {"permissions": {"allow": ["Read"]}})
+    assert load_settings(str(project), None, home, extra="more.json").allow == ("Read",)
+    assert load_settings(str(project), None, home, extra='{"env": {"B": "1"}}').env == {"B": "1"}
+    with pytest.raises(SettingsError, match=r"^settings option: invalid JSON"):
+        load_settings(str(project), None, home, extra="{nope")
