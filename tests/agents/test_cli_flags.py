@@ -13,7 +13,7 @@ import pytest
 import trio
 
 from agents.cli import _parser, main, version
-from agents.cli_run import UsageError, _session, build_options, parse_agents
+from agents.cli_run import _session, build_options, parse_agents
 from agents.testing import FakeAnthropicServer, ScriptedBackend
 from agents.testing.scripted import Fault, Step, text, tool_use, usage
 
