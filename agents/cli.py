@@ -55,7 +55,7 @@ def _parser() -> argparse.ArgumentParser:
         description="trio-agents: the Claude Agent SDK's agent loop as a tree of Trio actors.",
     )
     parser.add_argument("-v", "--version", action=_Version)
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{demo,run,bench}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{demo,run,bench,worker}")
     demo = sub.add_parser(
         "demo",
         help="run a scripted agent hierarchy (no API key needed), shown as a live tree",
@@ -76,7 +76,30 @@ def _parser() -> argparse.ArgumentParser:
     from .bench_cli import register as register_bench
 
     register_bench(sub)
+    _register_worker(sub)
     return parser
+
+
+def _register_worker(sub: Any) -> None:
+    worker = sub.add_parser(
+        "worker",
+        help="run agents of many trees, taking spawn requests from Redis (scale-out)",
+        description="Take spawn requests from a Redis Stream and run each agent under its tree's "
+        "shared ledger in PostgreSQL (extras: postgres, redis).",
+    )
+    worker.add_argument("--redis", required=True, help="Redis URL of the spawn queue")
+    worker.add_argument("--postgres", required=True, help="PostgreSQL DSN of ledger and sessions")
+    worker.add_argument("--name", help="consumer name (default: host-pid)")
+    worker.add_argument("--concurrency", type=int, default=4, help="jobs at once (default 4)")
+    worker.add_argument("--lease", type=float, default=10.0, help="lease in seconds (default 10)")
+    worker.add_argument("--prefix", default="trio-agents", help="key prefix of the streams")
+    worker.set_defaults(handler=_worker)
+
+
+def _worker(args: argparse.Namespace) -> int:
+    from .scaleout.worker import run_from_args
+
+    return run_from_args(args)
 
 
 def _demo(args: argparse.Namespace) -> int:

@@ -60,6 +60,7 @@ TOP = (
     "agents.testing",
     "agents.bench",
     "agents.bench_cli",
+    "agents.scaleout",
 )
 
 
