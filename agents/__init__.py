@@ -12,6 +12,10 @@ The public names are those of the Python Claude Agent SDK::
 
     trio.run(main)
 
+The SDK's own names for what trio-agents names differently (``ClaudeAgentOptions``,
+``ClaudeSDKClient``, ...) are aliases, so a program written for ``claude_agent_sdk`` ports by
+changing its imports. ``agents.asyncio`` has the same API for asyncio programs.
+
 ``import agents`` stays cheap: the ``anthropic`` client is imported only when the Anthropic backend
 is used.
 """
@@ -45,14 +49,25 @@ from .tools.base import ToolAnnotations as ToolAnnotations
 from .tools.base import create_sdk_mcp_server as create_sdk_mcp_server
 from .tools.base import tool as tool
 
+# The Agent SDK's names for the same things (``claude_agent_sdk`` programs port by their imports)
+from .hooks import HookContext as HookContext  # isort: skip
+from .permissions import PermissionResult as PermissionResult  # isort: skip
+
+ClaudeAgentOptions = AgentOptions
+ClaudeSDKClient = AgentClient
+
 __all__ = [
     "AgentClient",
     "AgentDefinition",
     "AgentOptions",
     "AssistantMessage",
+    "ClaudeAgentOptions",
+    "ClaudeSDKClient",
     "ContentBlock",
+    "HookContext",
     "HookMatcher",
     "Message",
+    "PermissionResult",
     "PermissionResultAllow",
     "PermissionResultDeny",
     "ResultError",

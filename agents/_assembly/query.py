@@ -246,6 +246,8 @@ async def query(
         async for message in query(prompt="What files are here?"):
             print(message)
     """
+    if not trio.lowlevel.in_trio_task():  # under asyncio: say where the asyncio version is
+        raise outside_trio_error("query")
     options = options or AgentOptions()
     if not isinstance(prompt, str) and not isinstance(prompt, AsyncIterable):
         raise ValueError(f"prompt must be a str or an async iterable, got {type(prompt).__name__}")
@@ -328,6 +330,8 @@ class AgentClient:
         self._spawned: list[AgentHandle] = []
 
     async def __aenter__(self) -> AgentClient:
+        if not trio.lowlevel.in_trio_task():  # under asyncio: say where the asyncio version is
+            raise outside_trio_error("AgentClient")
         self._send, self._receive = trio.open_memory_channel[Message](OUTPUT_BUFFER)
         self._nursery_cm = trio.open_nursery()
         nursery = await self._nursery_cm.__aenter__()
@@ -500,3 +504,12 @@ class _Messages:
 async def _drain(receive: trio.MemoryReceiveChannel[Message]) -> None:
     async for _ in receive:
         pass
+
+
+def outside_trio_error(name: str) -> RuntimeError:
+    """``agents.<name>`` was used with no Trio task running (under asyncio, or no loop)."""
+    call = f"{name}()" if name[0].islower() else name
+    return RuntimeError(
+        f"agents.{call} must run inside Trio (trio.run); from asyncio (asyncio.run, anyio.run, "
+        f"uvloop) import it from agents.asyncio instead: 'from agents.asyncio import {name}'"
+    )

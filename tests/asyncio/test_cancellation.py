@@ -1,0 +1,371 @@
+"""Cancellation and errors in both directions between an asyncio caller and its Trio session."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from agents.asyncio import (
+    ClaudeAgentOptions,
+    ClaudeSDKClient,
+    ResultMessage,
+    StreamEvent,
+    ToolResultBlock,
+    UserMessage,
+    create_sdk_mcp_server,
+    query,
+    tool,
+)
+from agents.testing import ScriptedBackend, Step, text, tool_use
+
+from .conftest import assert_nothing_left, leftover_tasks, serving, wait_until_closed
+
+
+class Boom(Exception):
+    """An exception of the program's own."""
+
+
+def blocking_tool(events: list[str], started: asyncio.Event) -> Any:
+    """A server whose ``wait`` tool blocks on asyncio until cancelled, logging what happens."""
+
+    @tool("wait", "Wait for a long time", {"key": str})
+    async def wait(args: dict[str, Any]) -> dict[str, Any]:
+        started.set()
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            events.append("tool cancelled")
+            raise
+        return {"content": "never"}
+
+    return create_sdk_mcp_server("slow", tools=[wait])
+
+
+def options_with_blocking_tool(
+    project: Path, events: list[str], started: asyncio.Event
+) -> ClaudeAgentOptions:
+    return ClaudeAgentOptions(
+        cwd=str(project),
+        tools=[],
+        backend=ScriptedBackend([Step([tool_use("mcp__slow__wait", {"key": "x"})])]),
+        mcp_servers={"slow": blocking_tool(events, started)},
+        allowed_tools=["mcp__slow__wait"],
+    )
+
+
+def test_cancelling_the_reading_task_cancels_the_session_and_leaves_nothing(
+    project: Path,
+) -> None:
+    """task.cancel() on the reader: the tool's asyncio task is cancelled, the reader gets
+    CancelledError only once the session has ended, and no task or Trio run is left."""
+
+    async def main() -> list[str]:
+        events: list[str] = []
+        started = asyncio.Event()
+        options = options_with_blocking_tool(project, events, started)
+
+        async def read() -> None:
+            async for _ in query(prompt="wait", options=options):
+                pass
+
+        reader = asyncio.create_task(read())
+        await started.wait()
+        reader.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await reader
+        events.append("reader done")
+        assert_nothing_left()
+        return events
+
+    assert asyncio.run(main()) == ["tool cancelled", "reader done"]
+
+
+def test_asyncio_timeout_ends_a_slow_query_with_timeout_error(project: Path) -> None:
+    """asyncio.timeout around a query whose model takes a minute: TimeoutError, at once."""
+    backend = ScriptedBackend([Step([text("too late")], latency=60)])
+
+    async def main() -> float:
+        options = ClaudeAgentOptions(cwd=str(project), tools=[], backend=backend)
+        started = time.monotonic()
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(0.05):
+                async for _ in query(prompt="slow", options=options):
+                    pass
+        assert_nothing_left()
+        return time.monotonic() - started
+
+    assert asyncio.run(main()) < 5
+
+
+def test_asyncio_timeout_around_a_client_call_ends_its_session(project: Path) -> None:
+    """asyncio.timeout around receive_response of a client: TimeoutError; disconnect is clean."""
+
+    async def main() -> list[str]:
+        events: list[str] = []
+        started = asyncio.Event()
+        options = options_with_blocking_tool(project, events, started)
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(0.2), ClaudeSDKClient(options) as client:
+                await client.query("wait")
+                async for _ in client.receive_response():
+                    pass
+        assert_nothing_left()
+        return events
+
+    assert asyncio.run(main()) == ["tool cancelled"]
+
+
+def test_breaking_out_of_a_query_ends_its_session(project: Path) -> None:
+    """break after the first message (and closing the generator): the session is over."""
+
+    async def main() -> list[str]:
+        events: list[str] = []
+        started = asyncio.Event()
+        options = options_with_blocking_tool(project, events, started)
+        messages = query(prompt="wait", options=options)
+        async for _ in messages:
+            await started.wait()
+            break
+        await messages.aclose()  # type: ignore[attr-defined]
+        assert_nothing_left()
+        return events
+
+    assert asyncio.run(main()) == ["tool cancelled"]
+
+
+def test_cancelling_while_the_model_streams_closes_the_http_connection(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cancelled mid-response from the fake API: the client's HTTP connection is closed."""
+    slow = Step([text(f"part {i}") for i in range(200)], token_latency=0.05)  # 10 s of stream
+    with serving([slow]) as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+
+        async def main() -> None:
+            options = ClaudeAgentOptions(cwd=str(project), tools=[], include_partial_messages=True)
+            streaming = asyncio.Event()
+
+            async def read() -> None:
+                async for message in query(prompt="talk", options=options):
+                    if isinstance(message, StreamEvent):
+                        streaming.set()
+
+            reader = asyncio.create_task(read())
+            await streaming.wait()
+            assert server.open_connections == 1
+            reader.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await reader
+            assert_nothing_left()
+
+        asyncio.run(main())
+        assert wait_until_closed(server) == 0
+
+
+def test_cancelling_kills_a_bash_child_process(project: Path) -> None:
+    """A Bash tool's child process dies with the cancelled session."""
+    pid_file = project / "pid"
+    command = f"echo $$ > {pid_file}; exec sleep 300"
+    backend = ScriptedBackend([Step([tool_use("Bash", {"command": command})])])
+
+    async def main() -> int:
+        options = ClaudeAgentOptions(
+            cwd=str(project), tools=["Bash"], backend=backend, permission_mode="bypassPermissions"
+        )
+
+        async def read() -> None:
+            async for _ in query(prompt="sleep", options=options):
+                pass
+
+        reader = asyncio.create_task(read())
+        deadline = time.monotonic() + 10
+        while not pid_file.exists() or not pid_file.read_text().strip():
+            assert time.monotonic() < deadline, "the Bash tool never started"
+            await asyncio.sleep(0.01)
+        pid = int(pid_file.read_text())
+        reader.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await reader
+        assert_nothing_left()
+        return pid
+
+    pid = asyncio.run(main())
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+
+def test_an_exception_from_the_prompt_stream_reaches_the_caller_as_it_is(
+    project: Path,
+) -> None:
+    """The asyncio prompt generator raises: the same exception object reaches the reader."""
+    backend = ScriptedBackend([Step([text("one")])])
+    raised: list[Boom] = []
+
+    async def main() -> Boom:
+        async def prompts() -> Any:
+            yield "first"
+            await asyncio.sleep(0)
+            raised.append(Boom("the input broke"))
+            raise raised[0]
+
+        options = ClaudeAgentOptions(cwd=str(project), tools=[], backend=backend)
+        with pytest.raises(Boom) as caught:
+            async for _ in query(prompt=prompts(), options=options):
+                pass
+        assert_nothing_left()
+        return caught.value
+
+    assert asyncio.run(main()) is raised[0]
+
+
+def test_an_exception_of_an_asyncio_tool_handler_becomes_its_error_result(
+    project: Path,
+) -> None:
+    """A tool handler raises on asyncio: as under Trio, the model gets an error result naming
+    the exception, and the loop goes on."""
+
+    @tool("explode", "Raise", {})
+    async def explode(args: dict[str, Any]) -> dict[str, Any]:
+        await asyncio.sleep(0)
+        raise Boom("the handler broke")
+
+    backend = ScriptedBackend([Step([tool_use("mcp__x__explode", {})]), Step([text("sorry")])])
+
+    async def main() -> list[Any]:
+        options = ClaudeAgentOptions(
+            cwd=str(project),
+            tools=[],
+            backend=backend,
+            mcp_servers={"x": create_sdk_mcp_server("x", tools=[explode])},
+            allowed_tools=["mcp__x__explode"],
+        )
+        return [m async for m in query(prompt="explode", options=options)]
+
+    messages = asyncio.run(main())
+    [error] = [
+        b
+        for m in messages
+        if isinstance(m, UserMessage) and isinstance(m.content, list)
+        for b in m.content
+        if isinstance(b, ToolResultBlock)
+    ]
+    assert error.is_error and "the handler broke" in str(error.content)
+    assert isinstance(messages[-2], ResultMessage) and messages[-2].result == "sorry"
+
+
+def test_an_error_of_a_client_command_is_raised_by_that_command(project: Path) -> None:
+    """set_permission_mode('yolo') raises the session's ValueError; the client goes on."""
+    backend = ScriptedBackend([Step([text("still here")])])
+
+    async def main() -> str | None:
+        options = ClaudeAgentOptions(cwd=str(project), tools=[], backend=backend)
+        async with ClaudeSDKClient(options) as client:
+            with pytest.raises(ValueError, match="yolo"):
+                await client.set_permission_mode("yolo")
+            await client.query("hello")
+            results = [m async for m in client.receive_response() if isinstance(m, ResultMessage)]
+        return results[0].result
+
+    assert asyncio.run(main()) == "still here"
+
+
+def test_a_client_left_connected_is_ended_when_asyncio_run_shuts_the_loop(
+    project: Path,
+) -> None:
+    """asyncio.run returns with a client still connected and waiting a minute on its model:
+    the loop's shutdown cancels the session at once and leaves no Trio run behind."""
+    backend = ScriptedBackend([Step([text("in a minute")], latency=60)])
+
+    async def main() -> None:
+        client = ClaudeSDKClient(ClaudeAgentOptions(cwd=str(project), tools=[], backend=backend))
+        await client.connect()
+        await client.query("wait")
+        await asyncio.sleep(0.05)
+        # returns without disconnect()
+
+    started = time.monotonic()
+    asyncio.run(main())
+    assert time.monotonic() - started < 10
+    assert not trio.lowlevel.in_trio_run()
+
+
+def test_the_reader_task_is_the_only_task_while_no_callback_runs(project: Path) -> None:
+    """While the model streams, the loop holds the reader and the guest run's keeper only."""
+    backend = ScriptedBackend([Step([text("slow")], latency=0.2)])
+
+    async def main() -> set[str]:
+        options = ClaudeAgentOptions(cwd=str(project), tools=[], backend=backend)
+        names: set[str] = set()
+
+        async def read() -> None:
+            async for _ in query(prompt="x", options=options):
+                pass
+
+        reader = asyncio.create_task(read(), name="reader")
+        await asyncio.sleep(0.05)
+        names = {t.get_name() for t in leftover_tasks()}
+        await reader
+        assert_nothing_left()
+        return names
+
+    assert asyncio.run(main()) == {"reader", "agents.asyncio guest run"}
+
+
+def test_a_reader_of_a_client_ends_quietly_when_another_task_disconnects(
+    project: Path,
+) -> None:
+    """receive_messages() in one task, disconnect() in another: the reader's loop just ends."""
+    backend = ScriptedBackend([Step([text("in a minute")], latency=60)])
+
+    async def main() -> int:
+        client = ClaudeSDKClient(ClaudeAgentOptions(cwd=str(project), tools=[], backend=backend))
+        await client.connect()
+        await client.query("wait")
+
+        async def read() -> int:
+            return len([m async for m in client.receive_messages()])
+
+        reader = asyncio.create_task(read())
+        await asyncio.sleep(0.05)
+        await client.disconnect()
+        count = await reader
+        assert_nothing_left()
+        return count
+
+    assert asyncio.run(main()) >= 1  # the init message, then the end
+
+
+def test_asyncio_run_returning_while_a_query_runs_a_tool_ends_it_without_errors(
+    project: Path,
+) -> None:
+    """main() returns with a reader task still inside a running asyncio tool: the shutdown
+    cancels the handler, the session and the guest run; nothing is reported to the loop."""
+    events: list[str] = []
+    reported: list[dict[str, Any]] = []
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        loop.set_exception_handler(lambda _, context: reported.append(context))
+        started = asyncio.Event()
+        options = options_with_blocking_tool(project, events, started)
+
+        async def read() -> None:
+            async for _ in query(prompt="wait", options=options):
+                pass
+
+        asyncio.create_task(read())  # noqa: RUF006  (left running on purpose)
+        await started.wait()
+
+    asyncio.run(main())
+    gc.collect()  # a task's unretrieved exception is reported when it is collected
+    assert events == ["tool cancelled"]
+    assert reported == []
+    assert not trio.lowlevel.in_trio_run()
