@@ -1,9 +1,20 @@
-"""Cost of one permission decision with a realistic rule set (target: <= 20 µs per check).
+"""Cost of one permission decision with a realistic rule set.
 
 Builds 200 mixed rules (Bash prefixes, Read/Edit paths, MCP servers and tools, WebFetch domains,
 spread over allow, deny and ask) and times ``RuleSet.match`` and ``PermissionGate.check`` for a
-compound Bash command and for a Read of a file inside the project. Prints one JSON line per
-measurement::
+compound Bash command and for a Read of a file inside the project (target: <= 20 µs per path
+check). The Bash analysis (tree-sitter-bash) gets its own measurements:
+
+* ``bash_typical``: ``PermissionGate.check`` of typical commands, each call timed on its own
+  (target: p50 <= 100 µs; p99 reported), beside the Read check as control;
+* ``bash_scaling``: the analysis of command lines of growing size (it must be linear: µs per KB
+  stays flat), beside the bare tree-sitter parse of the same bytes as control: dense lines of
+  short commands (up to the 256-command limit) and here-documents up to 60 KB;
+* ``bash_huge``: the decision on a 1 MB command (target: within 50 ms), and the longest the
+  event loop went without running while a 60 KB command was checked (it is analysed in a
+  worker thread).
+
+Prints one JSON line per measurement::
 
     .venv/bin/python benchmarks/bench_permissions.py           # full run
     .venv/bin/python benchmarks/bench_permissions.py --quick   # smoke run, a few iterations
@@ -13,9 +24,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import tempfile
 import time
+from bisect import insort
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -23,8 +36,24 @@ from typing import Any
 import trio
 
 from agents.permissions import PermissionCheck, PermissionGate, RuleSet
+from agents.permissions._bash import MAX_COMMAND_BYTES, _parser, analyze
 
 BASH_COMMAND = "npm run build && git status | grep modified; ls -la dist"
+#: What an agent typically runs: single commands, compounds, pipes, redirections, a cd.
+TYPICAL = [
+    "git status",
+    "ls -la src",
+    "npm run build && git status | grep modified; ls -la dist",
+    "pytest -q tests/test_api.py 2>&1 | tail -20",
+    "cd src && grep -rn 'def main' . | head",
+    "git diff --stat HEAD~1",
+    'git commit -m "fix: handle empty input"',
+    "cargo build --release 2> build.log",
+    'find . -name "*.py" -not -path "./.venv/*" | xargs wc -l',
+    "mkdir -p build && cp -r src/assets build/",
+]
+#: A line of a long command (a heredoc-free mix), repeated to reach a size.
+SCALING_LINE = 'cd src && grep -rn "TODO" . | sort | uniq -c > ../todo.txt; echo "$(date)" >> log\n'
 
 
 def make_rules() -> RuleSet:
@@ -108,6 +137,142 @@ async def time_async(
     return runs
 
 
+def percentile(sorted_values: list[float], fraction: float) -> float:
+    return sorted_values[min(len(sorted_values) - 1, int(len(sorted_values) * fraction))]
+
+
+async def bash_typical(gate: PermissionGate, read: PermissionCheck, samples: int) -> None:
+    """Each check timed alone: p50 and p99 over the typical commands (and a Read as control)."""
+    checks = [PermissionCheck("Bash", {"command": c}, "t", read_only=False) for c in TYPICAL]
+    for check in checks:
+        await gate.check(check, {})
+    timings: dict[str, list[float]] = {"bash_typical": [], "read_path": [], "cpu": []}
+    for _ in range(samples):
+        for check in checks:
+            start, cpu = time.perf_counter(), time.process_time()
+            await gate.check(check, {})
+            insort(timings["bash_typical"], (time.perf_counter() - start) * 1e6)
+            insort(timings["cpu"], (time.process_time() - cpu) * 1e6)
+        start = time.perf_counter()
+        await gate.check(read, {})
+        insort(timings["read_path"], (time.perf_counter() - start) * 1e6)
+    bash, control, cpu_times = timings["bash_typical"], timings["read_path"], timings["cpu"]
+    print(
+        json.dumps(
+            {
+                "bench": "permissions",
+                "measurement": "PermissionGate.check[each]",
+                "case": "bash_typical",
+                "rules": 200,
+                "commands": len(TYPICAL),
+                "samples": len(bash),
+                "p50_us": round(percentile(bash, 0.5), 1),
+                "p99_us": round(percentile(bash, 0.99), 1),
+                "cpu_p50_us": round(percentile(cpu_times, 0.5), 1),
+                "cpu_p99_us": round(percentile(cpu_times, 0.99), 1),
+                "control_read_path_p50_us": round(percentile(control, 0.5), 1),
+                "control_read_path_p99_us": round(percentile(control, 0.99), 1),
+                "load_average": round(os.getloadavg()[0], 2),
+            }
+        ),
+        flush=True,
+    )
+
+
+def dense_line(size: int) -> str:
+    """About ``size`` bytes of short commands, pipes, redirections and substitutions."""
+    command = (SCALING_LINE * (size // len(SCALING_LINE) + 1))[:size]
+    return command[: command.rfind("\n") + 1] or command
+
+
+def heredoc_line(size: int) -> str:
+    """A file of about ``size`` bytes written through an expanding here-document."""
+    body = 'print("value: $HOME")  # a line of the file being written\n'
+    return "cat > out.py <<EOF\n" + body * max(1, size // len(body)) + "EOF\n"
+
+
+def bash_scaling(sizes: list[int], repeats: int, case: str = "dense") -> None:
+    """The analysis of lines of growing size: µs per KB, and the bare parse as control (CPU
+    time of this process, best of the repeats: other processes' load does not count)."""
+    parser = _parser()
+    for size in sizes:
+        command = dense_line(size) if case == "dense" else heredoc_line(size)
+        data = command.encode()
+        best_analysis = best_parse = float("inf")
+        for _ in range(repeats):
+            start = time.process_time()
+            analysis = analyze(command)
+            best_analysis = min(best_analysis, time.process_time() - start)
+            start = time.process_time()
+            parser.parse(data)
+            best_parse = min(best_parse, time.process_time() - start)
+        kb = len(data) / 1024
+        print(
+            json.dumps(
+                {
+                    "bench": "permissions",
+                    "measurement": "analyze",
+                    "case": "bash_scaling",
+                    "line": case,
+                    "bytes": len(data),
+                    "parts": len(analysis.commands),
+                    "opaque": bool(analysis.opaque),
+                    "us": round(best_analysis * 1e6, 1),
+                    "us_per_kb": round(best_analysis * 1e6 / kb, 1),
+                    "control_parse_us_per_kb": round(best_parse * 1e6 / kb, 1),
+                }
+            ),
+            flush=True,
+        )
+
+
+async def bash_huge(gate: PermissionGate, megabytes: float, threaded_bytes: int) -> None:
+    """The decision on a 1 MB command, and how long the loop stalls on a 60 KB one."""
+    huge = "ls " + "x" * int(megabytes * 1024 * 1024)
+    start = time.perf_counter()
+    outcome = await gate.check(PermissionCheck("Bash", {"command": huge}, "t", False), {})
+    decided_ms = (time.perf_counter() - start) * 1e3
+    # the longest line judged part by part: a here-document (one write) of `threaded_bytes`
+    body = "x = 1  # a line of the file being written\n"
+    long_command = "cat > out.py <<'EOF'\n" + body * (threaded_bytes // len(body)) + "EOF\n"
+    gaps: list[float] = []
+
+    async def ticker(done: trio.Event) -> None:
+        last = time.perf_counter()
+        while not done.is_set():
+            await trio.lowlevel.checkpoint()
+            now = time.perf_counter()
+            gaps.append(now - last)
+            last = now
+
+    done = trio.Event()
+    check = PermissionCheck("Bash", {"command": long_command}, "t", False)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(ticker, done)
+        await trio.lowlevel.checkpoint()
+        start = time.perf_counter()
+        await gate.check(check, {})
+        long_ms = (time.perf_counter() - start) * 1e3
+        done.set()
+    print(
+        json.dumps(
+            {
+                "bench": "permissions",
+                "measurement": "PermissionGate.check[each]",
+                "case": "bash_huge",
+                "bytes": len(huge),
+                "size_limit_bytes": MAX_COMMAND_BYTES,
+                "decision": outcome.behavior,
+                "decided_ms": round(decided_ms, 2),
+                "threaded_bytes": len(long_command),
+                "threaded_check_ms": round(long_ms, 2),
+                "loop_longest_stall_ms": round(max(gaps, default=0.0) * 1e3, 2),
+            }
+        ),
+        flush=True,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny smoke run")
@@ -152,6 +317,18 @@ def main() -> None:
                 emit("PermissionGate.check", case, iterations, seconds)
 
         trio.run(gate_run)
+
+        async def bash_run() -> None:
+            gate = PermissionGate(mode="default", rules=rules, cwd=str(cwd), home=home)
+            read = PermissionCheck("Read", read_input, "t2", read_only=True)
+            await bash_typical(gate, read, 20 if args.quick else 2000)
+            await bash_huge(gate, 0.01 if args.quick else 1.0, 6_000 if args.quick else 60_000)
+
+        trio.run(bash_run)
+        repeats = 1 if args.quick else 5
+        bash_scaling([1024, 2048] if args.quick else [512, 1024, 2048, 3072], repeats)
+        sizes = [4096, 8192] if args.quick else [4096, 16384, 61440]
+        bash_scaling(sizes, repeats, "heredoc")
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 import attrs
+import trio
 
 from .._loop.session import Transcripts
 from ..messages import ToolResultBlock, UserMessage
@@ -33,10 +34,11 @@ from ..sessions import (
     Transcript,
     TranscriptEntry,
     fork_session,
-    history_from_entries,
     newest_session_id,
     project_key_for,
+    rebuild_history,
 )
+from ..sessions.history import INLINE_REBUILD_ENTRIES
 
 if TYPE_CHECKING:
     from .._loop.agent import AgentLoop
@@ -114,8 +116,11 @@ async def start_session(
         )
     else:
         session_id = resume
-    history = history_from_entries(report.entries)
-    repaired = _repaired_ids(report.entries, history)
+    history = await rebuild_history(report.entries)
+    if len(report.entries) <= INLINE_REBUILD_ENTRIES:
+        repaired = _repaired_ids(report.entries, history)
+    else:  # a long transcript: walking it would hold the event loop
+        repaired = await trio.to_thread.run_sync(_repaired_ids, report.entries, history)
     if repaired:
         notices.append(
             f"resumed session {resume}: {len(repaired)} tool call(s) left unanswered when the "

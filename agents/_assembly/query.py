@@ -32,7 +32,7 @@ from .._features import hookpoints
 from .._loop.agent import AgentLoop
 from .._loop.run import new_id
 from .._loop.session import Session
-from .._tree.handles import AgentHandle, spawn_from_code
+from .._tree.handles import UNBOUNDED_MAILBOX, AgentHandle, spawn_from_code
 from .._tree.serve import INPUT_END, InputEnd, Prompt, recording_results, serve
 from ..backends.base import Backend
 from ..hooks import HookRunner
@@ -94,6 +94,9 @@ class _Starter:
     prompt: str | None = None
     #: whether Python code may spawn agents under the main one (``AgentClient.spawn``)
     spawns_from_code: bool = False
+    #: whether the main agent's mailbox is fed by the caller directly (``AgentClient.query``):
+    #: then it has no bound, so queuing a prompt never waits on the agent's progress
+    unbounded_input: bool = False
 
     async def run(
         self, *, task_status: trio.TaskStatus[SessionHandle] = trio.TASK_STATUS_IGNORED
@@ -190,7 +193,10 @@ class _Starter:
             # as a leaf actor, without a nursery for them.
             leaf = registry.get("Agent") is None and not self.spawns_from_code
             main_actor = supervisor.root(
-                "main", address="main", mailbox_capacity=MAILBOX_CAPACITY, leaf=leaf
+                "main",
+                address="main",
+                mailbox_capacity=UNBOUNDED_MAILBOX if self.unbounded_input else MAILBOX_CAPACITY,
+                leaf=leaf,
             )
             handle.actor = main_actor
             task_status.started(handle)
@@ -268,8 +274,18 @@ async def query(
                     async with trio.open_nursery() as nursery:
                         handle = await nursery.start(_Starter(options, send).run)
                         nursery.start_soon(_feed, handle, prompt)
-        except Exception as exc:  # handed to the caller, which re-raises it
-            failure.append(_unwrap(exc))
+        except BaseException as exc:
+            # Handed to the caller, which re-raises it: whatever the user's code raised
+            # (KeyboardInterrupt and SystemExit too) — a system task must not raise it, Trio
+            # would crash. Only a cancellation of this task itself stays here.
+            _, rest = (
+                exc.split(trio.Cancelled)
+                if isinstance(exc, BaseExceptionGroup)
+                else ((exc, None) if isinstance(exc, trio.Cancelled) else (None, exc))
+            )
+            if rest is None:
+                raise
+            failure.append(_unwrap(rest))
         finally:
             finished.set()
 
@@ -336,10 +352,12 @@ class AgentClient:
         self._nursery_cm = trio.open_nursery()
         nursery = await self._nursery_cm.__aenter__()
         try:
-            starter = _Starter(self.options, self._send, spawns_from_code=True)
+            starter = _Starter(
+                self.options, self._send, spawns_from_code=True, unbounded_input=True
+            )
             self._handle = await nursery.start(starter.run)
-        except BaseException as exc:
-            await self._nursery_cm.__aexit__(type(exc), exc, exc.__traceback__)
+        except BaseException as exc:  # the session could not start: its error, as itself
+            await _exit_unwrapped(self._nursery_cm, exc)
             raise
         self._nursery = nursery
         return self
@@ -350,20 +368,33 @@ class AgentClient:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> bool | None:
-        handle = self._handle
-        if handle is not None and exc_type is None:
-            for spawned in self._spawned:
-                await spawned.close()
-            with contextlib.suppress(trio.ClosedResourceError):
-                await handle.send(INPUT_END)
-            # drain what is left so the session is never blocked on a full output channel
-            assert self._receive is not None
-            self._nursery.start_soon(_drain, self._receive)
-        else:
-            self._nursery.cancel_scope.cancel()
+        """End the session: after a normal block, let it finish the queued prompts (unread output
+        and unread results of spawned agents are dropped); after an error, cancel it. Whatever
+        raises meanwhile — an outer cancellation, the session failing — the nursery is closed,
+        and an exception that is one error (the body's, a tool's, a hook's) comes out as itself,
+        not wrapped in an exception group."""
         assert self._nursery_cm is not None
-        result: bool | None = await self._nursery_cm.__aexit__(exc_type, exc, traceback)
-        return result
+        nursery = self._nursery
+        handle = self._handle
+        try:
+            if handle is not None and exc is None:
+                await self._end_input(handle, nursery)
+            else:
+                nursery.cancel_scope.cancel()
+        except BaseException as error:  # the exit's own awaits: cancelled, or the session failed
+            nursery.cancel_scope.cancel()
+            if exc is None:
+                exc = error
+        return await _exit_unwrapped(self._nursery_cm, exc)
+
+    async def _end_input(self, handle: SessionHandle, nursery: trio.Nursery) -> None:
+        for spawned in self._spawned:
+            await spawned.close()
+        with contextlib.suppress(trio.ClosedResourceError):
+            await handle.send(INPUT_END)
+        # drain what is left so the session is never blocked on a full output channel
+        assert self._receive is not None
+        nursery.start_soon(_drain, self._receive)
 
     def _require(self) -> SessionHandle:
         if self._handle is None:
@@ -474,6 +505,24 @@ class AgentClient:
         spawned = await spawn_from_code(handle.main, agent_type, model=model, background=background)
         self._spawned.append(spawned)
         return spawned
+
+
+async def _exit_unwrapped(
+    nursery_cm: contextlib.AbstractAsyncContextManager[trio.Nursery], exc: BaseException | None
+) -> bool | None:
+    """Exit ``nursery_cm`` with ``exc``; a group of one exception is raised as that exception
+    (the caller's, a tool's, a hook's: the user sees their own error, not a wrapper)."""
+    try:
+        return await nursery_cm.__aexit__(
+            type(exc) if exc is not None else None,
+            exc,
+            exc.__traceback__ if exc is not None else None,
+        )
+    except BaseExceptionGroup as group:
+        inner = _unwrap(group)
+        if inner is group:
+            raise
+        raise inner from None
 
 
 class _Messages:

@@ -19,7 +19,7 @@ import attrs
 import msgspec
 import trio
 
-from ..backends.base import BackendError, ModelNotAvailable, ModelRequest
+from ..backends.base import BackendError, ModelNotAvailable, ModelRequest, retry_delay
 from ..messages import StreamEvent, SystemMessage
 from .response import Response, ResponseBuilder
 from .run import RunEnd, budget_end, new_id
@@ -124,9 +124,7 @@ class ModelCall:
                     message = f"{exc} (after {attempt} retries)" if exc.retryable else str(exc)
                     raise RunEnd("error_during_execution", [message], "api_error") from None
                 attempt += 1
-                delay = min(cap, base * 2 ** (attempt - 1)) * (1 - 0.25 * random.random())
-                if exc.retry_after is not None:
-                    delay = max(delay, min(exc.retry_after, cap))
+                delay = retry_delay(attempt, base, cap, exc.retry_after, random.random())
                 await loop.publish(
                     SystemMessage(
                         subtype="api_retry",

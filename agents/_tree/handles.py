@@ -8,6 +8,8 @@ same ledger, cancelled with the session — whose mailbox the caller feeds throu
 from __future__ import annotations
 
 import contextlib
+import math
+import sys
 
 import attrs
 import trio
@@ -21,7 +23,11 @@ from ..messages import ResultMessage
 from .serve import INPUT_END, recording_results, serve
 from .subagents import adopt, definitions, make_child, release_transcript, take_actor
 
-__all__ = ["AgentHandle", "spawn_from_code"]
+__all__ = ["UNBOUNDED_MAILBOX", "AgentHandle", "spawn_from_code"]
+
+#: The capacity of a mailbox fed from the caller's code (the API's edge): in effect no bound, so
+#: queuing a prompt never waits on the agent's progress.
+UNBOUNDED_MAILBOX = sys.maxsize
 
 
 @attrs.define(eq=False)
@@ -101,7 +107,9 @@ async def spawn_from_code(
         depth=1,
         streams=False,
     )
-    send, receive = trio.open_memory_channel[ResultMessage](16)
+    # The API's edge: results nobody reads never block the agent (they are dropped at close),
+    # and prompts from code never wait on the agent's progress.
+    send, receive = trio.open_memory_channel[ResultMessage](math.inf)
 
     async def behaviour(actor: Actor) -> None:
         adopt(child, actor)
@@ -118,7 +126,11 @@ async def spawn_from_code(
     parent = main.links.actor
     assert parent is not None
     actor = await main.session.supervisor.spawn(
-        behaviour, name=agent_type, parent=parent, background=background
+        behaviour,
+        name=agent_type,
+        parent=parent,
+        background=background,
+        mailbox_capacity=UNBOUNDED_MAILBOX,
     )
     take_actor(child, actor)
     return AgentHandle(child, receive)

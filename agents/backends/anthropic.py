@@ -6,8 +6,8 @@ loop needs on top:
 * **request building** from a :class:`ModelRequest`: ``effort`` and ``output_format`` go to
   ``output_config``, ``thinking`` passes through, and prompt-caching breakpoints
   (``cache_control: {"type": "ephemeral"}``) go on the last system block, the last tool definition
-  and the last content block of the last message (SPEC C4), on copies — the loop keeps its lists
-  across turns;
+  and the last content block of the last message, so the stable prefix is cached; on copies —
+  the loop keeps its lists across turns;
 * **fast streaming**: the response is read through ``with_streaming_response`` and its SSE parsed
   here with msgspec straight into the loop's event structs. The client's own stream builds a
   pydantic model per event, about a third of a millisecond per response for nothing;
@@ -18,8 +18,9 @@ loop needs on top:
   ``error`` event mid-stream → :class:`APIStatusError` with the status of its type (529 for
   ``overloaded_error``).
 
-Retries are the loop's job (SPEC L8): the client is built with ``max_retries=0`` and the policy is
-exposed as ``max_retries``/``retry_base_delay``/``retry_max_delay`` attributes the loop reads.
+Retries are the loop's job (backoff, jitter, ``api_retry`` messages): the client is built with
+``max_retries=0`` and the policy is exposed as ``max_retries``/``retry_base_delay``/
+``retry_max_delay`` attributes the loop reads.
 
 ``anthropic`` costs over a second to import, so it is imported on first use, never by
 ``import agents``.
@@ -223,10 +224,12 @@ class AnthropicBackend:
 
     ``api_key``/``base_url`` default to ``ANTHROPIC_API_KEY``/``ANTHROPIC_BASE_URL`` (the client's
     own resolution). ``max_retries``, ``retry_base_delay`` and ``retry_max_delay`` are the retry
-    policy the loop applies (the client itself never retries). ``client`` wraps an existing
-    ``AsyncAnthropic`` instead (a copy with ``max_retries=0`` is used). ``send_agent_headers=True``
-    adds ``x-agent-type``/``x-agent-id``/``x-agent-purpose`` headers so a
-    :class:`~agents.testing.FakeAnthropicServer` can route subagents' calls to their own steps::
+    policy the loop applies (the client itself never retries); a server's ``retry-after`` is
+    honoured even above ``retry_max_delay``, up to ``RETRY_AFTER_CEILING`` (60 s). ``client``
+    wraps an existing ``AsyncAnthropic`` instead (a copy with ``max_retries=0`` is used).
+    ``send_agent_headers=True`` adds ``x-agent-type``/``x-agent-id``/``x-agent-purpose`` headers
+    so a :class:`~agents.testing.FakeAnthropicServer` can route subagents' calls to their
+    own steps::
 
         options = AgentOptions(backend=AnthropicBackend(max_retries=3))
     """

@@ -6,8 +6,9 @@ and yields the Messages API's stream events (``message_start``, ``content_block_
 structs. The loop builds blocks, usage and ``stop_reason`` from them, so every backend — the real
 Anthropic API, the scripted one, a user's own — is driven the same way.
 
-Failures are raised as :class:`BackendError`; the loop owns the retry policy, so a
-retry behaves the same on every backend and partial content of a failed attempt never leaks.
+Failures are raised as :class:`BackendError`; the loop owns the retry policy (backoff, jitter,
+``retry-after``), so a retry behaves the same on every backend and partial content of a failed
+attempt never leaks.
 
 Implementations must not ``yield`` while inside a nursery or cancel scope of their own (Trio's
 rule for async generators); the loop always closes the iterator with ``aclosing``.
@@ -29,6 +30,7 @@ import msgspec
 
 __all__ = [
     "RETRYABLE_STATUSES",
+    "RETRY_AFTER_CEILING",
     "APIConnectionError",
     "APIStatusError",
     "Backend",
@@ -42,6 +44,7 @@ __all__ = [
     "MessageStop",
     "ModelNotAvailable",
     "ModelRequest",
+    "retry_delay",
 ]
 
 
@@ -114,6 +117,31 @@ BackendEvent = (
 )
 
 RETRYABLE_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+
+#: The longest wait a server's ``retry-after`` can impose, in seconds. A ``retry-after`` above the
+#: backoff cap (``retry_max_delay``) is honoured up to this ceiling: waiting less than the server
+#: asked for only earns another 429, while a header of hours must not park a session unseen.
+RETRY_AFTER_CEILING = 60.0
+
+
+def retry_delay(
+    attempt: int, base: float, cap: float, retry_after: float | None, jitter: float
+) -> float:
+    """Seconds to wait before retry number ``attempt`` (1-based).
+
+    Exponential backoff ``min(cap, base * 2 ** (attempt - 1))`` less up to 25 % jitter
+    (``jitter`` in ``[0, 1)``), and never less than the server's ``retry_after`` — which may exceed
+    ``cap`` but is cut to :data:`RETRY_AFTER_CEILING`::
+
+        retry_delay(1, 0.5, 1.0, retry_after=3.0, jitter=0.0)   # 3.0, above the 1 s cap
+        retry_delay(1, 0.5, 1.0, retry_after=600.0, jitter=0.0)  # 60.0, the ceiling
+    """
+    if attempt < 1:
+        raise ValueError(f"attempt must be >= 1, got {attempt}")
+    delay = min(cap, base * 2.0 ** (attempt - 1)) * (1 - 0.25 * jitter)
+    if retry_after is not None:
+        delay = max(delay, min(retry_after, RETRY_AFTER_CEILING))
+    return delay
 
 
 class BackendError(Exception):

@@ -1,4 +1,4 @@
-"""Permissions: which tool calls run, following the Claude Agent SDK's evaluation order (SPEC §3).
+"""Permissions: which tool calls run, following the Claude Agent SDK's evaluation order.
 
 The agent loop builds one :class:`PermissionGate` per agent and calls :meth:`PermissionGate.check`
 for every tool call. Rules (``allowed_tools``/``disallowed_tools`` and ask rules) are parsed by

@@ -1,463 +1,312 @@
-"""Splitting a shell command line into the simple commands that would run.
+"""Bash command lines analysed with a real grammar (tree-sitter-bash), for the permission rules.
 
 Permission rules are written per command (``Bash(npm *)``), but the model sends whole command
-lines: ``npm test && rm -rf build``. Before any rule is consulted the line is cut into the simple
-commands that bash would execute — on ``&& || ; ;; | |& &`` and newlines, respecting quotes — and
-the bodies of ``$(...)``, backticks, ``<(...)``, ``>(...)`` and ``( ... )`` subshells become
-commands of their own, since they run too.
+lines. :func:`analyze` parses the line with tree-sitter-bash and lists what it may do
+(:class:`~._bash_tree.Analysis`): every simple command anywhere in it, every file it writes by
+redirection, the directory each runs in, and every construct that cannot be decided statically.
+The rules, the modes and the critical-path guard judge that list; nothing here decides.
 
-This is a deliberately small tokenizer, not a shell: it never raises, and where it cannot be sure
-it errs on the side that makes *allow* rules match less and *deny* rules match more (an unparsable
-fragment stays a literal command that only a ``Bash``/``Bash(*)`` rule allows).
+Fail closed: a line longer than :data:`MAX_COMMAND_BYTES`, nested deeper than the walk's limit,
+or that does not parse, is reported opaque (never auto-approved) rather than guessed at.
+Analysing is linear in the line's size; a line over :data:`THREAD_BYTES` is analysed in a worker
+thread by the gate (:func:`analyze` itself is synchronous and thread-safe).
 """
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
+import threading
+from collections.abc import Iterable
 
-import attrs
+from tree_sitter import Language, Node, Parser
 
-__all__ = ["SimpleCommand", "command_start", "split_command"]
+from ._bash_model import Analysis, Command, Dirs, Opaque, Write
+from ._bash_tree import MAX_DEPTH, Walker
+from ._bash_words import Word
+from ._bash_wrappers import basename
+from ._paths import absolute
 
-#: Nesting deeper than this is not parsed further: the rest becomes one opaque command.
-_MAX_DEPTH = 32
+__all__ = [
+    "MAX_COMMAND_BYTES",
+    "MAX_DEPTH",
+    "MAX_PARTS",
+    "MAX_WRITES",
+    "THREAD_BYTES",
+    "Analysis",
+    "Command",
+    "Opaque",
+    "Write",
+    "allow_forms",
+    "analyze",
+    "basename",
+    "deny_forms",
+    "expand_glob",
+    "is_sink",
+    "resolve_dirs",
+    "varying",
+    "word_paths",
+]
 
-#: Reserved words that may precede a command (``if x; then y; fi`` runs ``x`` and ``y``).
-_LEADING_KEYWORDS = frozenset({"if", "then", "else", "elif", "do", "while", "until", "!", "{"})
-#: Reserved words that close a construct and run nothing themselves.
-_CLOSING_KEYWORDS = frozenset({"fi", "done", "esac", "}", "then", "else", "do"})
+#: Longer command lines are not analysed: they ask (a deny rule could hide anywhere in them).
+MAX_COMMAND_BYTES = 64 * 1024
+#: Lines at least this long are analysed in a worker thread, off the event loop.
+THREAD_BYTES = 4 * 1024
+#: A line with more commands or writes than this is not judged part by part (the rules are
+#: matched on the event loop: this bounds that work) — it asks.
+MAX_PARTS = 256
+MAX_WRITES = 64
+#: Output "files" that are not files.
+_SINKS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
+#: Glob expansion lists at most this many directory entries; beyond, the word counts as unknown.
+_MAX_GLOB_ENTRIES = 4096
 
-#: A run of characters with no meaning to the tokenizer, consumed in one step.
-_PLAIN = re.compile(r"[^\s\\'\"$`<>()&|;#]+")
-
-#: Characters that need the full tokenizer; without them a command line splits with one regex.
-_NEEDS_PARSER = re.compile(r"[\\'\"$`<>()#]")
-_SEPARATOR_RE = re.compile(r"&&|\|\||;;|\|&|;|\||&|\n")
-
-_SEPARATORS = ("&&", "||", ";;", "|&", ";", "|", "&", "\n")
-
-
-@attrs.frozen
-class SimpleCommand:
-    """One simple command: its words with quotes removed, and their source text.
-
-    ``raw`` keeps each word as written (quotes included) so that rules match what the user
-    reads; ``words`` is what the program receives, used to recognise the command name.
-    """
-
-    words: tuple[str, ...]
-    raw: tuple[str, ...]
-    redirect: bool = False
-
-    @property
-    def text(self) -> str:
-        """The command as written, words joined by single spaces."""
-        return " ".join(self.raw)
+_local = threading.local()
+_language: Language | None = None
 
 
-def split_command(command: str) -> tuple[SimpleCommand, ...]:
-    """Return every simple command that ``command`` would run, in source order.
+def _parser() -> Parser:
+    """One parser per thread (a tree-sitter parser is not thread-safe)."""
+    parser: Parser | None = getattr(_local, "parser", None)
+    if parser is None:
+        global _language
+        if _language is None:
+            import tree_sitter_bash
 
-    A substitution's body is listed before the command that contains it (it runs first):
+            _language = Language(tree_sitter_bash.language())
+        parser = _local.parser = Parser(_language)
+    return parser
 
-    >>> [c.text for c in split_command("npm test && echo $(rm -rf x)")]
+
+def analyze(command: str) -> Analysis:
+    """What ``command`` may do: its commands, writes, and the constructs that are opaque.
+
+    >>> [c.text for c in analyze("npm test && echo $(rm -rf x)").commands]
     ['npm test', 'rm -rf x', 'echo $(rm -rf x)']
     """
-    out: list[SimpleCommand] = []
-    if _NEEDS_PARSER.search(command) is None:
-        # No quoting, substitution, redirection or grouping: separators and spaces say it all.
-        for segment in _SEPARATOR_RE.split(command):
-            words = segment.split()
-            _append_command(out, words, words, False)
-        return tuple(out)
+    source = b"" if len(command) > MAX_COMMAND_BYTES else command.encode("utf-8", "surrogateescape")
+    if len(command) > MAX_COMMAND_BYTES or len(source) > MAX_COMMAND_BYTES:
+        reason = f"the command is longer than {MAX_COMMAND_BYTES} bytes"
+        return Analysis((), (), (Opaque(reason),))
+    trees = []
+    budget = [MAX_COMMAND_BYTES]  # the line and the literal scripts nested in it
+
+    def parse(script: str) -> tuple[Node, bytes] | None:
+        data = script.encode("utf-8", "surrogateescape")
+        if len(data) > budget[0]:
+            return None
+        budget[0] -= len(data)
+        tree = _parser().parse(data)
+        trees.append(tree)  # nodes are only valid while their tree lives
+        return tree.root_node, data
+
+    parsed = parse(command)
+    assert parsed is not None
+    root, walker = parsed[0], Walker(parse)
+    walker.source = parsed[1]
+    if root.has_error:
+        walker.fail("the command does not parse")
+    walker.statements(root.children, frozenset({()}), 0)
+    if len(walker.commands) > MAX_PARTS or len(walker.writes) > MAX_WRITES:
+        reason = f"more than {MAX_PARTS} commands or {MAX_WRITES} writes in one line"
+        return Analysis((), (), (Opaque(reason),))
+    return walker.analysis()
+
+
+# -- spellings the rules are matched against ---------------------------------------------------
+
+
+def _raw(words: Iterable[Word]) -> str:
+    return " ".join(w.raw for w in words)
+
+
+def allow_forms(command: Command) -> list[str]:
+    """Spellings an allow rule is tried on: as written, and without leading benign wrappers.
+
+    Assignments are never stripped for allow rules (``LD_PRELOAD=…`` changes what runs).
+    """
+    forms = [command.text]
+    start = command.layers.allow_start
+    if start and not command.assignments and start < len(command.words):
+        forms.append(_raw(command.words[start:]))
+    return forms
+
+
+def deny_forms(command: Command) -> list[str]:
+    """Every spelling a deny/ask rule is tried on: as written, each wrapper stripped, and the
+    innermost command with assignments, quoting, escapes and its directory removed."""
+    forms = [command.text]
+    words = command.words
+    for start in command.layers.starts:
+        if start >= len(words):
+            continue
+        raw = _raw(words[start:])
+        if raw not in forms:
+            forms.append(raw)
+        head = words[start]
+        if head.value is None:
+            continue
+        plain = [basename(head.value)] + [
+            w.value if w.value is not None else w.raw for w in words[start + 1 :]
+        ]
+        text = " ".join(" ".join(v.split()) for v in plain if v)
+        if text not in forms:
+            forms.append(text)
+    return forms
+
+
+def varying(command: Command) -> bool:
+    """Whether the innermost command's arguments are not all known (a deny rule might match
+    what they become at run time)."""
+    inner = command.layers.inner
+    if inner is None or command.layers.tail:
+        return True
+    return any(not w.static for w in command.words[inner:])
+
+
+# -- paths -----------------------------------------------------------------------------------
+
+
+def resolve_dirs(dirs: Dirs, cwd: str, home: str) -> list[str] | None:
+    """The absolute directories a command may run in, None if unknown (or unreachable)."""
+    if not dirs:
+        return None
+    out = []
+    for steps in dirs:
+        directory = cwd
+        for step in steps:
+            directory = absolute(step, directory, home)
+        out.append(directory)
+    return out
+
+
+def is_sink(word: Word) -> bool:
+    """``/dev/null``, ``/dev/stdout``, ``/dev/stderr``: writing there touches no file."""
+    return word.static and word.value in _SINKS
+
+
+def word_paths(word: Word, bases: list[str] | None, home: str) -> list[str] | None:
+    """The absolute paths a path argument names from each possible directory; None if unknown.
+
+    A glob is expanded against the file system as the shell would (a superset: hidden files and
+    any letter case match too); with no match the shell passes the pattern itself, which is
+    listed as well. A pattern that could match ``.`` or ``..`` (one starting with a dot) is
+    unknown.
+    """
+    text = word.path_text()
+    if text is None:
+        return None
+    if bases is None:
+        if not text.startswith("/") and not word.tilde:
+            return None
+        bases = ["/"]
+    out: list[str] = []
+    for base in bases:
+        path = absolute(text, base, home)
+        if word.glob:
+            assert word.pattern is not None
+            pattern = word.pattern
+            if word.tilde:
+                pattern = home + pattern[1:]
+            matches = expand_glob(pattern, base)
+            if matches is None:
+                return None
+            out.extend(matches)
+        out.append(path)
+    return out
+
+
+_GLOB_CHARS = re.compile(r"(?<!\\)[*?\[]")
+
+
+def expand_glob(pattern: str, base: str) -> list[str] | None:
+    """Pathname expansion of ``pattern`` (quoted characters backslash-escaped) from ``base``.
+
+    Matches case-insensitively and includes hidden files, so that whatever shell options are
+    set (``nocaseglob``, ``dotglob``) the real expansion is a subset. None when the pattern uses
+    what is not modelled (``[^…]``, ``[[:class:]]``, extended globs), could match ``.`` or ``..``,
+    or the directories are too large to list.
+    """
+    if "[^" in pattern or "[[:" in pattern or re.search(r"[@!+*?]\(", pattern):
+        return None
+    current = ["/"] if pattern.startswith("/") else [base]
+    budget = [_MAX_GLOB_ENTRIES]
+    for component in pattern.split("/"):
+        if not component:
+            continue
+        if _GLOB_CHARS.search(component) is None:
+            literal = re.sub(r"\\(.)", r"\1", component)
+            current = [posixpath.normpath(posixpath.join(d, literal)) for d in current]
+            continue
+        regex = _component_regex(component)
+        if regex is None:
+            return None
+        if component[0] not in "*?" and (regex.fullmatch(".") or regex.fullmatch("..")):
+            return None  # only a pattern starting with a dot can match `.` or `..`
+        found: list[str] = []
+        for directory in current:
+            entries = _list(directory, budget)
+            if entries is None:
+                return None
+            found.extend(posixpath.join(directory, e) for e in entries if regex.fullmatch(e))
+        current = found
+        if not current:
+            return []
+    return current
+
+
+def _list(directory: str, budget: list[int]) -> list[str] | None:
     try:
-        _Parser(command, 0, out).parse()
-    except Exception:  # pragma: no cover - defensive: the tokenizer must never raise
-        out = [SimpleCommand(words=(command,), raw=(command,))]
-    return tuple(out)
+        with os.scandir(directory) as it:
+            names = []
+            for entry in it:
+                budget[0] -= 1
+                if budget[0] < 0:
+                    return None
+                names.append(entry.name)
+            return names
+    except OSError:
+        return []
 
 
-def _append_command(
-    out: list[SimpleCommand], words: list[str], raws: list[str], redirect: bool
-) -> None:
-    """Append one command, minus the reserved words around it (``then``, ``do``, ``fi`` ...)."""
-    k = 0
-    while k < len(words) and words[k] in _LEADING_KEYWORDS and raws[k] == words[k]:
-        k += 1
-    if k:
-        words, raws = words[k:], raws[k:]
-    if not words or (len(words) == 1 and words[0] in _CLOSING_KEYWORDS and raws[0] == words[0]):
-        return
-    out.append(SimpleCommand(words=tuple(words), raw=tuple(raws), redirect=redirect))
-
-
-def command_start(words: tuple[str, ...], *, strip_env: bool) -> int:
-    """Index of the real command word after wrappers (and, if asked, ``VAR=value``) are skipped.
-
-    Wrappers (``timeout``, ``time``, ``nice``, ``nohup``, ``stdbuf``, ``command``) run their
-    argument, so rules judge the wrapped command. With ``strip_env`` leading assignments and
-    ``env [-i] [-u NAME] [VAR=value...]`` are skipped too: deny rules use that form, allow rules
-    do not (an assignment such as ``LD_PRELOAD=...`` changes what the command does).
-    """
+def _component_regex(component: str) -> re.Pattern[str] | None:
+    out: list[str] = []
     i = 0
-    n = len(words)
+    n = len(component)
     while i < n:
-        w = words[i]
-        if strip_env and _is_assignment(w):
-            i += 1
-        elif strip_env and w == "env":
-            i = _skip_env(words, i + 1)
-        elif w == "timeout":
-            j = _skip_timeout(words, i + 1)
-            if j is None:
-                return i
-            i = j
-        elif w == "time":
-            i += 1
-            while i < n and words[i] == "-p":
-                i += 1
-        elif w == "nice":
-            i = _skip_nice(words, i + 1)
-        elif w == "nohup":
-            i += 1
-        elif w == "stdbuf":
-            i = _skip_stdbuf(words, i + 1)
-        elif w == "command":
-            if i + 1 < n and words[i + 1] in ("-v", "-V"):
-                return i  # `command -v x` looks x up; it runs nothing
-            i += 1
-            while i < n and words[i] in ("-p", "--"):
-                i += 1
-        else:
-            return i
-    return i
-
-
-def _is_assignment(word: str) -> bool:
-    name, eq, _ = word.partition("=")
-    return (
-        bool(eq)
-        and bool(name)
-        and (name[0].isalpha() or name[0] == "_")
-        and all(ch.isalnum() or ch == "_" for ch in name)
-    )
-
-
-def _skip_env(words: tuple[str, ...], i: int) -> int:
-    n = len(words)
-    while i < n:
-        w = words[i]
-        if w in ("-u", "--unset", "-C", "--chdir", "-S", "--split-string"):
+        c = component[i]
+        if c == "\\" and i + 1 < n:
+            out.append(re.escape(component[i + 1]))
             i += 2
-        elif w.startswith("-") or _is_assignment(w):
+        elif c == "*":
+            out.append(".*")
             i += 1
-        else:
-            break
-    return i
-
-
-def _skip_timeout(words: tuple[str, ...], i: int) -> int | None:
-    n = len(words)
-    while i < n and words[i].startswith("-"):
-        if words[i] in ("-s", "-k", "--signal", "--kill-after"):
-            i += 2
-        else:
+        elif c == "?":
+            out.append(".")
             i += 1
-    if i >= n:
+        elif c == "[":
+            j = i + 1
+            if j < n and component[j] in "!^":
+                j += 1
+            if j < n and component[j] == "]":
+                j += 1
+            while j < n and component[j] != "]":
+                j += 1
+            if j >= n:
+                out.append(re.escape("["))
+                i += 1
+                continue
+            body = component[i + 1 : j]
+            negate = body.startswith("!")
+            body = body[1:] if negate else body
+            escaped = "".join("\\" + ch if ch in "\\^]" else ch for ch in body)
+            out.append(f"[{'^' if negate else ''}{escaped}]")
+            i = j + 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    try:
+        return re.compile("".join(out), re.IGNORECASE | re.DOTALL)
+    except re.error:
         return None
-    duration = words[i].rstrip("smhd")
-    if not duration or not duration.replace(".", "", 1).isdigit():
-        return None
-    return i + 1
-
-
-def _skip_nice(words: tuple[str, ...], i: int) -> int:
-    n = len(words)
-    while i < n and words[i].startswith("-"):
-        i += 2 if words[i] in ("-n", "--adjustment") else 1
-    return i
-
-
-def _skip_stdbuf(words: tuple[str, ...], i: int) -> int:
-    n = len(words)
-    while i < n and words[i].startswith("-"):
-        i += 2 if words[i] in ("-i", "-o", "-e") else 1
-    return i
-
-
-def find_close(src: str, i: int, closer: str) -> int:
-    """Index of the ``closer`` that ends the construct opened just before ``i``, else ``len(src)``.
-
-    Iterative (an explicit stack), so deeply nested input cannot exhaust the recursion limit.
-    """
-    stack = [closer]
-    n = len(src)
-    while i < n:
-        c = src[i]
-        top = stack[-1]
-        if c == "\\":
-            i += 2
-            continue
-        if top == '"':
-            if c == '"':
-                stack.pop()
-            elif c == "$" and i + 1 < n and src[i + 1] in "({":
-                stack.append(")" if src[i + 1] == "(" else "}")
-                i += 1
-            elif c == "`":
-                stack.append("`")
-        elif top == "`":
-            if c == "`":
-                stack.pop()
-        elif c == "'":
-            j = src.find("'", i + 1)
-            i = n if j < 0 else j + 1
-            continue
-        elif c == '"' or c == "`":
-            stack.append(c)
-        elif c == "(":
-            stack.append(")")
-        elif c == "$" and i + 1 < n and src[i + 1] == "{":
-            stack.append("}")
-            i += 1
-        elif c == top:
-            stack.pop()
-        if not stack:
-            return i
-        i += 1
-    return n
-
-
-def _unescape_backticks(text: str) -> str:
-    return text.replace("\\`", "`").replace("\\$", "$").replace("\\\\", "\\")
-
-
-class _Parser:
-    """Single left-to-right pass over one source string; nested bodies recurse with depth + 1."""
-
-    def __init__(self, src: str, depth: int, out: list[SimpleCommand]) -> None:
-        self.src = src
-        self.depth = depth
-        self.out = out
-        self.words: list[str] = []
-        self.raws: list[str] = []
-        self.redirect = False
-        self.value: list[str] = []
-        self.start = -1  # source index where the current word began, -1 if none
-        self.quoted = False
-        self.heredoc_next: bool | None = None  # after `<<`: the next word is a delimiter
-        self.heredocs: list[tuple[str, bool, bool]] = []  # (delimiter, quoted, strip_tabs)
-
-    def _nested(self, text: str) -> None:
-        if self.depth >= _MAX_DEPTH:
-            if text.strip():
-                self.out.append(SimpleCommand(words=(text,), raw=(text,)))
-            return
-        _Parser(text, self.depth + 1, self.out).parse()
-
-    def _scan_substitutions(self, text: str) -> None:
-        """Find and parse the substitutions inside double-quoted-like text (no word splitting)."""
-        i = 0
-        n = len(text)
-        while i < n:
-            c = text[i]
-            if c == "\\":
-                i += 2
-            elif c == "$" and i + 1 < n and text[i + 1] == "(":
-                j = find_close(text, i + 2, ")")
-                self._nested(text[i + 2 : j])
-                i = j + 1
-            elif c == "$" and i + 1 < n and text[i + 1] == "{":
-                j = find_close(text, i + 2, "}")
-                if self.depth < _MAX_DEPTH:
-                    self._scan_substitutions(text[i + 2 : j])
-                i = j + 1
-            elif c == "`":
-                j = find_close(text, i + 1, "`")
-                self._nested(_unescape_backticks(text[i + 1 : j]))
-                i = j + 1
-            else:
-                i += 1
-
-    def _begin(self, i: int) -> None:
-        if self.start < 0:
-            self.start = i
-
-    def _end_word(self, i: int) -> None:
-        if self.start < 0:
-            return
-        value = "".join(self.value)
-        self.words.append(value)
-        self.raws.append(self.src[self.start : i])
-        if self.heredoc_next is not None:
-            self.heredocs.append((value, self.quoted, self.heredoc_next))
-            self.heredoc_next = None
-        self.value = []
-        self.start = -1
-        self.quoted = False
-
-    def _end_command(self) -> None:
-        _append_command(self.out, self.words, self.raws, self.redirect)
-        self.words = []
-        self.raws = []
-        self.redirect = False
-
-    def _skip_heredocs(self, i: int) -> int:
-        """Skip here-document bodies that start after the newline at ``i - 1``."""
-        src = self.src
-        for delimiter, quoted, strip_tabs in self.heredocs:
-            body_start = i
-            while i < len(src):
-                nl = src.find("\n", i)
-                line_end = len(src) if nl < 0 else nl
-                line = src[i:line_end]
-                if (line.lstrip("\t") if strip_tabs else line) == delimiter:
-                    if not quoted:
-                        self._scan_substitutions(src[body_start:i])
-                    i = line_end + 1
-                    break
-                i = line_end + 1
-            else:
-                if not quoted:
-                    self._scan_substitutions(src[body_start:])
-        self.heredocs = []
-        return i
-
-    def parse(self) -> None:
-        src = self.src
-        n = len(src)
-        i = 0
-        while i < n:
-            c = src[i]
-            nxt = src[i + 1] if i + 1 < n else ""
-            if c in " \t\r":
-                self._end_word(i)
-                i += 1
-            elif c == "\\":
-                if nxt == "\n":
-                    self._end_word(i)
-                    i += 2
-                    continue
-                self._begin(i)
-                self.quoted = True
-                self.value.append(nxt)
-                i += 2
-            elif c == "'":
-                self._begin(i)
-                self.quoted = True
-                j = src.find("'", i + 1)
-                j = n if j < 0 else j
-                self.value.append(src[i + 1 : j])
-                i = j + 1
-            elif c == "$" and nxt == "'":
-                self._begin(i)
-                self.quoted = True
-                j = i + 2
-                while j < n and src[j] != "'":
-                    j += 2 if src[j] == "\\" else 1
-                self.value.append(src[i + 2 : j])
-                i = j + 1
-            elif c == '"':
-                self._begin(i)
-                self.quoted = True
-                j = find_close(src, i + 1, '"')
-                body = src[i + 1 : j]
-                self._scan_substitutions(body)
-                self.value.append(body)
-                i = j + 1
-            elif c == "$" and nxt == "(":
-                self._begin(i)
-                j = find_close(src, i + 2, ")")
-                if src.startswith("(", i + 2) and src[j - 1 : j + 1] == "))":
-                    # `$((...))` is arithmetic: only substitutions inside it run anything
-                    if self.depth < _MAX_DEPTH:
-                        self._scan_substitutions(src[i + 3 : j - 1])
-                else:
-                    self._nested(src[i + 2 : j])
-                self.value.append(src[i : j + 1])
-                i = j + 1
-            elif c == "$" and nxt == "{":
-                self._begin(i)
-                j = find_close(src, i + 2, "}")
-                if self.depth < _MAX_DEPTH:
-                    self._scan_substitutions(src[i + 2 : j])
-                self.value.append(src[i : j + 1])
-                i = j + 1
-            elif c == "`":
-                self._begin(i)
-                j = find_close(src, i + 1, "`")
-                self._nested(_unescape_backticks(src[i + 1 : j]))
-                self.value.append(src[i : j + 1])
-                i = j + 1
-            elif c in "<>" and nxt == "(":
-                self._begin(i)
-                j = find_close(src, i + 2, ")")
-                self._nested(src[i + 2 : j])
-                self.value.append(src[i : j + 1])
-                i = j + 1
-            elif c == "(" and self.start < 0 and not self.words:
-                j = find_close(src, i + 1, ")")
-                self._nested(src[i + 1 : j])
-                i = j + 1
-            elif c == "#" and self.start < 0:
-                nl = src.find("\n", i)
-                i = n if nl < 0 else nl
-            elif c in "<>" or (c == "&" and nxt == ">"):
-                i = self._redirection(i)
-            else:
-                sep = next(s for s in _SEPARATORS if src.startswith(s, i)) if c in "&|;\n" else None
-                if sep is None:
-                    self._begin(i)
-                    m = _PLAIN.match(src, i + 1)
-                    end = m.end() if m else i + 1
-                    self.value.append(src[i:end])
-                    i = end
-                    continue
-                self._end_word(i)
-                self._end_command()
-                i += len(sep)
-                if sep == "\n" and self.heredocs:
-                    i = self._skip_heredocs(i)
-        self._end_word(n)
-        self._end_command()
-
-    def _redirection(self, i: int) -> int:
-        """Consume a redirection operator; a pending all-digit word is its file descriptor."""
-        src = self.src
-        fd = "".join(self.value) if self.start >= 0 and not self.quoted else ""
-        if fd.isdigit():
-            self.value = []
-            self.start = -1
-        else:
-            self._end_word(i)
-            fd = ""
-        j = i + 1
-        if src[i] == "&":
-            j += 1  # `&>`
-            if src.startswith(">", j):
-                j += 1
-        elif src[i] == "<" and src.startswith("<<", i + 1):
-            j += 2  # `<<<` here-string
-        elif src[i] == "<" and src.startswith("<", j):
-            j += 1
-            strip = src.startswith("-", j)
-            if strip:
-                j += 1
-            self.heredoc_next = strip
-        elif src.startswith(src[i], j) or (src[i] == ">" and src.startswith("|", j)):
-            j += 1
-        if j < len(src) and src[j] == "&":
-            j += 1  # `>&2`, `<&0`, `>&-`: the target descriptor belongs to the operator
-            while j < len(src) and (src[j].isdigit() or src[j] == "-"):
-                j += 1
-        op = fd + src[i:j]
-        self.words.append(op)
-        self.raws.append(op)
-        self.redirect = True
-        return j
-
-
-def basename(word: str) -> str:
-    """``/usr/bin/rm`` -> ``rm``: deny rules should not be dodged with an absolute path."""
-    return posixpath.basename(word) if "/" in word else word

@@ -10,22 +10,24 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ._bash import SimpleCommand, split_command
+import trio
+
+from ._bash import MAX_COMMAND_BYTES, THREAD_BYTES, Analysis, Command, analyze
 from ._paths import real, tool_path
 
 __all__ = ["CallMemo"]
 
 
 class CallMemo:
-    """Caches ``split_command`` and ``real`` results for the duration of one check."""
+    """Caches Bash analyses and ``real`` results for the duration of one check."""
 
-    __slots__ = ("_forms", "_paths", "_real", "_split")
+    __slots__ = ("_bash", "_forms", "_paths", "_real")
 
     def __init__(self) -> None:
-        self._split: dict[str, tuple[SimpleCommand, ...]] = {}
+        self._bash: dict[str, Analysis] = {}
         self._real: dict[str, str] = {}
         self._paths: dict[tuple[str, int], str | None] = {}
-        # keyed by identity: the parts are kept alive by ``_split`` for the whole check
+        # keyed by identity: the parts are kept alive by ``_bash`` for the whole check
         self._forms: dict[int, list[str]] = {}
 
     def tool_path(
@@ -38,14 +40,25 @@ class CallMemo:
         path = self._paths[key] = tool_path(tool_name, tool_input, cwd, home)
         return path
 
-    def split(self, command: str) -> tuple[SimpleCommand, ...]:
-        """``split_command(command)``, computed once per check."""
-        parts = self._split.get(command)
-        if parts is None:
-            parts = self._split[command] = split_command(command)
-        return parts
+    def bash(self, command: str) -> Analysis:
+        """``analyze(command)``, computed once per check."""
+        analysis = self._bash.get(command)
+        if analysis is None:
+            analysis = self._bash[command] = analyze(command)
+        return analysis
 
-    def forms(self, part: SimpleCommand, make: Callable[[SimpleCommand], list[str]]) -> list[str]:
+    async def prepare(self, tool_name: str, tool_input: Mapping[str, Any]) -> None:
+        """Analyse a long Bash command in a worker thread, so the event loop never waits on it
+        (the analysis is linear in the command's size, but a 64 KB line takes milliseconds)."""
+        command = tool_input.get("command") if tool_name == "Bash" else None
+        if (
+            isinstance(command, str)
+            and THREAD_BYTES <= len(command) <= MAX_COMMAND_BYTES  # longer ones are refused at once
+            and command not in self._bash
+        ):
+            self._bash[command] = await trio.to_thread.run_sync(analyze, command)
+
+    def forms(self, part: Command, make: Callable[[Command], list[str]]) -> list[str]:
         """``make(part)`` once per check: deny and ask rules try the same spellings."""
         forms = self._forms.get(id(part))
         if forms is None:

@@ -17,7 +17,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._bash import SimpleCommand, basename, command_start
+from ._bash import Command, Write, is_sink, resolve_dirs, word_paths
+from ._bash_words import Word
 from ._checked import hard_linked
 from ._memo import CallMemo
 from ._paths import EDIT_PATH_TOOLS, READ_PATH_TOOLS, absolute, real, within
@@ -34,10 +35,11 @@ __all__ = [
 #: Tools that send data out of the machine: no mode but ``bypassPermissions`` approves them.
 NETWORK_TOOLS = frozenset({"WebFetch", "WebSearch"})
 
-#: Commands ``acceptEdits`` approves when all their paths are inside the working directories.
-_ACCEPT_EDITS_COMMANDS = frozenset({"mkdir", "touch", "rm", "rmdir", "mv", "cp", "sed"})
-#: Raw-text characters after which a word's value is not known statically.
-_DYNAMIC = re.compile(r"[$`{}()]")
+#: Commands ``acceptEdits`` approves when all their paths are inside the working directories
+#: (``cd``/``pushd`` only move: the paths after them are judged from where they lead).
+_ACCEPT_EDITS_COMMANDS = frozenset(
+    {"mkdir", "touch", "rm", "rmdir", "mv", "cp", "sed", "cd", "pushd"}
+)
 _GLOB = re.compile(r"[*?\[]")
 _SED_OPTION = re.compile(
     r"-[nrEsuz]*i?[nrEsuz]*|-i[\w.~-]*|--(?:in-place(?:=[\w.~-]*)?|quiet|silent|"
@@ -142,83 +144,102 @@ def mode_approves(
 
 
 def _accept_edits_bash(command: str, dirs: WorkingDirs, memo: CallMemo) -> bool:
-    parts = memo.split(command)
-    if not parts:
+    """Every part is a file-editing command on paths inside the working directories, from
+    wherever the shell may be when it runs, and every redirection writes inside them too."""
+    analysis = memo.bash(command)
+    if analysis.opaque or not analysis.commands:
         return False
-    for part in parts:
-        if part.redirect:
+    for part in analysis.commands:
+        if part.transparent:
+            continue
+        words = part.words[part.layers.allow_start :]
+        if part.assignments or not words or not words[0].static:
             return False
-        start = command_start(part.words, strip_env=False)
-        words, raw = part.words[start:], part.raw[start:]
-        if not words or words[0] not in _ACCEPT_EDITS_COMMANDS:
+        name = words[0].value
+        bases = resolve_dirs(part.dirs, dirs.cwd, dirs.home)
+        if name not in _ACCEPT_EDITS_COMMANDS or bases is None:
             return False
-        if words[0] == "sed":
-            if not _sed_ok(words[1:], raw[1:], dirs, memo):
+        if name in ("cd", "pushd"):
+            continue
+        if name == "sed":
+            if not _sed_ok(words[1:], bases, dirs, memo):
                 return False
-        elif not _paths_ok(words[1:], raw[1:], dirs, memo):
+        elif not _paths_ok(words[1:], bases, dirs, memo):
             return False
-    return True
+    return all(_write_inside(write, dirs, memo) for write in analysis.writes)
 
 
-def _path_ok(value: str, raw: str, dirs: WorkingDirs, memo: CallMemo) -> bool:
-    if _DYNAMIC.search(raw) or (value.startswith("~") and value != "~" and value[1] != "/"):
-        return False  # an expansion, or another user's home
-    if any(_GLOB.search(c) and c.startswith(".") for c in value.split("/")):
-        return False  # `.*` may expand to `..`
-    return dirs.writable(absolute(value, dirs.cwd, dirs.home), memo)
+def _write_inside(write: Write, dirs: WorkingDirs, memo: CallMemo) -> bool:
+    if is_sink(write.target):
+        return True
+    paths = word_paths(write.target, resolve_dirs(write.dirs, dirs.cwd, dirs.home), dirs.home)
+    return paths is not None and all(dirs.writable(p, memo) for p in paths)
 
 
-def _paths_ok(args: Sequence[str], raws: Sequence[str], dirs: WorkingDirs, memo: CallMemo) -> bool:
+def _path_ok(word: Word, bases: list[str], dirs: WorkingDirs, memo: CallMemo) -> bool:
+    """The path (every match, for a glob) lies inside the working directories from each base."""
+    paths = word_paths(word, bases, dirs.home)
+    return paths is not None and all(dirs.writable(p, memo) for p in paths)
+
+
+def _paths_ok(args: Sequence[Word], bases: list[str], dirs: WorkingDirs, memo: CallMemo) -> bool:
     options_done = False
-    for value, raw in zip(args, raws, strict=True):
+    for word in args:
+        value = word.value
+        if value is None:
+            return False
         if not options_done and value == "--":
             options_done = True
         elif not options_done and value.startswith("-") and value != "-":
-            if _DYNAMIC.search(raw):
+            if word.glob:
                 return False
             if "=" in value:
-                if not _path_ok(value.partition("=")[2] or ".", raw, dirs, memo):
+                option_value = Word(word.raw, value.partition("=")[2] or ".")
+                if not _path_ok(option_value, bases, dirs, memo):
                     return False
             elif any(ch in value for ch in "/~."):
                 return False  # an attached option value such as `-t/etc`
-        elif not _path_ok(value, raw, dirs, memo):
+        elif not _path_ok(word, bases, dirs, memo):
             return False
     return True
 
 
-def _sed_ok(args: Sequence[str], raws: Sequence[str], dirs: WorkingDirs, memo: CallMemo) -> bool:
+def _sed_ok(args: Sequence[Word], bases: list[str], dirs: WorkingDirs, memo: CallMemo) -> bool:
     """``sed`` running only ``s``/``y``/``d``/``p`` (never ``w``, ``e``, ``r``) on inside paths."""
+    if any(not w.static for w in args[:1]) or any(w.value is None for w in args):
+        return False
+    values = [w.value or "" for w in args]
     scripts: list[str] = []
-    files: list[tuple[str, str]] = []
-    has_e = any(a in ("-e", "--expression") or a.startswith("--expression=") for a in args)
+    files: list[Word] = []
+    has_e = any(a in ("-e", "--expression") or a.startswith("--expression=") for a in values)
     i = 0
     options_done = False
     while i < len(args):
-        value, raw = args[i], raws[i]
+        value = values[i]
         if not options_done and value == "--":
             options_done = True
         elif not options_done and value in ("-e", "--expression"):
-            if i + 1 >= len(args) or not _static_script(raws[i + 1]):
+            if i + 1 >= len(args) or not args[i + 1].static:
                 return False
-            scripts.append(args[i + 1])
+            scripts.append(values[i + 1])
             i += 1
         elif not options_done and value.startswith("--expression="):
-            if not _static_script(raw):
+            if args[i].glob:
                 return False
             scripts.append(value.partition("=")[2])
         elif not options_done and value.startswith("-") and value != "-":
-            if not _SED_OPTION.fullmatch(value) or _DYNAMIC.search(raw):
+            if not _SED_OPTION.fullmatch(value) or args[i].glob:
                 return False
         elif not has_e and not scripts:
-            if not _static_script(raw):
+            if args[i].glob:
                 return False
             scripts.append(value)
         else:
-            files.append((value, raw))
+            files.append(args[i])
         i += 1
     if not scripts or not all(_sed_script_ok(s) for s in scripts):
         return False
-    return all(_path_ok(value, raw, dirs, memo) for value, raw in files)
+    return all(_path_ok(word, bases, dirs, memo) for word in files)
 
 
 def _static_script(raw: str) -> bool:
@@ -272,60 +293,71 @@ def critical_removal(
     """The argument of an ``rm``/``rmdir`` that would remove a critical path, else None.
 
     Critical: ``/``, its direct children, the home directory, ``cwd`` and its parents, and a
-    glob that empties one of them (``rm -rf ~/*``). An argument whose value is not known
-    statically (``$DIR``, ``$(...)``, ``{a,b}``, ``~user``) counts as critical: ``rm -rf "$X/"``
-    with ``X`` unset removes ``/``.
+    glob that empties one of them (``rm -rf ~/*``). Globs are expanded against the file system
+    from the directory the shell is in after any ``cd``; an argument whose value is not known
+    statically (``$DIR``, ``$(...)``, ``{a,b}``, ``~user``, arguments ``xargs`` adds, any
+    relative path after a ``cd`` to an unknown place) counts as critical: ``rm -rf "$X/"`` with
+    ``X`` unset removes ``/``. A command whose name is not static is judged as if it were ``rm``.
     """
     if tool_name != "Bash":
         return None
     command = tool_input.get("command")
     if not isinstance(command, str):
         return None
-    for part in memo.split(command):
+    for part in memo.bash(command).commands:
         found = _critical_in(part, dirs, memo)
         if found is not None:
             return found
     return None
 
 
-def _critical_in(part: SimpleCommand, dirs: WorkingDirs, memo: CallMemo) -> str | None:
-    words, raws = part.words, part.raw
-    start = command_start(words, strip_env=True)
-    while start < len(words) and basename(words[start]) in ("sudo", "doas", "exec", "builtin"):
-        start += 1
-        while start < len(words) and words[start].startswith("-"):
-            start += 1
-        start += command_start(words[start:], strip_env=True)
-    if start >= len(words) or basename(words[start]) not in ("rm", "rmdir"):
+def _critical_in(part: Command, dirs: WorkingDirs, memo: CallMemo) -> str | None:
+    inner = part.layers.inner
+    if inner is None or inner >= len(part.words):
         return None
+    name = part.name
+    if name not in ("rm", "rmdir") and (name is not None or not part.words[inner].raw):
+        return None
+    if part.layers.tail:
+        return f"{part.words[inner].raw} with arguments from its input"
+    bases = resolve_dirs(part.dirs, dirs.cwd, dirs.home)
     options_done = False
-    for value, raw in zip(words[start + 1 :], raws[start + 1 :], strict=True):
+    for word in part.words[inner + 1 :]:
+        value = word.value
+        if value is None:
+            return word.raw
         if not options_done and value == "--":
             options_done = True
             continue
-        if not options_done and value.startswith("-") and value != "-":
+        if not options_done and value.startswith("-") and value != "-" and not word.glob:
             continue
-        expanded = value.replace("${HOME}", dirs.home).replace("$HOME", dirs.home)
-        if (
-            "`" in raw
-            or ("$" in raw and "$" in expanded)
-            or ("{" in raw and "}" in raw)
-            or (value.startswith("~") and not value.startswith("~/") and value != "~")
-        ):
-            return value
-        path = absolute(expanded, dirs.cwd, dirs.home)
-        if _is_critical(path, dirs) or _is_critical(memo.real(path), dirs):
-            return value
-        components = path.split("/")
+        paths = word_paths(word, bases, dirs.home)
+        if paths is None:
+            return word.raw
+        for path in paths:
+            if _is_critical(path, dirs) or _is_critical(memo.real(path), dirs):
+                return word.raw
+        if word.glob and _empties_critical(word, bases, dirs):
+            return word.raw
+    return None
+
+
+def _empties_critical(word: Word, bases: list[str] | None, dirs: WorkingDirs) -> bool:
+    """``rm -rf ~/*``: a component made only of ``*?.`` in a critical directory."""
+    pattern = word.pattern or ""
+    if word.tilde:
+        pattern = dirs.home + pattern[1:]
+    for base in bases or ["/"]:
+        components = absolute(pattern, base, dirs.home).split("/")
         for index, component in enumerate(components):
             if _GLOB.search(component):
                 parent = "/".join(components[:index]) or "/"
                 if re.fullmatch(r"[*?.]+", component) and (
                     parent == "/" or _is_critical(parent, dirs)
                 ):
-                    return value
+                    return True
                 break
-    return None
+    return False
 
 
 def _is_critical(path: str, dirs: WorkingDirs) -> bool:

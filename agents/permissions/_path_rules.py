@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from ._bash import basename, command_start
+from ._bash import basename, resolve_dirs, word_paths
 from ._memo import CallMemo
 from ._paths import absolute, relative_to, within
 from ._reading import ReadArgument, reading_paths
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "fixed_part",
+    "judge_path",
     "match_bash_reads",
     "match_one_path",
     "match_path",
@@ -81,10 +82,10 @@ def match_path(
     path = memo.tool_path(tool_name, tool_input, cwd, home)
     if path is None:
         return None
-    return _judge_path(kind, by_anchor, path, cwd, home, memo)
+    return judge_path(kind, by_anchor, path, cwd, home, memo)
 
 
-def _judge_path(
+def judge_path(
     kind: _Kind,
     by_anchor: Mapping[str, Alternation],
     path: str,
@@ -127,56 +128,33 @@ def naming_rule(
     return None
 
 
-_RUNNERS = frozenset({"sudo", "doas", "exec", "builtin"})
-
-
 def match_bash_reads(
     index: KindIndex, tool_input: Mapping[str, Any], cwd: str, home: str, memo: CallMemo
 ) -> PermissionRule | None:
-    """A Read rule covering a file that one of the command's reading commands reads."""
+    """A Read rule covering a file the command reads: the file arguments of its reading commands
+    (every command of the line, wrappers stripped, from each directory it may run in) and the
+    files its input redirections name. Best effort: words not known statically are skipped."""
     command = tool_input.get("command")
     if not isinstance(command, str):
         return None
-    for part in memo.split(command):
-        words = part.words
-        start = command_start(words, strip_env=True)
-        while start < len(words) and basename(words[start]) in _RUNNERS:
-            start += 1
-            while start < len(words) and words[start].startswith("-"):
-                start += 1
-            start += command_start(words[start:], strip_env=True)
-        argv, inputs = _without_redirections(words[start:], part.raw[start:])
-        rule = match_reads(index, argv, cwd, cwd, home, memo, inputs)
-        if rule is not None:
-            return rule
-    return None
-
-
-_REDIRECTION = re.compile(r"\d*(?:<<<|<<-?|<>|<|>>|>\||>|&>>|&>)(?:&[\d-]*)?")
-
-
-def _without_redirections(
-    words: tuple[str, ...], raws: tuple[str, ...]
-) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """A simple command's words without its redirections, and the files its input
-    redirections (``< file``, ``<> file``) read."""
-    argv: list[str] = []
-    inputs: list[str] = []
-    i = 0
-    while i < len(words):
-        word = words[i]
-        if raws[i] == word and _REDIRECTION.fullmatch(word):
-            operator = word.lstrip("0123456789")
-            takes_target = "&" not in operator[1:] or operator.startswith("&>")
-            if takes_target and i + 1 < len(words):
-                if operator in ("<", "<>"):
-                    inputs.append(words[i + 1])
-                i += 1
-            i += 1
+    analysis = memo.bash(command)
+    for part in analysis.commands:
+        inner = part.layers.inner
+        if inner is None or inner >= len(part.words):
             continue
-        argv.append(word)
-        i += 1
-    return tuple(argv), tuple(inputs)
+        argv = tuple(w.value for w in part.words[inner:] if w.value is not None)
+        if not argv:
+            continue
+        for base in resolve_dirs(part.dirs, cwd, home) or [cwd]:
+            rule = match_reads(index, (basename(argv[0]), *argv[1:]), base, cwd, home, memo)
+            if rule is not None:
+                return rule
+    for read in analysis.reads:
+        for path in word_paths(read.target, resolve_dirs(read.dirs, cwd, home), home) or ():
+            rule = judge_path("deny", index.read_paths, path, cwd, home, memo)
+            if rule is not None:
+                return rule
+    return None
 
 
 def match_reads(
@@ -206,7 +184,7 @@ def match_reads(
 def _match_read_argument(
     index: KindIndex, argument: ReadArgument, cwd: str, home: str, memo: CallMemo
 ) -> PermissionRule | None:
-    rule = _judge_path("deny", index.read_paths, argument.path, cwd, home, memo)
+    rule = judge_path("deny", index.read_paths, argument.path, cwd, home, memo)
     if rule is not None or not argument.recursive:
         return rule
     # A directory read with everything beneath it: any rule whose fixed part lies inside it

@@ -6,7 +6,9 @@ so that a check costs a few dictionary lookups and regex calls whatever the numb
 
 What a specifier means depends on the tool:
 
-* ``Bash(spec)`` — a command pattern; see :func:`bash_pattern_regex` and :mod:`._bash`.
+* ``Bash(spec)`` — a command pattern; see :func:`bash_pattern_regex`. The command line is analysed
+  by :mod:`._bash` (tree-sitter-bash): every command in it is a part, output redirections are
+  writes judged by ``Edit(...)`` rules, and what cannot be analysed is never allowed.
 * ``Read(spec)`` / ``Edit(spec)`` — a gitignore-style path (:mod:`._paths`). ``Read`` governs the
   file-reading tools (Read, Glob, Grep, NotebookRead, LS), ``Edit`` every file-writing tool (Write,
   Edit, MultiEdit, NotebookEdit). A bare ``Read``/``Edit`` rule covers its whole family. A path is
@@ -31,11 +33,21 @@ from typing import Any, Literal
 
 import attrs
 
-from ._bash import SimpleCommand, basename, command_start
+from ._bash import (
+    Analysis,
+    Command,
+    allow_forms,
+    deny_forms,
+    is_sink,
+    resolve_dirs,
+    varying,
+    word_paths,
+)
 from ._checked import hard_linked
 from ._memo import CallMemo
 from ._path_rules import (
     fixed_part,
+    judge_path,
     match_bash_reads,
     match_one_path,
     match_path,
@@ -176,6 +188,7 @@ class KindIndex:
     mcp_servers: Mapping[str, PermissionRule]
     bash_by_word: Mapping[str, Alternation]
     bash_wild: Alternation | None
+    bash_any: PermissionRule | None  # `Bash(*)`: covers even what cannot be analysed
     read_paths: Mapping[str, Alternation]  # anchor -> alternation
     edit_paths: Mapping[str, Alternation]
     domains: Mapping[str, PermissionRule]
@@ -232,6 +245,7 @@ class KindIndex:
             mcp_servers=mcp,
             bash_by_word=by_word,
             bash_wild=by_word.pop("*", None),
+            bash_any=next((r for _, _, r in bash if (r.specifier or "").strip() == "*"), None),
             read_paths=_group(reads),
             edit_paths=_group(edits),
             domains=domains,
@@ -253,34 +267,6 @@ class KindIndex:
 
 def _normalize_host(host: str) -> str:
     return host.strip().lower().rstrip(".")
-
-
-def _deny_forms(command: SimpleCommand) -> list[str]:
-    """Every spelling a deny/ask rule is tried on: as written, unwrapped, unquoted, basename."""
-    words, raw = command.words, command.raw
-    forms = [command.text]
-    start = command_start(words, strip_env=False)
-    if start:
-        forms.append(" ".join(raw[start:]))
-    start_env = command_start(words, strip_env=True)
-    if start_env != start:
-        forms.append(" ".join(raw[start_env:]))
-    unquoted = list(words[start_env:])
-    if unquoted:
-        unquoted[0] = basename(unquoted[0])
-        plain = " ".join(" ".join(w.split()) for w in unquoted)
-        if plain not in forms:
-            forms.append(plain)
-    return forms
-
-
-def _allow_forms(command: SimpleCommand) -> list[str]:
-    """Spellings an allow rule is tried on: as written, and without leading wrappers."""
-    forms = [command.text]
-    start = command_start(command.words, strip_env=False)
-    if start:
-        forms.append(" ".join(command.raw[start:]))
-    return forms
 
 
 def _rule_tuple(rules: Iterable[PermissionRule]) -> tuple[PermissionRule, ...]:
@@ -451,20 +437,18 @@ class RuleSet:
             return rule
         if tool_name == "Bash":
             found = None
-            if index.bash_by_word or index.bash_wild is not None:
-                found = self._match_bash(kind, index, tool_input, memo)
+            if self._bash_relevant(kind, index):
+                found = self._match_bash(kind, index, tool_input, cwd, home, memo)
             if found is None and kind != "allow" and index.read_paths:
                 found = match_bash_reads(index, tool_input, cwd, home, memo)
             return found
         if tool_name in READ_PATH_TOOLS:
             return match_path(kind, index.read_paths, tool_name, tool_input, cwd, home, memo)
         if tool_name in EDIT_PATH_TOOLS:
-            rule = match_path(kind, index.edit_paths, tool_name, tool_input, cwd, home, memo)
-            if rule is not None and kind == "allow":
+            if kind == "allow":
                 path = memo.tool_path(tool_name, tool_input, cwd, home)
-                if path is not None and hard_linked(memo.real(path)):
-                    return naming_rule(index, path, memo.real(path), cwd, home, memo)
-            return rule
+                return None if path is None else _edit_allowed(index, path, cwd, home, memo)
+            return match_path(kind, index.edit_paths, tool_name, tool_input, cwd, home, memo)
         if tool_name == "WebFetch":
             return _match_domain(index, tool_input)
         if tool_name in ("Agent", "Task"):
@@ -474,32 +458,148 @@ class RuleSet:
             return index.agents.match(agent)
         return None
 
-    @staticmethod
+    def _bash_relevant(self, kind: RuleKind, index: KindIndex) -> bool:
+        """Whether any rule could decide a Bash call for ``kind`` (else the analysis is skipped):
+        Bash rules, and for deny/ask also ``Edit`` rules (redirections write files)."""
+        if kind == "allow":
+            return bool(index.bash_by_word) or index.bash_wild is not None
+        indexes = (index,) if kind == "deny" else (self._index["deny"], index)
+        return any(bool(i.bash_by_word or i.edit_paths) or i.bash_wild is not None for i in indexes)
+
     def _match_bash(
-        kind: RuleKind, index: KindIndex, tool_input: Mapping[str, Any], memo: CallMemo
+        self,
+        kind: RuleKind,
+        index: KindIndex,
+        tool_input: Mapping[str, Any],
+        cwd: str,
+        home: str,
+        memo: CallMemo,
     ) -> PermissionRule | None:
         command = tool_input.get("command")
         if not isinstance(command, str):
             return None
-        commands = memo.split(command)
+        analysis = memo.bash(command)
         if kind == "allow":
-            first: PermissionRule | None = None
-            for part in commands:
-                found = None
-                for text in _allow_forms(part):
-                    found = index.match_text(text)
-                    if found is not None:
-                        break
-                if found is None:
-                    return None
-                first = first or found
-            return first
-        for part in commands:
-            for text in memo.forms(part, _deny_forms):
+            return _allow_bash(index, analysis, cwd, home, memo)
+        if analysis.opaque and index.bash_any is not None:
+            return index.bash_any  # `Bash(*)` names whatever the command may be
+        for part in analysis.commands:
+            for text in memo.forms(part, deny_forms):
                 found = index.match_text(text)
                 if found is not None:
                     return found
+        found = _bash_writes(kind, index, analysis, cwd, home, memo)
+        if found is None and kind == "ask":
+            # what the analysis cannot see might match a deny or ask rule: ask, never allow
+            found = self._could_match(analysis, cwd, home)
+        return found
+
+    def _could_match(self, analysis: Analysis, cwd: str, home: str) -> PermissionRule | None:
+        """A deny or ask rule the command might match at run time (an opaque construct, an
+        argument not known statically, a write whose path is not known)."""
+        for kind in ("deny", "ask"):
+            index = self._index[kind]
+            if index.bash_by_word or index.bash_wild is not None:
+                if analysis.opaque:
+                    return _any_bash_rule(index)
+                for part in analysis.commands:
+                    if varying(part):
+                        name = part.name
+                        alternation = index.bash_by_word.get(name) if name else None
+                        alternation = alternation or index.bash_wild
+                        if alternation is not None:
+                            return alternation.rules[0]
+            if index.edit_paths:
+                for write in analysis.writes:
+                    if not is_sink(write.target) and (
+                        word_paths(write.target, resolve_dirs(write.dirs, cwd, home), home) is None
+                    ):
+                        return next(iter(index.edit_paths.values())).rules[0]
         return None
+
+
+def _any_bash_rule(index: KindIndex) -> PermissionRule:
+    if index.bash_wild is not None:
+        return index.bash_wild.rules[0]
+    return next(iter(index.bash_by_word.values())).rules[0]
+
+
+def _allow_bash(
+    index: KindIndex, analysis: Analysis, cwd: str, home: str, memo: CallMemo
+) -> PermissionRule | None:
+    """Allowed only if every part matches an allow rule and every write an ``Edit`` allow rule
+    (or goes to ``/dev/null``); what is opaque only ``Bash(*)`` allows."""
+    if analysis.opaque:
+        return index.bash_any
+    first: PermissionRule | None = None
+    for part in analysis.commands:
+        if part.transparent or _only_moves(part):
+            continue  # `sh -c 'x'`: the script's parts are judged; `cd x` changes nothing
+        found = None
+        for text in allow_forms(part):
+            found = index.match_text(text)
+            if found is not None:
+                break
+        if found is None:
+            return None
+        first = first or found
+    if first is None or not _writes_allowed(index, analysis, cwd, home, memo):
+        return None
+    return first
+
+
+def _only_moves(part: Command) -> bool:
+    """``cd``/``pushd``/``popd`` by their plain names: they change no file and run nothing (the
+    paths written after them are judged from where they lead)."""
+    words = part.words
+    return bool(words) and not part.assignments and words[0].raw in ("cd", "pushd", "popd")
+
+
+def _edit_allowed(
+    index: KindIndex, path: str, cwd: str, home: str, memo: CallMemo
+) -> PermissionRule | None:
+    """The Edit allow rule covering a write to ``path``; for an existing file with several hard
+    links, only a rule naming it exactly (a rule for a tree cannot tell where its other names
+    lie)."""
+    if not index.edit_paths:
+        return None
+    rule = judge_path("allow", index.edit_paths, path, cwd, home, memo)
+    if rule is not None and hard_linked(memo.real(path)):
+        return naming_rule(index, path, memo.real(path), cwd, home, memo)
+    return rule
+
+
+def _writes_allowed(
+    index: KindIndex, analysis: Analysis, cwd: str, home: str, memo: CallMemo
+) -> bool:
+    """Every redirection target is a sink or covered by an ``Edit`` allow rule."""
+    for write in analysis.writes:
+        if is_sink(write.target):
+            continue
+        paths = word_paths(write.target, resolve_dirs(write.dirs, cwd, home), home)
+        if paths is None:
+            return False
+        for path in paths:
+            if _edit_allowed(index, path, cwd, home, memo) is None:
+                return False
+    return True
+
+
+def _bash_writes(
+    kind: RuleKind, index: KindIndex, analysis: Analysis, cwd: str, home: str, memo: CallMemo
+) -> PermissionRule | None:
+    """The deny or ask ``Edit`` rule covering a file the command writes by redirection."""
+    if not index.edit_paths:
+        return None
+    for write in analysis.writes:
+        if is_sink(write.target):
+            continue
+        paths = word_paths(write.target, resolve_dirs(write.dirs, cwd, home), home)
+        for path in paths or ():
+            rule = judge_path(kind, index.edit_paths, path, cwd, home, memo)
+            if rule is not None:
+                return rule
+    return None
 
 
 def _match_domain(index: KindIndex, tool_input: Mapping[str, Any]) -> PermissionRule | None:

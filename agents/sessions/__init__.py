@@ -1,4 +1,4 @@
-"""Session transcripts: storage, resume, fork and history rebuild (SPEC C1, C2, E3).
+"""Session transcripts: storage, resume, fork and history rebuild.
 
 ::
 
@@ -21,6 +21,7 @@ from agents.sessions.entry import encode_entry as encode_entry
 from agents.sessions.file_store import FileSessionStore as FileSessionStore
 from agents.sessions.history import INTERRUPTED_TOOL_RESULT as INTERRUPTED_TOOL_RESULT
 from agents.sessions.history import history_from_entries as history_from_entries
+from agents.sessions.history import rebuild_history as rebuild_history
 from agents.sessions.history import repair_history as repair_history
 from agents.sessions.memory_store import InMemorySessionStore as InMemorySessionStore
 from agents.sessions.store import DATA_DIR_ENV as DATA_DIR_ENV
@@ -67,6 +68,7 @@ __all__ = [
     "load_with_report",
     "newest_session_id",
     "project_key_for",
+    "rebuild_history",
     "repair_history",
     "subagent_subpath",
     "truncate_at",

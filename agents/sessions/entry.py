@@ -1,4 +1,4 @@
-"""Transcript entries: one JSON line per message, and the tolerant line decoder (SPEC C1, E3).
+"""Transcript entries: one JSON line per message, and the tolerant line decoder.
 
 A transcript is a JSON-lines file of :class:`TranscriptEntry` objects. Each entry wraps one
 :data:`~agents.messages.Message` exactly as it was streamed (so a transcript is lossless), plus the
@@ -21,22 +21,33 @@ from __future__ import annotations
 import contextlib
 import gc
 import logging
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Any, cast
 
 import attrs
 import msgspec
 
-from agents.messages import Message
+from agents.messages import (
+    AssistantMessage,
+    Message,
+    StreamEvent,
+    ToolResultBlock,
+    UserMessage,
+)
 
 __all__ = [
     "HISTORY_SNAPSHOT",
+    "LARGE_APPEND_BYTES",
     "LoadReport",
     "TranscriptEntry",
+    "check_entries",
     "decode_entry",
     "decode_transcript",
     "encode_entry",
     "encode_entry_into",
+    "gc_paused",
+    "is_large",
+    "summary",
 ]
 
 logger = logging.getLogger("agents.sessions")
@@ -87,6 +98,77 @@ def encode_entry_into(entry: TranscriptEntry, buf: bytearray) -> None:
     buf += b"\n"
 
 
+#: Appends whose encoding may exceed this many bytes are encoded and written in a worker thread:
+#: at about 1 GB/s for encoding and less for the write, a larger append would hold the event loop
+#: for milliseconds on end (a 50 MB tool result: over 300 ms).
+LARGE_APPEND_BYTES = 1 << 20
+#: What one container or scalar counts towards that estimate, at least (its JSON punctuation and
+#: the encoder's work per item): it bounds the estimate's own walk to ``LARGE_APPEND_BYTES / 128``
+#: items, a few milliseconds at worst, microseconds for an ordinary message.
+_ITEM_BYTES = 128
+
+
+def is_large(entries: Sequence[TranscriptEntry], limit: int = LARGE_APPEND_BYTES) -> bool:
+    """Whether encoding ``entries`` may take more than ``limit`` bytes.
+
+    Assistant messages and stream events are never large: one block of one response is bounded
+    by the model's output limit. Tool results and prompts are measured — their texts by length,
+    anything else by a walk that stops as soon as the estimate passes ``limit`` — and so are
+    other messages and data entries (a history snapshot holds a whole history).
+    """
+    total = 0
+    for entry in entries:
+        total += _ITEM_BYTES  # the entry's own keys: uuids, session id, timestamp
+        message = entry.message
+        kind = type(message)
+        if kind is AssistantMessage or kind is StreamEvent:
+            if total > limit:
+                return True
+            continue
+        if kind is UserMessage:
+            message = cast(UserMessage, message)
+            content = message.content
+            if type(content) is str:
+                total += len(content)
+            else:
+                for block in content:
+                    if type(block) is ToolResultBlock and type(block.content) is str:
+                        total += len(block.content) + _ITEM_BYTES
+                    else:
+                        total += _walk(block, limit - total)
+                    if total > limit:
+                        return True
+            if message.tool_use_result:
+                total += _walk(message.tool_use_result, limit - total)
+        else:
+            total += _walk(entry.data if message is None else message, limit - total)
+        if total > limit:
+            return True
+    return False
+
+
+def _walk(root: Any, budget: int) -> int:
+    """A rough size of the JSON for ``root``, given up once it passes ``budget``."""
+    total = 0
+    stack = [root]
+    pop, push = stack.pop, stack.extend
+    while stack and total <= budget:
+        item = pop()
+        kind = type(item)
+        total += _ITEM_BYTES
+        if kind is str:
+            total += len(item)
+        elif kind is dict:
+            total += _ITEM_BYTES * len(item)
+            push(item.values())
+        elif kind is list:
+            total += _ITEM_BYTES * len(item)
+            push(item)
+        elif isinstance(item, msgspec.Struct):
+            push(getattr(item, field) for field in item.__struct_fields__)
+    return total
+
+
 def decode_entry(line: bytes | str) -> TranscriptEntry:
     """Decode one line; ``msgspec.ValidationError``/``DecodeError`` name the JSON path at fault."""
     return _decoder.decode(line)
@@ -94,42 +176,87 @@ def decode_entry(line: bytes | str) -> TranscriptEntry:
 
 @attrs.frozen
 class LoadReport:
-    """What ``load`` found: the usable entries and one message per line it could not use (E3).
+    """What loading a transcript found: the entries resume uses, and what it could not use.
 
-    Each error names the transcript and the 1-based line number, and says which entries resume
-    uses instead, e.g. ``/data/p/s.jsonl:17: truncated line (no trailing newline: the writer died
-    mid-line); using the 16 entries before it``.
+    ``errors`` has one message per line that was dropped at its root — an unreadable line, a
+    duplicate, an entry whose parent never appeared (a break in the chain) — each naming the
+    transcript and the 1-based line, then one summary saying exactly how many entries were kept
+    and dropped and why, e.g.::
+
+        /data/p/s.jsonl:7: broken chain: the parent 3f.. of entry 9a.. is not on any line before
+        it (lines are missing or out of order)
+        /data/p/s.jsonl: kept 6 of 14 entries, dropped 8: 1 with a missing parent, 7 descending
+        from dropped entries
+
+    ``dropped`` counts the lines (readable or not) that were not used because of a fault, by
+    reason in ``reasons``; with no fault it is 0 and ``errors`` is empty. ``unused`` counts good
+    entries resume leaves aside on purpose (an abandoned branch, the tail after
+    ``resume_session_at``). ``read`` is the number of non-blank lines (blank lines are ignored),
+    so ``kept + dropped + unused == read``.
     """
 
     entries: list[TranscriptEntry]
     errors: list[str] = attrs.field(factory=list)
+    dropped: int = 0
+    read: int | None = None
+    reasons: dict[str, int] = attrs.field(factory=dict)
+    unused: int = 0
+    #: the transcript the messages name (a file path, or a store's name for the key)
+    label: str = ""
+
+    @property
+    def kept(self) -> int:
+        """How many entries are used."""
+        return len(self.entries)
 
 
 def decode_transcript(label: str, data: bytes) -> LoadReport:
     """Decode a whole transcript, reporting each unusable line and logging it as a warning.
 
-    Rule for a bad line (corrupt, or truncated by a crash): it is skipped, and so is every later
-    entry that descends from it (``parent_uuid`` not among the entries kept). An entry written by a
-    later process that resumed from the good prefix has a known parent and is kept; that is what
-    makes "crash, resume, crash again" lose nothing but the lines in flight. For a single corruption
-    in a linear transcript this is exactly "use the entries before it".
+    The rule: an entry is used only if its whole chain is — every ``parent_uuid`` back to a root
+    was used before it. So a line is dropped when it cannot be decoded (corrupt, or truncated by a
+    crash), when it repeats an entry already used (same ``uuid``), when its parent never appeared
+    before it (a break: lines deleted or moved), and when it descends from a dropped line. An
+    entry written by a later process that resumed from the good part has a known parent and is
+    kept; that is what makes "crash, resume, crash again" lose nothing but the lines in flight.
+    For one fault in a linear transcript this is exactly "use the entries before it".
     """
     if not data:
-        return LoadReport([])
-    with _gc_paused(len(data) >= _GC_PAUSE_BYTES):
+        return LoadReport([], read=0, label=label)
+    with gc_paused(len(data) >= _GC_PAUSE_BYTES):
         if data.endswith(b"\n"):
-            try:  # fast path: one C-level pass over a well-formed file
-                return LoadReport(_decoder.decode_lines(data))
+            try:  # fast path: C-level passes over a well-formed file, then the chain check
+                entries = _decode_lines_in_chunks(data)
             except (msgspec.DecodeError, msgspec.ValidationError):
                 pass
+            else:
+                if _chain_is_whole(entries):
+                    return LoadReport(entries, read=len(entries), label=label)
         return _decode_slow(label, data)
 
 
 _GC_PAUSE_BYTES = 1 << 20
+#: Lines are decoded this many bytes at a time: msgspec holds the GIL for a whole call, so a
+#: transcript decoded in a worker thread in one call would stall the event loop's thread too.
+_DECODE_CHUNK_BYTES = 1 << 20
+
+
+def _decode_lines_in_chunks(data: bytes) -> list[TranscriptEntry]:
+    """``decode_lines`` over ``data`` (ending with a newline), a chunk of whole lines at a time."""
+    if len(data) <= _DECODE_CHUNK_BYTES:
+        return _decoder.decode_lines(data)
+    view = memoryview(data)
+    entries: list[TranscriptEntry] = []
+    start = 0
+    while start < len(data):
+        end = data.find(b"\n", min(start + _DECODE_CHUNK_BYTES, len(data)) - 1) + 1
+        entries += _decoder.decode_lines(view[start:end])
+        start = end
+    return entries
 
 
 @contextlib.contextmanager
-def _gc_paused(pause: bool) -> Iterator[None]:
+def gc_paused(pause: bool) -> Iterator[None]:
     """Postpone the cyclic GC while decoding a big transcript.
 
     Decoding allocates millions of containers, each allocation counting towards a collection that
@@ -147,16 +274,85 @@ def _gc_paused(pause: bool) -> Iterator[None]:
         gc.enable()
 
 
+def _chain_is_whole(entries: list[TranscriptEntry]) -> bool:
+    """Every entry's uuid is new and its parent (if any) came before it."""
+    seen: set[str] = set()
+    add = seen.add
+    for entry in entries:
+        parent = entry.parent_uuid
+        if entry.uuid in seen or (parent is not None and parent not in seen):
+            return False
+        add(entry.uuid)
+    return True
+
+
+@attrs.define
+class _ChainCheck:
+    """Walks the lines of one transcript in order, keeping the entries whose chain is whole."""
+
+    label: str
+    entries: list[TranscriptEntry] = attrs.Factory(list)
+    errors: list[str] = attrs.Factory(list)
+    kept_at: dict[str, int] = attrs.Factory(dict)  # uuid -> line of the entries used
+    dropped_uuids: set[str] = attrs.Factory(set)
+    why: dict[str, int] = attrs.Factory(dict)  # reason -> lines dropped for it
+    read: int = 0
+
+    def drop(self, number: int, reason: str, message: str | None) -> None:
+        self.why[reason] = self.why.get(reason, 0) + 1
+        if message is not None:
+            self.errors.append(f"{self.label}:{number}: {message}")
+
+    def unreadable(self, number: int, message: str) -> None:
+        self.read += 1
+        self.drop(number, "unreadable", message)
+
+    def entry(self, number: int, entry: TranscriptEntry) -> None:
+        self.read += 1
+        uuid, parent = entry.uuid, entry.parent_uuid
+        if uuid in self.kept_at:
+            self.drop(number, "duplicate", f"duplicate of line {self.kept_at[uuid]} (entry {uuid})")
+        elif parent is not None and parent not in self.kept_at:
+            self.dropped_uuids.add(uuid)
+            if parent in self.dropped_uuids or self.why.get("unreadable"):
+                # after an unreadable line, an unknown parent is most likely that line
+                self.drop(number, "descending from dropped entries", None)
+            else:
+                self.drop(
+                    number,
+                    "with a missing parent",
+                    f"broken chain: the parent {parent} of entry {uuid} is not on any line "
+                    "before it (lines are missing or out of order)",
+                )
+        else:
+            self.kept_at[uuid] = number
+            self.entries.append(entry)
+
+    def report(self) -> LoadReport:
+        dropped = sum(self.why.values())
+        errors = list(self.errors)
+        if dropped:
+            errors.append(f"{self.label}: " + summary(len(self.entries), self.read, self.why))
+        for error in errors:
+            logger.warning("transcript: %s", error)
+        return LoadReport(
+            self.entries, errors, dropped, self.read, dict(self.why), label=self.label
+        )
+
+
+def summary(kept: int, read: int, why: dict[str, int], unused: int = 0) -> str:
+    """``kept 6 of 14 entries, dropped 8: 1 unreadable, 7 descending from dropped entries``."""
+    reasons = ", ".join(f"{n} {reason}" for reason, n in why.items() if n)
+    text = f"kept {kept} of {read} entries, dropped {sum(why.values())}: {reasons}"
+    return f"{text}; {unused} not on the resumed branch" if unused else text
+
+
 def _decode_slow(label: str, data: bytes) -> LoadReport:
     lines = data.split(b"\n")
     complete = data.endswith(b"\n")
     if complete:
         lines.pop()  # the empty string after the final newline
-    entries: list[TranscriptEntry] = []
-    errors: list[str] = []
-    known: set[str] = set()
-    bad_at: int | None = None  # 1-based number of the first bad line
-    dropped = 0
+    check = _ChainCheck(label)
     last = len(lines)
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -168,19 +364,18 @@ def _decode_slow(label: str, data: bytes) -> LoadReport:
                 why = "truncated line (no trailing newline: the writer died mid-line)"
             else:
                 why = f"corrupt line ({exc})"
-            errors.append(f"{label}:{number}: {why}; using the {len(entries)} entries before it")
-            if bad_at is None:
-                bad_at = number
+            check.unreadable(number, why)
             continue
-        if bad_at is not None and entry.parent_uuid is not None and entry.parent_uuid not in known:
-            dropped += 1
-            continue
-        entries.append(entry)
-        known.add(entry.uuid)
-    if dropped:
-        errors.append(
-            f"{label}: dropped {dropped} later entries that descend from the bad line {bad_at}"
-        )
-    for error in errors:
-        logger.warning("transcript: %s", error)
-    return LoadReport(entries, errors)
+        check.entry(number, entry)
+    return check.report()
+
+
+def check_entries(label: str, entries: list[TranscriptEntry]) -> LoadReport:
+    """The chain check of :func:`decode_transcript` for entries a store loaded itself (a store
+    without ``load_report``); "line" ``n`` is the ``n``-th entry."""
+    if _chain_is_whole(entries):
+        return LoadReport(entries, read=len(entries), label=label)
+    check = _ChainCheck(label)
+    for number, entry in enumerate(entries, start=1):
+        check.entry(number, entry)
+    return check.report()

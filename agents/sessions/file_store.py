@@ -1,4 +1,4 @@
-"""``FileSessionStore``: the default store, JSON-lines files in a data directory (SPEC C1, E3).
+"""``FileSessionStore``: the default store, JSON-lines files in a data directory.
 
 Layout under ``root`` (default ``$TRIO_AGENTS_DATA_DIR/projects``, else
 ``~/.trio-agents/projects``)::
@@ -9,7 +9,7 @@ Layout under ``root`` (default ``$TRIO_AGENTS_DATA_DIR/projects``, else
 Durability: every append is written with a single ``os.write`` of its whole lines (one per entry)
 on an ``O_APPEND`` descriptor kept open per key, so it reaches the kernel before ``append``
 returns and a process killed at any point (SIGKILL included) loses at most the lines being
-written (a line cut short is reported on load, E3). The write is done synchronously on the Trio
+written (a line cut short is reported on load). The write is done synchronously on the Trio
 thread on purpose: a transcript line is small, one ``write(2)`` into the page cache costs
 microseconds, and a thread hop would cost more than the write and would let two appends of the
 same key interleave. Loading a large file (reading and decoding megabytes) and walking
@@ -17,7 +17,7 @@ directories go through ``trio.to_thread.run_sync``. Power loss is out of scope (
 
 When a descriptor is opened on a file whose last byte is not a newline (the previous writer died
 mid-line), a newline is written first so the partial line stays a line of its own: it is reported
-by ``load`` (E3) and the new entries are kept.
+by ``load`` and the new entries are kept.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from agents.sessions.entry import (
     decode_entry,
     decode_transcript,
     encode_entry_into,
+    is_large,
 )
 from agents.sessions.store import (
     SessionInfo,
@@ -141,7 +142,15 @@ class FileSessionStore:
     # -- writing ---------------------------------------------------------------------------
 
     async def append(self, key: SessionKey, entries: Sequence[TranscriptEntry]) -> None:
-        """Write each entry as one line, all in one ``os.write`` (see the module docstring)."""
+        """Write each entry as one line, all in one ``os.write`` (see the module docstring).
+
+        Entries that may encode to more than ``LARGE_APPEND_BYTES`` (a huge tool result, a
+        history snapshot, a fork's copy) are encoded and written in a worker thread, through a
+        descriptor of their own, so the event loop keeps running meanwhile."""
+        if is_large(entries):
+            path = self._path(key)
+            await trio.to_thread.run_sync(_append_blocking, path, list(entries))
+            return
         self.append_nowait(key, entries)
         await trio.lowlevel.checkpoint()
 
@@ -161,19 +170,7 @@ class FileSessionStore:
         if fd is not None:
             self._fds.move_to_end(key)
             return fd
-        path = self._path(key)
-        try:
-            fd = os.open(path, _OPEN_FLAGS, 0o644)
-        except FileNotFoundError:  # a new project, session or subagents directory
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            fd = os.open(path, _OPEN_FLAGS, 0o644)
-        try:
-            size = os.fstat(fd).st_size
-            if size and os.pread(fd, 1, size - 1) != b"\n":
-                _write_all(fd, b"\n")  # terminate a line cut short by a dead writer
-        except BaseException:
-            os.close(fd)
-            raise
+        fd = _open(self._path(key))
         self._fds[key] = fd
         while len(self._fds) > self.max_open_files:
             _, old = self._fds.popitem(last=False)
@@ -214,7 +211,7 @@ class FileSessionStore:
     # -- reading ---------------------------------------------------------------------------
 
     async def load(self, key: SessionKey) -> list[TranscriptEntry] | None:
-        """Every usable entry in order, or ``None`` if the session does not exist (E3: see
+        """Every usable entry in order, or ``None`` if the session does not exist (see
         ``load_report`` for the lines that were skipped)."""
         report = await self.load_report(key)
         return None if report is None else report.entries
@@ -260,6 +257,37 @@ class FileSessionStore:
             self._close_keys([key])
             path.unlink(missing_ok=True)
             await trio.lowlevel.checkpoint()
+
+
+def _open(path: str) -> int:
+    """An append descriptor on ``path`` (directories made as needed), whose file ends with a
+    newline: a line cut short by a dead writer is terminated first, so it stays a line of its
+    own (reported on load) and the new entries are kept."""
+    try:
+        fd = os.open(path, _OPEN_FLAGS, 0o644)
+    except FileNotFoundError:  # a new project, session or subagents directory
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd = os.open(path, _OPEN_FLAGS, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            _write_all(fd, b"\n")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _append_blocking(path: str, entries: list[TranscriptEntry]) -> None:
+    """Encode and append ``entries`` in one write on a descriptor of its own (in a thread)."""
+    buf = bytearray()
+    for entry in entries:
+        encode_entry_into(entry, buf)
+    fd = _open(path)
+    try:
+        _write_all(fd, buf)
+    finally:
+        os.close(fd)
 
 
 def _write_all(fd: int, data: bytes | bytearray) -> None:

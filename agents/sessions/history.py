@@ -1,4 +1,4 @@
-"""Rebuild the Messages API ``messages`` list from a transcript, repairing what a crash left (C2).
+"""Rebuild the Messages API ``messages`` list from a transcript, repairing what a crash left.
 
 The transcript stores the message *stream* (one ``AssistantMessage`` per content block, one
 ``UserMessage`` per tool result, system and result messages in between); the model needs the
@@ -11,16 +11,19 @@ The transcript stores the message *stream* (one ``AssistantMessage`` per content
 * the tool results answering one assistant message form one user message, in call order;
 * a ``history_snapshot`` entry (written after compaction) replaces everything rebuilt so far with
   its ``data["messages"]``;
-* repair: a ``tool_use`` without a ``tool_result`` (the process died while the tool ran) gets an
-  error result saying the call was interrupted; a ``tool_result`` answering no call of the
-  preceding assistant message is dropped, since the API would reject it.
+* repair (:func:`repair_history`): whatever the entries, the result is a history the Messages API
+  accepts — it starts with a user turn, roles alternate, and every ``tool_use`` is answered in the
+  next user message (a call without a result, because the process died while the tool ran, gets
+  an error result saying it was interrupted; a result answering no call is dropped).
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, assert_never
+
+import trio
 
 from agents.messages import (
     AssistantMessage,
@@ -31,9 +34,16 @@ from agents.messages import (
     ToolUseBlock,
     UserMessage,
 )
-from agents.sessions.entry import HISTORY_SNAPSHOT, TranscriptEntry
+from agents.sessions.entry import HISTORY_SNAPSHOT, TranscriptEntry, gc_paused
 
-__all__ = ["INTERRUPTED_TOOL_RESULT", "block_to_api", "history_from_entries", "repair_history"]
+__all__ = [
+    "INLINE_REBUILD_ENTRIES",
+    "INTERRUPTED_TOOL_RESULT",
+    "block_to_api",
+    "history_from_entries",
+    "rebuild_history",
+    "repair_history",
+]
 
 #: The content of the error result that answers a tool call cut short by the end of the process.
 INTERRUPTED_TOOL_RESULT = "Tool call was interrupted: the session ended before it completed."
@@ -116,41 +126,87 @@ def history_from_entries(entries: Iterable[TranscriptEntry]) -> list[dict[str, A
     return repair_history(history)
 
 
+#: Transcripts longer than this are rebuilt in a worker thread: about 10 µs an entry, a long one
+#: (100 000 entries: over a second) would hold the event loop far past 50 ms.
+INLINE_REBUILD_ENTRIES = 1000
+
+
+async def rebuild_history(entries: Sequence[TranscriptEntry]) -> list[dict[str, Any]]:
+    """:func:`history_from_entries` as the event loop should call it: inline for a short
+    transcript, in a worker thread (with the cyclic GC paused, as for decoding) for a long one."""
+    if len(entries) <= INLINE_REBUILD_ENTRIES:
+        history = history_from_entries(entries)
+        await trio.lowlevel.checkpoint()
+        return history
+    return await trio.to_thread.run_sync(_rebuild_paused, list(entries))
+
+
+def _rebuild_paused(entries: list[TranscriptEntry]) -> list[dict[str, Any]]:
+    with gc_paused(True):
+        return history_from_entries(entries)
+
+
 def repair_history(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Answer dangling tool calls as interrupted, drop orphan results, order results by call.
+    """Make ``history`` one the Messages API accepts, changing as little as possible.
+
+    * it starts with the user's turn: assistant turns before the first prompt are dropped;
+    * every ``tool_use`` is answered in the next user message, in call order: a dangling call gets
+      an error result saying it was interrupted, and a ``tool_result`` answering no call of the
+      preceding assistant message is dropped;
+    * roles alternate: consecutive user messages (a prompt whose turn never came) or assistant
+      messages (a response continued) are merged into one;
+    * a ``tool_use`` id used earlier is dropped (ids must be unique), and messages left empty go.
 
     Returns a new list; the input is not modified. Idempotent.
     """
     out: list[dict[str, Any]] = []
     pending: list[str] = []  # tool_use ids of the last assistant message, in call order
+    used: set[str] = set()
     for message in history:
         content = message["content"]
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
         if message["role"] == "assistant":
+            blocks = [b for b in blocks if not _reused_call(b, used)]
+            if not blocks or not out:
+                continue  # nothing left, or no prompt yet: a history starts with the user
             if pending:  # two assistant messages in a row with calls in between unanswered
                 out.append({"role": "user", "content": _interrupted(pending)})
-            out.append(message)
-            pending = [
-                b["id"] for b in content if isinstance(b, dict) and b.get("type") == "tool_use"
-            ]
+                pending = []
+            calls = [b["id"] for b in blocks if b.get("type") == "tool_use"]
+            used.update(calls)
+            if out[-1]["role"] == "assistant":
+                out[-1] = {"role": "assistant", "content": [*out[-1]["content"], *blocks]}
+                pending = calls
+            else:
+                out.append({**message, "content": blocks} if blocks != content else message)
+                pending = calls
             continue
-        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
-        results = {
-            b["tool_use_id"]: b
-            for b in blocks
-            if b.get("type") == "tool_result" and b.get("tool_use_id") in pending
-        }
+        results: dict[str, dict[str, Any]] = {}
+        for b in blocks:
+            if b.get("type") == "tool_result" and b.get("tool_use_id") in pending:
+                results.setdefault(b["tool_use_id"], b)
         others = [b for b in blocks if b.get("type") != "tool_result"]
-        if not pending and len(others) == len(blocks):
+        if not pending and len(others) == len(blocks) and (not out or out[-1]["role"] != "user"):
             out.append(message)  # an ordinary prompt, untouched
             continue
-        answered = [results.get(i) or _interrupted([i])[0] for i in pending]
-        merged = answered + others
-        if merged:
-            out.append({"role": "user", "content": merged})
+        merged = [results.get(i) or _interrupted([i])[0] for i in pending] + others
         pending = []
+        if not merged:
+            continue
+        if out and out[-1]["role"] == "user":
+            previous = out[-1]["content"]
+            if isinstance(previous, str):
+                previous = [{"type": "text", "text": previous}]
+            out[-1] = {"role": "user", "content": [*previous, *merged]}
+        else:
+            out.append({"role": "user", "content": merged})
     if pending:
         out.append({"role": "user", "content": _interrupted(pending)})
     return out
+
+
+def _reused_call(block: dict[str, Any], used: set[str]) -> bool:
+    return block.get("type") == "tool_use" and block.get("id") in used
 
 
 def _interrupted(ids: list[str]) -> list[dict[str, Any]]:

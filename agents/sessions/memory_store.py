@@ -2,7 +2,7 @@
 
 It keeps each transcript as the encoded JSON-lines bytes the file store would write, not as live
 objects, so it is a faithful model of persistence: what comes back from ``load`` went through the
-same encoder and decoder, shares nothing with what was appended, and is subject to the same E3
+same encoder and decoder, shares nothing with what was appended, and is subject to the same
 rules (``append_raw`` lets a test plant a corrupt or truncated line).
 """
 
@@ -13,12 +13,25 @@ from collections.abc import Sequence
 import attrs
 import trio
 
-from agents.sessions.entry import LoadReport, TranscriptEntry, decode_transcript, encode_entry_into
+from agents.sessions.entry import (
+    LoadReport,
+    TranscriptEntry,
+    decode_transcript,
+    encode_entry_into,
+    is_large,
+)
 from agents.sessions.store import SessionInfo, SessionKey, session_info
 
 __all__ = ["InMemorySessionStore"]
 
 _INLINE_DECODE_BYTES = 64 * 1024
+
+
+def _encode(entries: list[TranscriptEntry]) -> bytearray:
+    buf = bytearray()
+    for entry in entries:
+        encode_entry_into(entry, buf)
+    return buf
 
 
 def _label(key: SessionKey) -> str:
@@ -38,7 +51,12 @@ class InMemorySessionStore:
     _data: dict[SessionKey, bytearray] = attrs.field(init=False, factory=dict)
 
     async def append(self, key: SessionKey, entries: Sequence[TranscriptEntry]) -> None:
-        """Encode and append each entry as one line."""
+        """Encode and append each entry as one line (large appends encode in a worker thread, as
+        in the file store)."""
+        if is_large(entries):
+            encoded = await trio.to_thread.run_sync(_encode, list(entries))
+            self._data.setdefault(key, bytearray()).extend(encoded)
+            return
         self.append_nowait(key, entries)
         await trio.lowlevel.checkpoint()
 
@@ -50,7 +68,7 @@ class InMemorySessionStore:
                 encode_entry_into(entry, buf)
 
     def append_raw(self, key: SessionKey, data: bytes) -> None:
-        """Append raw bytes to a transcript, e.g. a truncated line, to exercise E3 in tests."""
+        """Append raw bytes to a transcript, e.g. a truncated line, to exercise load reports."""
         self._data.setdefault(key, bytearray()).extend(data)
 
     def raw(self, key: SessionKey) -> bytes | None:
@@ -64,7 +82,7 @@ class InMemorySessionStore:
         return None if report is None else report.entries
 
     async def load_report(self, key: SessionKey) -> LoadReport | None:
-        """The entries plus one error per corrupt or truncated line (E3)."""
+        """The entries plus one error per line that could not be used, then a summary."""
         data = self._data.get(key)
         if data is None or len(data) < _INLINE_DECODE_BYTES:
             await trio.lowlevel.checkpoint()

@@ -1,4 +1,4 @@
-"""The ``SessionStore`` protocol, its keys, and where the default store keeps its files (SPEC C1).
+"""The ``SessionStore`` protocol, its keys, and where the default store keeps its files.
 
 A store maps a :class:`SessionKey` to an append-only list of transcript entries. The shape follows
 the Claude Agent SDK's ``SessionStore``: a key is ``(project_key, session_id, subpath)`` where
@@ -24,7 +24,7 @@ import attrs
 import msgspec
 
 from agents.messages import TextBlock, UserMessage
-from agents.sessions.entry import LoadReport, TranscriptEntry
+from agents.sessions.entry import LoadReport, TranscriptEntry, check_entries
 
 __all__ = [
     "DATA_DIR_ENV",
@@ -123,11 +123,15 @@ class _SupportsLoadReport(Protocol):
 
 
 async def load_with_report(store: SessionStore, key: SessionKey) -> LoadReport | None:
-    """``load`` plus the E3 report when the store can give one (the built-in stores do)."""
+    """``load`` plus the report of what could not be used: the store's own when it gives one
+    (the built-in stores do), else the chain check of the entries it returned."""
     if isinstance(store, _SupportsLoadReport):
         return await store.load_report(key)
     entries = await store.load(key)
-    return None if entries is None else LoadReport(list(entries))
+    if entries is None:
+        return None
+    label = "/".join(p for p in (key.project_key, key.session_id, key.subpath) if p)
+    return check_entries(f"{type(store).__name__}:{label}", list(entries))
 
 
 def default_projects_dir() -> Path:

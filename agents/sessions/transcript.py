@@ -1,4 +1,4 @@
-"""Recording, resuming and forking transcripts, and the public session helpers (SPEC C1, C2).
+"""Recording, resuming and forking transcripts, and the public session helpers.
 
 A :class:`Transcript` is what the agent loop holds: bound to a store, a key and an agent id, it
 turns each streamed message into a :class:`TranscriptEntry` whose ``parent_uuid`` is the previous
@@ -10,6 +10,7 @@ original.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Sequence
@@ -20,9 +21,10 @@ import msgspec
 import trio
 
 from agents._ids import new_id
-from agents.messages import Message, SystemMessage
-from agents.sessions.entry import LoadReport, TranscriptEntry
+from agents.messages import AssistantMessage, Message, SystemMessage, ToolResultBlock, UserMessage
+from agents.sessions.entry import HISTORY_SNAPSHOT, LoadReport, TranscriptEntry, is_large, summary
 from agents.sessions.file_store import FileSessionStore
+from agents.sessions.history import INLINE_REBUILD_ENTRIES
 from agents.sessions.store import (
     SessionInfo,
     SessionKey,
@@ -40,6 +42,7 @@ __all__ = [
     "get_session_messages",
     "list_sessions",
     "newest_session_id",
+    "resumable",
     "truncate_at",
 ]
 
@@ -119,7 +122,8 @@ class Transcript:
 
     async def _append(self, entries: list[TranscriptEntry]) -> None:
         append_nowait = getattr(self.store, "append_nowait", None)
-        if append_nowait is not None:  # the built-in stores: no scheduling round trip per entry
+        if append_nowait is not None and not is_large(entries):
+            # the built-in stores: no scheduling round trip per entry
             append_nowait(self.key, entries)
             await trio.lowlevel.checkpoint_if_cancelled()
         else:
@@ -146,7 +150,8 @@ class Transcript:
         """Load ``key`` (active branch, truncated at message ``at`` if given) and continue it.
 
         The report's ``entries`` are what ``history_from_entries`` turns into the API history;
-        its ``errors`` are the E3 lines to surface. New entries chain from the last of them.
+        its ``errors`` are the problems to surface, each naming file and line, then a summary of
+        what was kept and dropped (see :func:`resumable`). New entries chain from the last entry.
         Raises ``SessionNotFoundError`` if the session does not exist and ``ValueError`` if
         ``at`` names no entry.
         """
@@ -155,11 +160,13 @@ class Transcript:
             raise SessionNotFoundError(
                 f"no session {key.session_id!r} in project {key.project_key!r}"
             )
-        entries = active_branch(report.entries)
-        if at is not None:
-            entries = truncate_at(entries, at)
+        if len(report.entries) <= INLINE_REBUILD_ENTRIES:
+            resumed = resumable(report, at=at)
+        else:  # walking a long transcript's branches would hold the event loop
+            resumed = await trio.to_thread.run_sync(functools.partial(resumable, report, at=at))
+        entries = resumed.entries
         transcript = cls(store, key, agent_id, entries[-1].uuid if entries else None)
-        return transcript, LoadReport(entries, report.errors)
+        return transcript, resumed
 
     async def fork(self, new_session_id: str, *, at: str | None = None) -> Transcript:
         """Copy this session (and its subagent transcripts) under ``new_session_id``; see
@@ -172,6 +179,72 @@ class Transcript:
             copied = await self.store.load(new_key)
             last = copied[-1].uuid if copied else None
         return Transcript(self.store, new_key, self.agent_id, last)
+
+
+_BEFORE_PROMPT = "before the first prompt of the resumed branch"
+
+
+def resumable(report: LoadReport, *, at: str | None = None) -> LoadReport:
+    """What resume uses of a loaded transcript, with a report that adds up.
+
+    The active branch (truncated at message ``at`` if given), from its first prompt on: entries
+    of the conversation (assistant turns, tool results) before any user prompt are dropped, since
+    a history must start with the user's turn. When anything was dropped — here or by the load —
+    the report's last error is a summary with the final counts; entries off the branch or after
+    ``at`` are counted as ``unused`` (left aside on purpose). Raises ``ValueError`` if ``at``
+    names no entry.
+    """
+    entries = active_branch(report.entries)
+    if at is not None:
+        entries = truncate_at(entries, at)
+    unused = len(report.entries) - len(entries)
+    start = _first_prompt(entries)
+    errors = list(report.errors)
+    reasons = dict(report.reasons)
+    if start:
+        entries = entries[start:]
+        reasons[_BEFORE_PROMPT] = start
+        errors.insert(
+            len(errors) - 1 if report.dropped else len(errors),
+            f"{report.label}: the resumed branch starts with {start} entries of the "
+            "conversation before any user prompt; dropped them",
+        )
+    dropped = sum(reasons.values())
+    if dropped:
+        if report.dropped and errors:
+            errors.pop()  # the load's own summary, replaced by the final one
+        read = report.read if report.read is not None else len(report.entries) + report.dropped
+        errors.append(f"{report.label}: " + summary(len(entries), read, reasons, unused))
+    return attrs.evolve(
+        report, entries=entries, errors=errors, dropped=dropped, reasons=reasons, unused=unused
+    )
+
+
+def _first_prompt(entries: Sequence[TranscriptEntry]) -> int:
+    """How many entries to drop so the main agent's conversation starts with a user prompt: 0
+    unless a turn of the conversation (an assistant turn, a tool result) comes before it."""
+    for i, entry in enumerate(entries):
+        if entry.agent_id == "main" and (entry.kind == HISTORY_SNAPSHOT or _is_prompt(entry)):
+            return i if any(_is_turn(e) for e in entries[:i]) else 0
+    return len(entries) if any(_is_turn(e) for e in entries) else 0
+
+
+def _is_prompt(entry: TranscriptEntry) -> bool:
+    message = entry.message
+    if not isinstance(message, UserMessage) or message.parent_tool_use_id is not None:
+        return False
+    content = message.content
+    return isinstance(content, str) or not all(isinstance(b, ToolResultBlock) for b in content)
+
+
+def _is_turn(entry: TranscriptEntry) -> bool:
+    """An entry that becomes part of the API history other than a prompt."""
+    message = entry.message
+    if entry.agent_id != "main" or getattr(message, "parent_tool_use_id", None) is not None:
+        return False
+    if isinstance(message, AssistantMessage):
+        return message.error is None
+    return isinstance(message, UserMessage) and not _is_prompt(entry)
 
 
 def active_branch(entries: Sequence[TranscriptEntry]) -> list[TranscriptEntry]:

@@ -11,27 +11,29 @@ session so its process group id is its pid). A command is written to its stdin w
   split in two so that not even ``set -x`` can echo it early.
 
 stdout and stderr are one pipe (merged, in order). Output is capped at 30 000 characters with a
-note (SPEC T8), and never more than about 128 KB of it is kept in memory whatever the command
-prints.
+note saying how much was cut, and never more than about 128 KB of it is kept in memory whatever
+the command prints.
 
-**Timeouts and cancellation (SPEC T7).** A timeout is a cancel scope around the wait for the
-sentinel. On timeout, on cancellation, or on any error while a command runs, the whole process
-group is SIGKILLed and reaped (shielded), and the next command starts a fresh shell in the last
+**Timeouts and cancellation.** A timeout is a cancel scope around the wait for the sentinel. On
+timeout, on cancellation, or on any error while a command runs, the shell and everything it
+started are killed and reaped (shielded), and the next command starts a fresh shell in the last
 known working directory. A command that outlives its budget never keeps running unseen.
 
-**Background shells.** ``run_in_background`` starts ``bash -c command`` in its own process group,
+**Containment.** Every shell runs under a keeper (:mod:`agents.tools._reaper`): whatever a shell
+starts — ``&``, ``nohup``, ``setsid``, double forks — ends when the shell exits or is closed, and
+when this Python process dies, even by ``SIGKILL`` (Linux; elsewhere a warning says what is lost).
+
+**Background shells.** ``run_in_background`` starts ``bash -c command`` under its own keeper,
 from the persistent shell's current directory, with a reader task in the agent's nursery
 (``ctx.nursery``), and returns an id; ``BashOutput`` returns what it printed since the last read,
-``KillShell`` kills its group. A cleanup callable registered in ``ctx.cleanup`` kills every shell
-when the agent ends, so no process outlives the session.
+``KillShell`` ends it and its descendants. A cleanup callable registered in ``ctx.cleanup`` ends
+every shell when the agent ends, so no process outlives the session.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
-import signal
 import subprocess
 import uuid
 from typing import Annotated, Any, Literal
@@ -40,11 +42,12 @@ import attrs
 import msgspec
 import trio
 
+from ._reaper import end, open_contained, reap
 from .base import Tool, ToolContext, ToolOutput
 
 __all__ = ["bash_output_tool", "bash_tool", "kill_shell_tool"]
 
-#: Characters of output returned (SPEC T8).
+#: Characters of output returned; more is cut, with a note saying how much.
 OUTPUT_CAP = 30_000
 #: Default and maximum timeouts, in milliseconds (Claude Code's).
 DEFAULT_TIMEOUT_MS = 120_000
@@ -61,22 +64,6 @@ _SHELL_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_EDITOR": "true", "CLAUDEC
 
 def _env() -> dict[str, str]:
     return {**os.environ, **_SHELL_ENV}
-
-
-def _kill_group(pid: int) -> None:
-    """SIGKILL process group ``pid`` (every shell here leads its own group)."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
-
-
-async def _reap(process: trio.Process) -> None:
-    """Kill ``process``'s group and wait for it, shielded and bounded: safe inside a cancel."""
-    _kill_group(process.pid)
-    with trio.CancelScope(shield=True), trio.move_on_after(5):
-        await process.wait()
-        for stream in (process.stdin, process.stdout):
-            if stream is not None:
-                await trio.aclose_forcefully(stream)
 
 
 def _cap(data: bytes, dropped: int = 0) -> str:
@@ -102,14 +89,13 @@ class _Shell:
 
     @classmethod
     async def start(cls, cwd: str) -> _Shell:
-        process = await trio.lowlevel.open_process(
+        process = await open_contained(
             ["bash", "--noprofile", "--norc"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             cwd=cwd,
             env=_env(),
-            start_new_session=True,
         )
         return cls(process)
 
@@ -181,7 +167,7 @@ class _ShellState:
         """Kill the persistent shell and every background shell (the agent's cleanup)."""
         if self.shell is not None:
             shell, self.shell = self.shell, None
-            await _reap(shell.process)
+            await reap(shell.process)
         for bg in self.background.values():
             await bg.kill()
 
@@ -269,7 +255,7 @@ async def _bash(args: BashInput, ctx: ToolContext) -> ToolOutput:
             if finished is None or finished.status is None:
                 # Timed out, cancelled, failed, or the shell exited: no half-run shell is reused.
                 state.shell = None
-                await _reap(shell.process)
+                await reap(shell.process)
     if finished is None:
         seconds = f"{timeout_ms / 1000:g}"
         return ToolOutput.error(f"Command timed out after {seconds}s (the process was killed)")
@@ -315,14 +301,13 @@ class _Background:
     done: trio.Event = attrs.Factory(trio.Event)
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        process = await trio.lowlevel.open_process(
+        process = await open_contained(
             ["bash", "-c", self.command],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             cwd=self.cwd,
             env=_env(),
-            start_new_session=True,
         )
         self.process = process
         try:
@@ -340,7 +325,7 @@ class _Background:
                 self.status = "completed" if code == 0 else "failed"
         finally:
             if process.returncode is None:
-                await _reap(process)
+                await reap(process)
                 if self.status == "running":
                     self.status = "killed"
             self.done.set()
@@ -351,7 +336,7 @@ class _Background:
             return
         if self.status == "running":
             self.status = "killed"
-        _kill_group(self.process.pid)
+        end(self.process)
         with trio.CancelScope(shield=True), trio.move_on_after(5):
             await self.done.wait()
 

@@ -257,7 +257,17 @@ async def test_web_fetch_with_an_allow_rule_runs_without_asking(project: Path) -
 
 @pytest.mark.parametrize(
     "command",
-    ["cat .env", "head -n1 ./.env", "grep -r SECRET .", "cp .env copy.txt", "sed -n 1p .env"],
+    [
+        "cat .env",
+        "head -n1 ./.env",
+        "grep -r SECRET .",
+        "cp .env copy.txt",
+        "sed -n 1p .env",
+        "cat < .env",  # an input redirection reads the file too
+        "mkdir -p sub && cd sub && cat ../.env",  # judged from the shell's directory
+        "echo $(timeout 5 cat .env)",  # inside a substitution, behind a wrapper
+        "ls && sudo -u root tail .env",
+    ],
 )
 async def test_a_read_deny_rule_covers_reading_commands_in_bash(
     secret_project: Path, command: str

@@ -202,7 +202,9 @@ async def test_a_corrupt_line_is_reported_with_file_and_line(project: Path) -> N
         if isinstance(m, SystemMessage) and m.subtype == "informational"
     ]
     assert notes[0].startswith(f"{path}:5: corrupt line")
-    assert notes[1:] == [f"{path}: dropped 1 later entries that descend from the bad line 5"]
+    assert notes[1:] == [
+        f"{path}: kept 4 of 6 entries, dropped 2: 1 unreadable, 1 descending from dropped entries"
+    ]
     # the 4 entries before it: prompt, two blocks and the tool result
     assert len(backend.requests[0].messages) == 4
 

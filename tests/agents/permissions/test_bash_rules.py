@@ -1,4 +1,4 @@
-"""Bash rules: splitting compound commands and matching each part."""
+"""Bash rules: the parts of a command line, and matching each part against the rules."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agents.permissions import RuleSet
-from agents.permissions._bash import split_command
+from agents.permissions._bash import analyze
 
 from .strategies import command_lines
 
@@ -36,20 +36,20 @@ def matched(rules: RuleSet, kind: str, command: str) -> str | None:
         ("diff <(ls a) <(ls b)", ["ls a", "ls b", "diff <(ls a) <(ls b)"]),
         ("(cd a && make)", ["cd a", "make"]),
         ("if true; then rm x; fi", ["true", "rm x"]),
-        ("for f in a; do rm $f; done", ["for f in a", "rm $f"]),
+        ("for f in a; do rm $f; done", ["rm $f"]),
         ("x=$((1 + 2))", ["x=$((1 + 2))"]),
-        ("npm test 2>&1 | tee log", ["npm test 2>&1", "tee log"]),
-        ("cat <<EOF\nrm -rf x\nEOF\nls", ["cat << EOF", "ls"]),
-        ("cat <<EOF\n$(rm x)\nEOF", ["cat << EOF", "rm x"]),
-        ("cat <<'EOF'\n$(rm x)\nEOF", ["cat << 'EOF'"]),
+        ("npm test 2>&1 | tee log", ["npm test", "tee log"]),
+        ("cat <<EOF\nrm -rf x\nEOF\nls", ["cat", "ls"]),
+        ("cat <<EOF\n$(rm x)\nEOF", ["rm x", "cat"]),
+        ("cat <<'EOF'\n$(rm x)\nEOF", ["cat"]),
         ("ls # && rm x", ["ls"]),
         ("", []),
         ("   ;  ", []),
     ],
 )
-def test_split_command_finds_every_part(command: str, parts: list[str]) -> None:
-    """Compound commands split on operators and newlines; substitutions are parts too."""
-    assert [c.text for c in split_command(command)] == parts
+def test_the_analysis_finds_every_part(command: str, parts: list[str]) -> None:
+    """Compound commands have a part per command; substitutions' commands are parts too."""
+    assert [c.text for c in analyze(command).commands] == parts
 
 
 ALLOW_CASES = [
@@ -179,7 +179,7 @@ def test_allow_decision_implies_every_part_allowed_and_none_denied(
 @given(st.text())
 def test_matching_never_raises_on_arbitrary_text(command: str) -> None:
     """Any text at all is split and matched without an exception."""
-    split_command(command)
+    analyze(command)
     for kind in ("allow", "deny", "ask"):
         matched(PROPERTY_RULES, kind, command)
 
@@ -187,12 +187,12 @@ def test_matching_never_raises_on_arbitrary_text(command: str) -> None:
 @given(st.text(alphabet="$()`'\"\\;&|<> \nab{}#", max_size=60))
 def test_matching_never_raises_on_shell_punctuation(command: str) -> None:
     """Unbalanced quotes, parens and substitutions never make the tokenizer raise."""
-    split_command(command)
+    analyze(command)
     matched(PROPERTY_RULES, "deny", command)
 
 
 def test_deep_nesting_does_not_exhaust_the_stack() -> None:
     """Thousands of nested substitutions are handled without recursion errors."""
     command = "echo " + "$(" * 5000 + "rm x" + ")" * 5000
-    assert split_command(command)
+    assert analyze(command).opaque
     assert matched(PROPERTY_RULES, "allow", command) is None

@@ -84,10 +84,13 @@ async def test_sigkill_loses_only_the_line_in_flight(tmp_path: Path, seed: int) 
         loaded = [e.uuid for e in report.entries]
         assert loaded[: len(printed)] == printed
         assert len(loaded) - len(printed) <= 1  # appended, killed before it printed
-        assert len(report.errors) <= 1
-        if report.errors:
+        if report.errors:  # the line in flight, then the summary
             path = store.path_for(key)
+            assert len(report.errors) == 2
             assert report.errors[0].startswith(f"{path}:{len(loaded) + 1}: truncated line")
+            assert report.errors[1] == (
+                f"{path}: kept {len(loaded)} of {len(loaded) + 1} entries, dropped 1: 1 unreadable"
+            )
 
         # resume: a new entry chained to the last good one is kept by every later load
         resumed = TranscriptEntry(

@@ -94,7 +94,10 @@ async def test_resume_at_truncates_and_branches() -> None:
     (d,) = await record_texts(resumed, "d")
     _, again = await Transcript.resume(store, key)
     assert [e.uuid for e in again.entries] == [a, b, d]
-    assert history_from_entries(again.entries)[-1] == {"role": "user", "content": "d"}
+    # three prompts in a row: one user turn, since roles must alternate
+    assert history_from_entries(again.entries) == [
+        {"role": "user", "content": [{"type": "text", "text": t} for t in "abd"]}
+    ]
     assert len(await store.load(key) or []) == 4  # the abandoned tail stays on disk
 
 

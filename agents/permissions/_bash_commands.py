@@ -1,0 +1,309 @@
+"""Simple commands: wrappers, builtins that change what runs, ``cd``, nested literal scripts.
+
+:class:`SimpleCommands` is the half of the walk that judges one simple command's words once the
+tree walk (:mod:`._bash_tree`) has found it: it strips wrappers, recognises the builtins that
+run code the analysis cannot see (``source``, ``alias``, ``eval`` of a non-literal...), parses
+the literal scripts of ``eval``, ``sh -c``, ``env -S`` and ``trap`` in turn, follows ``cd``, and
+lists the commands ``find -exec`` runs and the files ``tee`` writes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+
+import attrs
+from tree_sitter import Node
+
+from ._bash_model import Command, Dirs, Opaque, Result, Write, cd_dirs
+from ._bash_words import Word
+from ._bash_wrappers import basename, is_assignment, unwrap
+
+__all__ = ["MAX_DEPTH", "RUN_CONTROL_VARIABLES", "SimpleCommands"]
+
+#: Constructs nested deeper than this are not analysed: the command asks.
+MAX_DEPTH = 48
+
+#: Shells whose ``-c`` script is parsed in turn; without ``-c`` they run a file or stdin.
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "rbash", "yash"})
+#: Programs that run their arguments as a command with a grammar not modelled here.
+_RUNNERS = frozenset(
+    {
+        "setsid", "ionice", "chrt", "taskset", "flock", "watch", "script", "su", "runuser",
+        "chroot", "unshare", "nsenter", "strace", "ltrace", "valgrind", "gdb", "fakeroot",
+        "faketime", "firejail", "busybox", "systemd-run", "pkexec", "parallel", "unbuffer",
+        "rlwrap", "proxychains", "proxychains4", "torsocks", "nocache", "catchsegv", "expect",
+        "cgexec", "sg", "newgrp", "machinectl", "bwrap", "ssh-agent", "dbus-launch",
+        "dbus-run-session",
+    }
+)  # fmt: skip
+#: Builtins that run code the analysis cannot see, or change what a command name means.
+_OPAQUE_BUILTINS = {
+    "source": "source runs the commands of a file",
+    ".": "'.' runs the commands of a file",
+    "alias": "alias changes what a command name runs",
+    "enable": "enable changes what a builtin runs",
+    "coproc": "coproc is not analysed",
+    "fc": "fc re-runs commands from the history",
+    "let": "let evaluates arithmetic on variables' values",
+}
+#: Variables whose value the shell runs or uses to find commands: setting them asks.
+RUN_CONTROL_VARIABLES = frozenset(
+    {
+        "PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "BASH_ENV", "ENV", "PS0", "PS1",
+        "PS2", "PS3", "PS4", "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "IFS", "CDPATH", "HOME",
+        "GLOBIGNORE", "BASH_LOADABLES_PATH", "EXECIGNORE", "PAGER", "GIT_PAGER", "GIT_EDITOR",
+        "EDITOR", "VISUAL", "OLDPWD", "PWD", "BASH_XTRACEFD", "FUNCNEST", "TMOUT",
+    }
+)  # fmt: skip
+#: Commands that assign to the variables their arguments name.
+_VARIABLE_SETTERS = frozenset(
+    {"export", "declare", "typeset", "local", "readonly", "read", "printf", "mapfile",
+     "readarray", "getopts", "unset"}
+)  # fmt: skip
+_FIND_FLAGS = frozenset(
+    {
+        "-print", "-print0", "-ls", "-delete", "-prune", "-quit", "-depth", "-daystart",
+        "-follow", "-mount", "-xdev", "-noleaf", "-true", "-false", "-empty", "-executable",
+        "-readable", "-writable", "-nouser", "-nogroup", "-not", "-a", "-o", "-and", "-or",
+        "-ignore_readdir_race", "-noignore_readdir_race",
+    }
+)  # fmt: skip
+#: Reserved words: never a command's name when the grammar reads the line right.
+_RESERVED = frozenset(
+    {"{", "}", "(", ")", "!", "[[", "]]", "then", "fi", "do", "done", "esac", "in", "function",
+     "select", "if", "case", "while", "until", "for", "elif", "else", "coproc"}
+)  # fmt: skip
+
+
+class SimpleCommands:
+    """The simple-command half of one analysis; :class:`._bash_tree.Walker` adds the tree."""
+
+    def __init__(self, parse: Callable[[str], tuple[Node, bytes] | None]) -> None:
+        self._parse = parse
+        self.source = b""  # the bytes of the tree being walked (nodes index into them)
+        self.commands: list[Command] = []
+        self.writes: list[Write] = []
+        self.reads: list[Write] = []  # files input redirections (`< file`) read
+        self.opaque: list[Opaque] = []
+
+    def fail(self, reason: str) -> None:
+        """Record a construct that cannot be decided statically."""
+        self.opaque.append(Opaque(reason))
+
+    def statements(self, nodes: Iterable[Node], dirs: Dirs, depth: int) -> Result:
+        """Walk a sequence of statements (the tree walker's)."""
+        raise NotImplementedError("SimpleCommands.statements is provided by the tree walker")
+
+    def simple(self, words: list[Word], assigned: list[Word], dirs: Dirs, depth: int) -> Result:
+        """Judge one simple command's words: wrappers, special builtins, nested scripts."""
+        values = [None if w.glob else w.value for w in words]
+        layers = unwrap(values)
+        inner = layers.inner
+        if layers.replace is not None and inner is not None:
+            words = [
+                Word(w.raw, None) if i > inner and w.value and layers.replace in w.value else w
+                for i, w in enumerate(words)
+            ]
+        run_dirs = dirs
+        if layers.chdir is not None:
+            run_dirs = None if not layers.chdir or dirs is None else cd_dirs(dirs, layers.chdir)
+        for target in layers.writes:
+            self.writes.append(Write(Word(target, target), dirs))
+        self._check_words(words, inner)
+        if inner is None:
+            self.fail("a wrapper's arguments are not static")
+            self.commands.append(Command(tuple(words), tuple(assigned), layers, None))
+            return None, None
+        if layers.split is not None:
+            rest = words[inner:]
+            if any(not w.static for w in rest) or re.search(r"[$\\`]", layers.split):
+                self.fail("env -S with a string that is not plain")
+            else:
+                split = " ".join([layers.split, *(_quote(w.value or "") for w in rest)])
+                self._nested(split, run_dirs, depth)
+            self.commands.append(Command(tuple(words), tuple(assigned), layers, run_dirs, True))
+            return dirs, dirs
+        if inner >= len(words):  # a wrapper alone (`exec`, `xargs` runs `echo`)
+            self.commands.append(Command(tuple(words), tuple(assigned), layers, run_dirs))
+            return dirs, dirs
+        head = words[inner]
+        if not head.static or head.value is None:
+            self.fail("the command name is not static")
+            self.commands.append(Command(tuple(words), tuple(assigned), layers, run_dirs))
+            return None, None
+        if head.raw in _RESERVED:
+            # tree-sitter-bash took a reserved word for a command (`! { rm; }`): its reading
+            # of the line cannot be trusted
+            self.fail(f"the grammar misread the reserved word {head.raw!r}")
+        name = basename(head.value)
+        args = words[inner + 1 :]
+        command = Command(tuple(words), tuple(assigned), layers, run_dirs)
+        if name in _OPAQUE_BUILTINS:
+            self.fail(_OPAQUE_BUILTINS[name])
+            self.commands.append(command)
+            return None, None
+        if name in _RUNNERS:
+            self.fail(f"{name} runs its arguments as a command")
+        elif name == "hash" and any(w.value is None or w.value.startswith("-p") for w in args):
+            self.fail("hash -p changes what a command name runs")
+        elif name == "find":
+            self._find(args, run_dirs, depth)
+        elif name == "tee":
+            self._tee(args, run_dirs)
+        elif name == "trap":
+            self._trap(args, depth)
+        elif name == "eval" or name in _SHELLS:
+            script: str | None = self._script(name, args)
+            if script is None:
+                self.commands.append(command)
+                return (None, None) if name == "eval" else (dirs, dirs)
+            self.commands.append(attrs.evolve(command, transparent=True))
+            result = self._nested(script, run_dirs, depth)
+            return result if name == "eval" else (dirs, dirs)
+        self.commands.append(command)
+        if name in ("cd", "pushd"):
+            return self._cd(args, dirs)
+        if name == "popd":
+            return None, dirs
+        if name == "exit" and inner == 0:
+            return frozenset(), frozenset()
+        return dirs, dirs
+
+    def _check_words(self, words: Sequence[Word], inner: int | None) -> None:
+        setter = (
+            inner is not None and inner < len(words) and words[inner].value in _VARIABLE_SETTERS
+        )
+        for word in words:
+            value = word.value
+            if value is None or (not setter and "=" not in value):
+                continue
+            name = value.partition("=")[0] if is_assignment(value) else (value if setter else "")
+            name = name.rstrip("+").partition("[")[0]
+            if name in RUN_CONTROL_VARIABLES or name.startswith("BASH_FUNC_"):
+                self.fail(f"setting {name} changes what commands run")
+
+    def _cd(self, args: Sequence[Word], dirs: Dirs) -> Result:
+        i = 0
+        while i < len(args) and args[i].static and (args[i].value or "").startswith(("-", "+")):
+            if args[i].value in ("-", "--") or (args[i].value or "")[1:].isdigit():
+                break
+            i += 1
+        if i < len(args) and args[i].value == "--":
+            i += 1
+        if i >= len(args):
+            target = "~"
+        elif not args[i].static or args[i].value in ("-",) or (args[i].value or "")[1:].isdigit():
+            return None, dirs
+        else:
+            target = args[i].path_text() or ""
+        if dirs is None:
+            return None, None
+        return cd_dirs(dirs, target), dirs
+
+    def _script(self, name: str, args: Sequence[Word]) -> str | None:
+        """The literal script ``eval`` or ``sh -c`` runs; None (after failing) if not literal."""
+        if name == "eval":
+            if all(w.static for w in args):
+                return " ".join(w.value or "" for w in args)
+            self.fail("eval of a string that is not literal")
+            return None
+        has_c = False
+        for word in args:
+            value = word.value
+            if value is None or not word.static:
+                break
+            if value.startswith("--"):
+                if value in ("--rcfile", "--init-file"):
+                    break
+                continue
+            if value.startswith(("-", "+")) and len(value) > 1:
+                if value[1:] in ("o", "O"):
+                    break
+                has_c = has_c or "c" in value
+                continue
+            if has_c:
+                return value
+            break
+        self.fail(f"{name} runs commands the analysis cannot see")
+        return None
+
+    def _nested(self, script: str, dirs: Dirs, depth: int) -> Result:
+        if depth + 1 > MAX_DEPTH:
+            self.fail(f"nesting deeper than {MAX_DEPTH} levels")
+            return None, None
+        parsed = self._parse(script)
+        if parsed is None:
+            self.fail("a nested script is too long to analyse")
+            return None, None
+        root, source = parsed
+        if root.has_error:
+            self.fail("a nested script does not parse")
+        outer, self.source = self.source, source
+        try:
+            return self.statements(root.children, dirs, depth + 1)
+        finally:
+            self.source = outer
+
+    def _trap(self, args: Sequence[Word], depth: int) -> None:
+        if not args or (args[0].value or "").startswith("-"):
+            return
+        action = args[0]
+        if not action.static:
+            self.fail("trap with an action that is not literal")
+        elif action.value:
+            self._nested(action.value, None, depth)
+
+    def _tee(self, args: Sequence[Word], dirs: Dirs) -> None:
+        options_done = False
+        for word in args:
+            if not options_done and word.value == "--":
+                options_done = True
+            elif not options_done and word.static and (word.value or "").startswith("-"):
+                continue
+            else:
+                self.writes.append(Write(word, dirs))
+
+    def _find(self, args: Sequence[Word], dirs: Dirs, depth: int) -> None:
+        """``find``: ``-exec`` and the like run commands, ``-delete`` removes, ``-fprint``
+        writes."""
+        i = 0
+        starts: list[Word] = []
+        while (
+            i < len(args)
+            and args[i].static
+            and not (args[i].value or "").startswith(("-", "(", "!"))
+        ):
+            starts.append(args[i])
+            i += 1
+        previous = ""
+        while i < len(args):
+            word = args[i]
+            value = word.value if word.static else None
+            if value is None and (not previous.startswith("-") or previous in _FIND_FLAGS):
+                self.fail("find with an expression that is not static")
+            if value in ("-exec", "-execdir", "-ok", "-okdir"):
+                j = i + 1
+                while j < len(args) and args[j].value not in (";", "+"):
+                    j += 1
+                inner = [
+                    Word(w.raw, None) if w.value and "{}" in w.value else w for w in args[i + 1 : j]
+                ]
+                if inner:
+                    self.simple(inner, [], dirs if value in ("-exec", "-ok") else None, depth + 1)
+                i = j + 1
+                previous = ";"
+                continue
+            if value == "-delete":
+                removal = [Word("rm", "rm"), Word("-r", "-r"), Word("--", "--"), *starts]
+                if not starts:
+                    removal.append(Word(".", "."))
+                self.simple(removal, [], dirs, depth + 1)
+            elif value in ("-fprint", "-fprint0", "-fls", "-fprintf") and i + 1 < len(args):
+                self.writes.append(Write(args[i + 1], dirs))
+            previous = value or ""
+            i += 1
+
+
+def _quote(value: str) -> str:
+    return "'" + value.replace("'", "'\\''") + "'"

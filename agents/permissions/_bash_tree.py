@@ -1,0 +1,423 @@
+"""From a tree-sitter-bash syntax tree to what a command line would do.
+
+The walk lists every simple command that may run, wherever it sits (lists, pipelines, subshells,
+groups, ``if``/``for``/``while``/``case`` bodies, function bodies, command and process
+substitutions, here-strings, expanding here-documents, arithmetic, and the literal scripts of
+``eval``, ``sh -c`` and ``env -S``), every file an output redirection writes, and every construct
+it cannot decide statically (an *opaque* one).
+
+It also follows the shell's directory: each command carries the set of directory changes
+(``cd``/``pushd`` targets, relative to the session's directory) it may run after. ``cd a && x``
+runs ``x`` in ``a``; ``cd a; x`` in ``a`` or, if ``cd`` failed, where it was. A ``cd`` whose
+target is not static, or a loop or opaque construct that may move, makes the directory unknown
+(``None``), which every path check treats as failing.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable, Iterable, Sequence
+
+from tree_sitter import Node
+
+from ._bash_commands import MAX_DEPTH, RUN_CONTROL_VARIABLES, SimpleCommands
+from ._bash_model import Analysis, Command, Dirs, Result, Write, union, union_all
+from ._bash_words import Word, node_text, plain_word, word_from_node
+from ._bash_wrappers import Unwrapped
+
+__all__ = ["MAX_DEPTH", "Walker"]
+
+_OUTPUT_OPERATORS = frozenset({">", ">>", "&>", "&>>", ">|", ">&", "<>"})
+_INPUT_OPERATORS = frozenset({"<", "<>"})
+_ARITHMETIC_VARIABLES = frozenset(
+    {"word", "variable_name", "simple_expansion", "expansion", "subscript"}
+)
+_ARITHMETIC_TEST = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+_MAY_CHANGE_DIR = re.compile(r"cd|pushd|popd|eval")
+
+
+class Walker(SimpleCommands):
+    """One analysis: walks a tree (and the literal scripts nested in it) into an Analysis."""
+
+    def analysis(self) -> Analysis:
+        return Analysis(
+            tuple(self.commands), tuple(self.writes), tuple(self.opaque), tuple(self.reads)
+        )
+
+    # -- statements ---------------------------------------------------------------------------
+
+    def statements(self, nodes: Iterable[Node], dirs: Dirs, depth: int) -> Result:
+        """A sequence (``;``, newline, ``&``): each statement starts where the last one ended."""
+        result: Result = (dirs, dirs)
+        current = dirs
+        siblings = list(nodes)  # (`next_sibling` costs a walk over the parent's children)
+        for index, node in enumerate(siblings):
+            if not node.is_named or node.type == "comment":
+                continue
+            result = self.walk(node, current, depth)
+            if index + 1 < len(siblings) and siblings[index + 1].type == "&":
+                result = (current, current)  # runs in the background, in a subshell
+            current = union(*result)
+        return result
+
+    def walk(self, node: Node, dirs: Dirs, depth: int, redirects: Sequence[Node] = ()) -> Result:
+        """One statement; ``redirects`` are those tree-sitter hung on an enclosing statement."""
+        if depth > MAX_DEPTH:
+            self.fail(f"nesting deeper than {MAX_DEPTH} levels")
+            return None, None
+        kind = node.type
+        if kind == "command":
+            return self._command(node, dirs, depth, redirects)
+        if kind == "redirected_statement":
+            own = [c for c in node.named_children if c.type.endswith("redirect")]
+            body = node.child_by_field_name("body")
+            if body is None:
+                self.redirects([*redirects, *own], dirs, depth)
+                return dirs, dirs
+            return self.walk(body, dirs, depth, [*own, *redirects])
+        if kind == "list":
+            return self._list(node, dirs, depth, redirects)
+        if kind == "pipeline":
+            parts = [c for c in node.named_children if c.type != "comment"]
+            for index, part in enumerate(parts):
+                self.walk(part, dirs, depth + 1, redirects if index == len(parts) - 1 else ())
+            return dirs, dirs
+        self.redirects(redirects, dirs, depth)
+        if kind == "negated_command":
+            ok, failed = self.statements(node.children, dirs, depth)
+            return failed, ok
+        if kind == "subshell":
+            self.statements(node.children, dirs, depth + 1)
+            return dirs, dirs
+        if kind in ("compound_statement", "do_group"):
+            if node.child_count and node.children[0].type == "((":
+                self._arithmetic(node, dirs, depth)
+                return dirs, dirs
+            return self.statements(node.children, dirs, depth + 1)
+        handler = _STATEMENTS.get(kind)
+        if handler is not None:
+            return handler(self, node, dirs, depth)
+        if kind == "ERROR":
+            self.fail("the command does not parse")
+        else:
+            self.fail(f"{kind} is not analysed")
+        self.scan(node, dirs, depth)
+        return None, None
+
+    def _list(self, node: Node, dirs: Dirs, depth: int, redirects: Sequence[Node]) -> Result:
+        """``a && b || c``, left-nested in the tree: flattened, so long chains cost no stack."""
+        chain: list[tuple[str, Node]] = []
+        while node.type == "list" and node.child_count >= 3:
+            chain.append((node.children[1].type, node.children[-1]))
+            node = node.children[0]
+        chain.reverse()
+        ok, failed = self.walk(node, dirs, depth, redirects if not chain else ())
+        for index, (operator, right) in enumerate(chain):
+            last = redirects if index == len(chain) - 1 else ()
+            if operator == "&&":
+                r_ok, r_failed = self.walk(right, ok, depth, last)
+                ok, failed = r_ok, union(failed, r_failed)
+            else:
+                r_ok, r_failed = self.walk(right, failed, depth, last)
+                ok, failed = union(ok, r_ok), r_failed
+        return ok, failed
+
+    def _if(self, node: Node, dirs: Dirs, depth: int) -> Result:
+        ends: list[Dirs] = []
+        failed = self._branch(node, dirs, depth, ends)
+        else_seen = False
+        for clause in node.named_children:
+            if clause.type == "elif_clause":
+                failed = self._branch(clause, failed, depth, ends)
+            elif clause.type == "else_clause":
+                else_seen = True
+                ends.extend(self.statements(clause.children, failed, depth + 1))
+        if not else_seen:
+            ends.append(failed)
+        after = union_all(ends)
+        return after, after
+
+    def _branch(self, node: Node, dirs: Dirs, depth: int, ends: list[Dirs]) -> Dirs:
+        """``if|elif cond; then body``: the body's ends go to ``ends``; returns cond's failure."""
+        condition: list[Node] = []
+        body: list[Node] = []
+        target = condition
+        for child in node.children:
+            if child.type == "then":
+                target = body
+            elif child.is_named and child.type not in ("elif_clause", "else_clause"):
+                target.append(child)
+        ok, failed = self.statements(condition, dirs, depth + 1)
+        ends.extend(self.statements(body, ok, depth + 1))
+        return failed
+
+    def _loop(self, node: Node, dirs: Dirs, depth: int) -> Result:
+        """A body may run several times: if it may move, where it runs is unknown."""
+        start = None if _MAY_CHANGE_DIR.search(node_text(node)) else dirs
+        if node.type == "for_statement":
+            variable = node.child_by_field_name("variable")
+            if variable is not None and node_text(variable) in RUN_CONTROL_VARIABLES:
+                self.fail(f"the loop sets {node_text(variable)}")
+            for value in node.children_by_field_name("value"):
+                self.scan(value, dirs, depth)
+        elif node.type == "c_style_for_statement":
+            for child in node.named_children:
+                if child.type != "do_group" and child.type != "compound_statement":
+                    self._arithmetic(child, dirs, depth)
+        condition = [c for c in node.children_by_field_name("condition") if c.is_named]
+        ok, failed = self.statements(condition, start, depth + 1)
+        body = node.child_by_field_name("body")
+        if body is not None:
+            self.walk(body, failed if node.children[0].type == "until" else ok, depth + 1)
+        return start, start
+
+    def _case(self, node: Node, dirs: Dirs, depth: int) -> Result:
+        value = node.child_by_field_name("value")
+        if value is not None:
+            self.scan(value, dirs, depth)
+        ends: list[Dirs] = [dirs]
+        for item in node.named_children:
+            if item.type != "case_item":
+                continue
+            body = []
+            for index, child in enumerate(item.children):
+                field = item.field_name_for_child(index)
+                if field == "value":
+                    self.scan(child, dirs, depth)
+                elif child.is_named and field is None:
+                    body.append(child)
+            ends.extend(self.statements(body, dirs, depth + 1))
+        after = union_all(ends)
+        return after, after
+
+    def _function(self, node: Node, dirs: Dirs, depth: int) -> Result:
+        self.fail("a function definition changes what a command name runs")
+        body = node.child_by_field_name("body")
+        if body is not None:
+            own = [c for c in node.named_children if c.type.endswith("redirect")]
+            self.walk(body, None, depth + 1, own)
+        return dirs, dirs
+
+    def _assignment(self, node: Node, dirs: Dirs, depth: int) -> Result:
+        assignments = [node] if node.type == "variable_assignment" else node.named_children
+        words = []
+        for assignment in assignments:
+            self.scan(assignment, dirs, depth)
+            self._check_assignment(assignment)
+            words.append(Word(node_text(assignment), None))
+        self.commands.append(Command((), tuple(words), Unwrapped(starts=[0]), dirs))
+        return dirs, dirs
+
+    def _declaration(self, node: Node, dirs: Dirs, depth: int) -> Result:
+        """``export``/``declare``/``local``/``readonly``/``typeset``/``unset``: a command."""
+        words = [Word(node.children[0].type, node.children[0].type)]
+        for child in node.named_children:
+            self.scan(child, dirs, depth)
+            if child.type == "variable_assignment":
+                self._check_assignment(child)
+                words.append(Word(node_text(child), None))
+            else:
+                words.append(word_from_node(child))
+        return self.simple(words, [], dirs, depth)
+
+    def _test(self, node: Node, dirs: Dirs, depth: int) -> Result:
+        """``[[ … ]]`` runs nothing itself, but arithmetic comparisons evaluate variables."""
+        for child in _descendants(node):
+            if child.type == "binary_expression":
+                operator = child.child_by_field_name("operator")
+                if operator is not None and node_text(operator) in _ARITHMETIC_TEST:
+                    for side in (
+                        child.child_by_field_name("left"),
+                        child.child_by_field_name("right"),
+                    ):
+                        if side is not None and side.type != "number":
+                            self.fail("[[ -eq ]] evaluates a variable's value as arithmetic")
+        self.scan(node, dirs, depth)
+        return dirs, dirs
+
+    # -- words, substitutions and redirections ------------------------------------------------
+
+    def scan(self, node: Node, dirs: Dirs, depth: int) -> None:
+        """Every substitution inside ``node`` runs (in a subshell, before the command)."""
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            kind = current.type
+            if kind in ("command_substitution", "process_substitution"):
+                if current.children[0].type == "`" and b"\\`" in (current.text or b""):
+                    self.fail("nested backquotes are not analysed")
+                if depth + 1 > MAX_DEPTH:
+                    self.fail(f"nesting deeper than {MAX_DEPTH} levels")
+                else:
+                    self.statements(current.children, dirs, depth + 1)
+            elif kind == "arithmetic_expansion":
+                self._arithmetic(current, dirs, depth)
+            elif current.child_count:
+                stack.extend(current.children)
+            elif kind in _TEXT_LEAVES and _hidden_substitution(node_text(current)):
+                # tree-sitter-bash leaves some substitutions as text (backquotes in a
+                # here-document or in `${x:-…}`): they run all the same
+                self.fail("a substitution the grammar leaves unparsed")
+
+    def _arithmetic(self, node: Node, dirs: Dirs, depth: int) -> None:
+        """Arithmetic runs substitutions, and evaluates variables' values as expressions."""
+        stack = list(node.children)
+        while stack:
+            current = stack.pop()
+            if current.type in ("command_substitution", "process_substitution"):
+                self.scan(current, dirs, depth)
+            elif current.type in _ARITHMETIC_VARIABLES:
+                self.fail("arithmetic on a variable's value may run commands")
+                self.scan(current, dirs, depth)
+            else:
+                stack.extend(current.children)
+
+    def redirects(self, nodes: Iterable[Node], dirs: Dirs, depth: int) -> None:
+        """Output redirections are writes; here-documents and here-strings may substitute."""
+        for node in nodes:
+            if node.type == "file_redirect":
+                operator = next((c.type for c in node.children if not c.is_named), "")
+                destination = node.child_by_field_name("destination")
+                if destination is None:
+                    self.scan(node, dirs, depth)
+                    continue
+                self.scan(destination, dirs, depth)
+                if destination.type == "process_substitution":
+                    continue
+                if operator in _INPUT_OPERATORS:
+                    self.reads.append(Write(word_from_node(destination), dirs))
+                if operator not in _OUTPUT_OPERATORS:
+                    continue
+                word = word_from_node(destination)
+                if (
+                    operator == ">&"
+                    and word.value is not None
+                    and (word.value.isdigit() or word.value == "-")
+                ):
+                    continue  # `>&2`: a descriptor, not a file
+                self.writes.append(Write(word, dirs))
+            elif node.type == "heredoc_redirect":
+                children = node.named_children
+                self.redirects([c for c in children if c.type == "file_redirect"], dirs, depth)
+                start = next((c for c in children if c.type == "heredoc_start"), None)
+                if start is not None and _QUOTED_DELIMITER.search(node_text(start)):
+                    continue  # a quoted delimiter: the body is literal text
+                for child in children:
+                    if child.type == "heredoc_body":
+                        self.scan(child, dirs, depth)
+            else:
+                self.scan(node, dirs, depth)
+
+    def _check_assignment(self, node: Node) -> None:
+        name = node.child_by_field_name("name")
+        text = node_text(name) if name is not None else node_text(node).partition("=")[0]
+        if text.partition("[")[0] in RUN_CONTROL_VARIABLES or text.startswith("BASH_FUNC_"):
+            self.fail(f"setting {text} changes what commands run")
+
+    # -- simple commands -----------------------------------------------------------------------
+
+    @staticmethod
+    def _command_children(
+        node: Node, assignments: list[Node], words: list[Node], redirects: list[Node]
+    ) -> None:
+        """Sort a command's children into assignments, words and redirections."""
+        for index, child in enumerate(node.children):
+            kind = child.type
+            if kind == "variable_assignment":
+                assignments.append(child)
+            elif kind.endswith("redirect"):
+                redirects.append(child)
+            elif kind == "command_name" or child.is_named:
+                words.append(child)
+            elif node.field_name_for_child(index) == "argument":
+                words.append(child)  # a bare token as an argument (`echo ]`)
+
+    def _command(self, node: Node, dirs: Dirs, depth: int, redirects: Sequence[Node]) -> Result:
+        assignments: list[Node] = []
+        words: list[Node] = []
+        own = list(redirects)
+        self._command_children(node, assignments, words, own)
+        if b"\n" in self.source[node.start_byte : node.end_byte] and _newline_between(node, words):
+            self.fail("the grammar read one command across a line break")
+        decoded: list[Word] = []
+        for child in words:
+            word = plain_word(child, self.source)
+            if word is None:  # not plain text: it may hold substitutions
+                self.scan(child, dirs, depth)
+                word = word_from_node(child)
+            decoded.append(word)
+        for child in assignments:
+            self.scan(child, dirs, depth)
+            self._check_assignment(child)
+        self.redirects(own, dirs, depth)
+        assigned = [Word(node_text(a), None) for a in assignments]
+        if not words:
+            self.commands.append(Command((), tuple(assigned), Unwrapped(starts=[0]), dirs))
+            return dirs, dirs
+        return self.simple(decoded, assigned, dirs, depth)
+
+
+_QUOTED_DELIMITER = re.compile(r"[\\'\"]")
+_TEXT_LEAVES = frozenset({"word", "string_content", "heredoc_body", "heredoc_content"})
+
+
+def _hidden_substitution(text: str) -> bool:
+    """An unescaped backquote or ``$(`` in text the grammar took for plain characters."""
+    i = 0
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "`" or (c == "$" and i + 1 < n and text[i + 1] == "("):
+            return True
+        i += 1
+    return False
+
+
+def _newline_between(node: Node, words: Sequence[Node]) -> bool:
+    """An unescaped newline between or inside the unquoted words of one command: bash would
+    end the command there (tree-sitter-bash reads ``ls\\n\\rm`` as one command)."""
+    text = node.text or b""
+    base = node.start_byte
+    pieces = [
+        text[previous.end_byte - base : current.start_byte - base]
+        for previous, current in itertools.pairwise(words)
+    ]
+    for word in words:
+        pieces.extend(
+            node_text(leaf).encode() for leaf in _descendants(word) if leaf.type == "word"
+        )
+    for piece in pieces:
+        index = piece.find(b"\n")
+        while index >= 0:
+            if index == 0 or piece[index - 1 : index] != b"\\":
+                return True
+            index = piece.find(b"\n", index + 1)
+    return False
+
+
+def _descendants(node: Node) -> Iterable[Node]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        if current.type not in ("command_substitution", "process_substitution"):
+            stack.extend(current.children)
+
+
+_STATEMENTS: dict[str, Callable[[Walker, Node, Dirs, int], Result]] = {
+    "if_statement": Walker._if,
+    "while_statement": Walker._loop,
+    "for_statement": Walker._loop,
+    "c_style_for_statement": Walker._loop,
+    "case_statement": Walker._case,
+    "function_definition": Walker._function,
+    "variable_assignment": Walker._assignment,
+    "variable_assignments": Walker._assignment,
+    "declaration_command": Walker._declaration,
+    "unset_command": Walker._declaration,
+    "test_command": Walker._test,
+}

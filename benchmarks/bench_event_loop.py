@@ -1,0 +1,297 @@
+"""The longest hold of the Trio event loop by the loop's synchronous steps, on their worst inputs.
+
+Target: no step holds the event loop longer than 50 ms on an input within the documented limits.
+Each case runs alone in ``trio.run`` with two meters:
+
+* ``longest_step_ms``: the longest single task step, from a Trio instrument
+  (``before_task_step``/``after_task_step``) — the time the loop could not run anything else;
+* ``watchdog_late_ms``: how late, at worst, a task sleeping 1 ms in a loop woke up — which also
+  sees what steals the interpreter from the loop without being a task step (a worker thread
+  holding the GIL, a slow ``epoll``).
+
+The control (``case="control"``: a thousand checkpoints) is measured in the same run and shows the
+floor of both meters on this machine. The inputs: huge Bash commands through the permission
+analysis, huge tool outputs through output capping, huge transcript entries through encoding and
+appending, long transcripts through loading, resume and the rebuild of the API history. Prints one
+JSON line per case::
+
+    .venv/bin/python benchmarks/bench_event_loop.py           # full sizes
+    .venv/bin/python benchmarks/bench_event_loop.py --quick   # smoke run, tiny sizes
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from agents.messages import AssistantMessage, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
+from agents.permissions import PermissionCheck, PermissionGate, RuleSet
+from agents.sessions import (
+    FileSessionStore,
+    SessionKey,
+    Transcript,
+    TranscriptEntry,
+    project_key_for,
+    rebuild_history,
+)
+from agents.tools.base import MCP_OUTPUT_CAP_CHARS, Tool, ToolOutput
+from agents.tools.shell import _cap
+
+TARGET_MS = 50.0
+
+
+class HoldMeter(trio.abc.Instrument):
+    """The longest task step since the last ``reset``."""
+
+    def __init__(self) -> None:
+        self.longest = 0.0
+        self._started = 0.0
+
+    def reset(self) -> None:
+        self.longest = 0.0
+
+    def before_task_step(self, task: trio.lowlevel.Task) -> None:
+        self._started = time.perf_counter()
+
+    def after_task_step(self, task: trio.lowlevel.Task) -> None:
+        self.longest = max(self.longest, time.perf_counter() - self._started)
+
+
+async def watchdog(late: list[float], task_status: trio.TaskStatus[None]) -> None:
+    """Sleep 1 ms at a time, noting the worst lateness in ``late[0]``."""
+    task_status.started()
+    while True:
+        before = time.perf_counter()
+        await trio.sleep(0.001)
+        late[0] = max(late[0], time.perf_counter() - before - 0.001)
+
+
+def measure(group: str, case: str, size: int, step: Callable[[], Awaitable[Any]]) -> None:
+    """Run ``step`` in a fresh ``trio.run`` with both meters; print its JSON line."""
+    meter = HoldMeter()
+    late = [0.0]
+
+    async def main() -> float:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(watchdog, late)
+            await trio.sleep(0.005)
+            meter.reset()
+            late[0] = 0.0
+            start = time.perf_counter()
+            await step()
+            elapsed = time.perf_counter() - start
+            await trio.sleep(0.002)  # let the watchdog see the end of the step
+            nursery.cancel_scope.cancel()
+        return elapsed
+
+    elapsed = trio.run(main, instruments=[meter])
+    longest_ms = meter.longest * 1000
+    print(
+        json.dumps(
+            {
+                "bench": "event_loop",
+                "group": group,
+                "case": case,
+                "size": size,
+                "longest_step_ms": round(longest_ms, 3),
+                "watchdog_late_ms": round(late[0] * 1000, 3),
+                "elapsed_ms": round(elapsed * 1000, 3),
+                "target_ms": TARGET_MS,
+                "within_target": longest_ms <= TARGET_MS,
+            }
+        ),
+        flush=True,
+    )
+
+
+async def control() -> None:
+    for _ in range(1000):
+        await trio.lowlevel.checkpoint()
+
+
+# --- permission analysis -------------------------------------------------------------------
+
+
+def bash_commands(size: int) -> dict[str, str]:
+    """Worst shapes of a ``size``-byte Bash command for the analysis."""
+    part = "git status --short && "
+    nested = "echo $(" * 30 + "x" + ")" * 30 + "; "
+    return {
+        "compound": (part * (size // len(part) + 1))[:size] + " true",
+        "pipes": ("cat a | " * (size // 8 + 1))[:size] + " wc -l",
+        "nested_substitutions": (nested * (size // len(nested) + 1))[:size],
+        "one_long_word": "echo " + "x" * size,
+        "quoted_string": "echo '" + "y " * (size // 2) + "'",
+        "heredoc": "cat <<'EOF'\n" + "line of text\n" * (size // 13) + "EOF",
+        "redirections": ("echo a > f1; " * (size // 13 + 1))[:size],
+    }
+
+
+def permission_cases(size: int, cwd: str) -> list[tuple[str, Callable[[], Awaitable[Any]]]]:
+    rules = RuleSet.from_strings(allow=["Bash(git status:*)", "Bash(echo:*)"], deny=["Bash(rm:*)"])
+    gate = PermissionGate(mode="default", rules=rules, cwd=cwd, home=cwd)
+    cases = []
+    for name, command in bash_commands(size).items():
+
+        async def check(command: str = command) -> None:
+            call = PermissionCheck("Bash", {"command": command}, "t1", read_only=False)
+            await gate.check(call, {})
+
+        cases.append((name, check))
+    return cases
+
+
+# --- output capping --------------------------------------------------------------------------
+
+
+def capping_cases(size: int) -> list[tuple[str, Callable[[], Awaitable[Any]]]]:
+    from agents._loop.tool_calls import capped
+
+    async def handler(args: Any, ctx: Any) -> ToolOutput:
+        return ToolOutput("")
+
+    tool = Tool("big", "d", {"type": "object"}, handler, output_cap=MCP_OUTPUT_CAP_CHARS)
+    text = "z" * size
+    items = [{"type": "text", "text": "w" * 10} for _ in range(max(1, size // 10))]
+    raw = b"r" * min(size, 128 * 1024)
+
+    async def one_string() -> None:
+        capped(tool, ToolOutput(text))
+        await trio.lowlevel.checkpoint()
+
+    async def many_items() -> None:
+        capped(tool, ToolOutput(items))
+        await trio.lowlevel.checkpoint()
+
+    async def bash_cap() -> None:
+        _cap(raw, size)
+        await trio.lowlevel.checkpoint()
+
+    return [("one_string", one_string), ("text_items", many_items), ("bash_buffer", bash_cap)]
+
+
+# --- transcripts -----------------------------------------------------------------------------
+
+
+def transcript_cases(size: int, root: Path) -> list[tuple[str, Callable[[], Awaitable[Any]]]]:
+    """Recording one huge entry, as the loop records a tool result or a prompt (the message is
+    built before the measured step: building it is the caller's work)."""
+    store = FileSessionStore(root)
+    block = {"type": "text", "text": "b" * 20}
+    messages = {
+        "huge_tool_result": UserMessage(content=[ToolResultBlock("t", "x" * size)]),
+        "huge_prompt": UserMessage(content="p" * size),
+        "many_blocks": UserMessage(
+            content=[ToolResultBlock(f"t{i}", [block]) for i in range(max(1, size // 60))]
+        ),
+    }
+    cases = []
+    for name, message in messages.items():
+
+        async def record(message: UserMessage = message) -> None:
+            transcript = Transcript(store, SessionKey("-p", uuid.uuid4().hex))
+            await transcript.record(message)
+
+        cases.append((name, record))
+    return cases
+
+
+def long_transcript(entries: int) -> list[TranscriptEntry]:
+    """A main-agent conversation of ``entries`` entries: tool turns with their results."""
+    out: list[TranscriptEntry] = []
+    parent = None
+    for i in range(entries):
+        match i % 4:
+            case 0:
+                message: Any = UserMessage(content=f"prompt {i}")
+            case 1:
+                message = AssistantMessage([TextBlock(f"text {i}")], "m", message_id=f"m{i}")
+            case 2:
+                block = ToolUseBlock(f"t{i}", "Read", {"file_path": "a"})
+                message = AssistantMessage([block], "m", message_id=f"m{i - 1}")
+            case _:
+                message = UserMessage(content=[ToolResultBlock(f"t{i - 1}", "contents")])
+        entry = TranscriptEntry(
+            uuid=f"u{i}", parent_uuid=parent, session_id="s", timestamp=float(i), message=message
+        )
+        out.append(entry)
+        parent = entry.uuid
+    return out
+
+
+def history_cases(entries: int, root: Path) -> list[tuple[str, Callable[[], Awaitable[Any]]]]:
+    from agents import AgentOptions
+    from agents._assembly.persist import start_session
+
+    store = FileSessionStore(root)
+    cwd = str(root / "project")
+    key = SessionKey(project_key_for(cwd), "long")
+    transcript = long_transcript(entries)
+    loaded: list[TranscriptEntry] = []
+
+    async def write() -> None:
+        await store.append(key, transcript)
+
+    async def resume() -> None:
+        _, report = await Transcript.resume(store, key)
+        loaded[:] = report.entries
+
+    async def rebuild() -> None:
+        await rebuild_history(loaded or transcript)
+
+    async def session() -> None:  # what a session resuming it does before its first request
+        os.makedirs(cwd, exist_ok=True)
+        options = AgentOptions(cwd=cwd, resume="long")
+        await start_session(options, store, cwd, "next")
+
+    return [
+        ("append_all", write),
+        ("resume", resume),
+        ("rebuild_history", rebuild),
+        ("start_session", session),
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="tiny smoke run")
+    parser.add_argument(
+        "--only",
+        choices=["bash_permission", "output_cap", "transcript_entry", "long_history"],
+        action="append",
+        help="run only these groups (repeatable)",
+    )
+    args = parser.parse_args()
+    groups = set(args.only or ["bash_permission", "output_cap", "transcript_entry", "long_history"])
+    bash_sizes = [400] if args.quick else [4_000, 40_000, 100_000]
+    output_sizes = [10_000] if args.quick else [1_000_000, 50_000_000]
+    entry_sizes = [10_000] if args.quick else [1_000_000, 10_000_000, 50_000_000]
+    history_sizes = [200] if args.quick else [10_000, 100_000]
+    measure("control", "checkpoints", 1000, control)
+    with tempfile.TemporaryDirectory() as tmp:
+        for size in bash_sizes if "bash_permission" in groups else []:
+            for case, step in permission_cases(size, tmp):
+                measure("bash_permission", case, size, step)
+        for size in output_sizes if "output_cap" in groups else []:
+            for case, step in capping_cases(size):
+                measure("output_cap", case, size, step)
+        for size in entry_sizes if "transcript_entry" in groups else []:
+            for case, step in transcript_cases(size, Path(tmp) / f"t{size}"):
+                measure("transcript_entry", case, size, step)
+        for size in history_sizes if "long_history" in groups else []:
+            for case, step in history_cases(size, Path(tmp) / f"h{size}"):
+                measure("long_history", case, size, step)
+    measure("control", "checkpoints", 1000, control)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,116 @@
+"""Work that grows with the input runs off the event loop: large appends, long resumes/rebuilds.
+
+(How long each step holds the loop is measured by benchmarks/bench_event_loop.py; these tests
+pin the mechanism: the work happens in a worker thread, not on the Trio thread.)
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import agents.sessions.entry
+import agents.sessions.file_store
+import agents.sessions.history
+import agents.sessions.memory_store
+import agents.sessions.transcript
+from agents.messages import ToolResultBlock, UserMessage
+from agents.sessions import (
+    FileSessionStore,
+    InMemorySessionStore,
+    SessionKey,
+    Transcript,
+    TranscriptEntry,
+    rebuild_history,
+)
+from agents.sessions.entry import LARGE_APPEND_BYTES, is_large
+
+
+def threads_of(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[int]:
+    """Patch ``module.name`` to note the thread each call runs in."""
+    seen: list[int] = []
+    original: Callable[..., Any] = getattr(module, name)
+
+    def noting(*args: Any, **kwargs: Any) -> Any:
+        seen.append(threading.get_ident())
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, noting)
+    return seen
+
+
+def big_result(size: int) -> UserMessage:
+    return UserMessage(content=[ToolResultBlock("toolu_1", "x" * size)])
+
+
+def chain(n: int) -> list[TranscriptEntry]:
+    out: list[TranscriptEntry] = []
+    for i in range(n):
+        message = UserMessage(content=f"p{i}")
+        parent = out[-1].uuid if out else None
+        out.append(TranscriptEntry(uuid=f"u{i}", parent_uuid=parent, session_id="s",
+                                   timestamp=float(i), message=message))  # fmt: skip
+    return out
+
+
+def test_is_large_measures_texts_and_stops_early() -> None:
+    """A tool result's text counts by length; a message of many items counts each item."""
+    [small] = chain(1)
+    assert not is_large([small])
+    huge = TranscriptEntry(uuid="u", parent_uuid=None, session_id="s", timestamp=0.0,
+                           message=big_result(LARGE_APPEND_BYTES + 1))  # fmt: skip
+    assert is_large([huge])
+    many = TranscriptEntry(uuid="u", parent_uuid=None, session_id="s", timestamp=0.0,
+                           message=UserMessage(content=[ToolResultBlock(f"t{i}", [{"a": 1}])
+                                                        for i in range(100_000)]))  # fmt: skip
+    assert is_large([many])
+    assert is_large(chain(20_000))
+
+
+@pytest.mark.parametrize("store_kind", ["file", "memory"])
+async def test_a_huge_tool_result_is_encoded_off_the_event_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store_kind: str
+) -> None:
+    """Recording a 3 MB tool result encodes it in a worker thread; a small one on the loop."""
+    module = agents.sessions.file_store if store_kind == "file" else agents.sessions.memory_store
+    seen = threads_of(monkeypatch, module, "encode_entry_into")
+    store = FileSessionStore(tmp_path) if store_kind == "file" else InMemorySessionStore()
+    transcript = Transcript(store, SessionKey("-p", "s"))
+    await transcript.record(big_result(3 << 20))
+    assert seen and threading.get_ident() not in seen
+    seen.clear()
+    await transcript.record(big_result(10))
+    assert seen == [threading.get_ident()]
+    assert len(await store.load(transcript.key) or []) == 2
+
+
+async def test_a_long_history_is_rebuilt_off_the_event_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """rebuild_history of a long transcript runs in a worker thread; a short one inline."""
+    seen = threads_of(monkeypatch, agents.sessions.history, "history_from_entries")
+    long = chain(agents.sessions.history.INLINE_REBUILD_ENTRIES + 1)
+    history = await rebuild_history(long)
+    assert len(history) == 1 and len(history[0]["content"]) == len(long)
+    assert seen and threading.get_ident() not in seen
+    seen.clear()
+    await rebuild_history(long[:3])
+    assert seen == [threading.get_ident()]
+
+
+async def test_a_long_transcript_is_resumed_off_the_event_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Following the branches of a long transcript happens in a worker thread."""
+    seen = threads_of(monkeypatch, agents.sessions.transcript, "active_branch")
+    store = InMemorySessionStore()
+    key = SessionKey("-p", "s")
+    long = chain(agents.sessions.history.INLINE_REBUILD_ENTRIES + 1)
+    await store.append(key, long)
+    _, report = await Transcript.resume(store, key)
+    assert report.entries == long
+    assert seen and threading.get_ident() not in seen

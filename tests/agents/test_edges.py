@@ -1,0 +1,284 @@
+"""The API's edges: the user's exceptions reach the caller unchanged after the session is torn
+down, every exit closes its nursery whatever raises, and nothing deadlocks between the caller and
+the agents — however many prompts are queued and however many results nobody reads."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+
+from agents import (
+    AgentClient,
+    AgentDefinition,
+    AgentOptions,
+    HookMatcher,
+    PermissionResultAllow,
+    ResultMessage,
+    ToolAnnotations,
+    create_sdk_mcp_server,
+    query,
+    tool,
+)
+from agents.testing import ScriptedBackend, Step, text, tool_use
+
+
+class UserAbort(BaseException):
+    """A BaseException of the user's own, neither Exception nor a Trio one."""
+
+
+RAISED = [KeyboardInterrupt, SystemExit, UserAbort]
+
+
+def tools_server(raise_it: Callable[[], None] | None, torn_down: list[str]) -> Any:
+    """``boom`` (read-only; raises what ``raise_it`` raises) and ``wait`` (read-only; sleeps
+    until cancelled, noting it in ``torn_down``)."""
+
+    @tool("boom", "raises", {"x": str}, annotations=ToolAnnotations(readOnlyHint=True))
+    async def boom(args: dict[str, Any]) -> dict[str, Any]:
+        await trio.sleep(1)
+        if raise_it is not None:
+            raise_it()
+        return {"content": [{"type": "text", "text": "fine"}]}
+
+    @tool("wait", "waits", {"x": str}, annotations=ToolAnnotations(readOnlyHint=True))
+    async def wait(args: dict[str, Any]) -> dict[str, Any]:
+        try:
+            await trio.sleep_forever()
+        finally:
+            torn_down.append("wait")
+        raise AssertionError("unreachable")
+
+    return create_sdk_mcp_server("t", "1", [boom, wait])
+
+
+def raising_options(
+    project: Path, where: str, error: BaseException, torn_down: list[str]
+) -> AgentOptions:
+    """A session whose one response calls ``wait`` and ``boom`` at once; ``error`` is raised by
+    the tool, a PreToolUse hook or ``can_use_tool`` — when ``boom`` comes up."""
+
+    def raise_it() -> None:
+        raise error
+
+    backend = ScriptedBackend(
+        [Step([tool_use("mcp__t__wait", {"x": "1"}), tool_use("mcp__t__boom", {"x": "1"})]),
+         Step([text("never")])]
+    )  # fmt: skip
+    kw: dict[str, Any] = {}
+    if where == "hook":
+
+        async def hook(data: dict[str, Any], tool_use_id: str | None, ctx: Any) -> dict[str, Any]:
+            if data["tool_name"] == "mcp__t__boom":
+                await trio.sleep(1)
+                raise_it()
+            return {}
+
+        kw["hooks"] = {"PreToolUse": [HookMatcher(hooks=[hook])]}
+        kw["permission_mode"] = "bypassPermissions"
+    elif where == "can_use_tool":
+
+        async def can_use_tool(name: str, data: dict[str, Any], ctx: Any) -> Any:
+            if name == "mcp__t__boom":
+                await trio.sleep(1)
+                raise_it()
+            return PermissionResultAllow()
+
+        async def ask(data: dict[str, Any], tool_use_id: str | None, ctx: Any) -> dict[str, Any]:
+            # a read-only tool passes the default mode: ask, so that the callback decides
+            decision = "ask" if data["tool_name"] == "mcp__t__boom" else "allow"
+            output = {"hookEventName": "PreToolUse", "permissionDecision": decision}
+            return {"hookSpecificOutput": output}
+
+        kw["can_use_tool"] = can_use_tool
+        kw["hooks"] = {"PreToolUse": [HookMatcher(hooks=[ask])]}
+    else:
+        kw["permission_mode"] = "bypassPermissions"
+    server = tools_server(raise_it if where == "tool" else None, torn_down)
+    return AgentOptions(
+        cwd=str(project), backend=backend, tools=[], mcp_servers={"t": server}, **kw
+    )
+
+
+# --- the user's exceptions stay the user's ------------------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["tool", "hook", "can_use_tool"])
+@pytest.mark.parametrize("kind", RAISED)
+async def test_a_base_exception_from_user_code_reaches_the_query_caller_unchanged(
+    project: Path, autojump_clock: trio.testing.MockClock, where: str, kind: type[BaseException]
+) -> None:
+    """KeyboardInterrupt, SystemExit or the user's own BaseException, raised by a custom tool,
+    a hook or can_use_tool: query() raises that very exception, after the session ended."""
+    error = kind("from user code")
+    torn_down: list[str] = []
+    options = raising_options(project, where, error, torn_down)
+    with pytest.raises(kind) as info:
+        async for _ in query(prompt="go", options=options):
+            pass
+    assert info.value is error
+    assert torn_down == ["wait"]  # the concurrent tool was cancelled before the caller saw it
+
+
+@pytest.mark.parametrize("where", ["tool", "hook", "can_use_tool"])
+@pytest.mark.parametrize("kind", RAISED)
+async def test_a_base_exception_from_user_code_leaves_agent_client_unchanged(
+    project: Path, autojump_clock: trio.testing.MockClock, where: str, kind: type[BaseException]
+) -> None:
+    """The same through AgentClient: the exception comes out of ``async with``, not wrapped."""
+    error = kind("from user code")
+    torn_down: list[str] = []
+    options = raising_options(project, where, error, torn_down)
+    with pytest.raises(kind) as info:
+        async with AgentClient(options) as client:
+            await client.query("go")
+            async for _ in client.receive_messages():
+                pass
+    assert info.value is error
+    assert torn_down == ["wait"]
+
+
+async def test_agent_client_exit_under_an_outer_cancellation_closes_its_nursery(
+    project: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """The block ends normally inside a cancelled scope: the exit's own awaits are cancelled,
+    yet the client's nursery closes (no TrioInternalError, no corrupted nursery stack)."""
+    backend = ScriptedBackend(lambda request: Step([text("ok")]))
+    with trio.CancelScope() as outer:
+        async with AgentClient(AgentOptions(cwd=str(project), backend=backend)) as client:
+            await client.query("hi")
+            outer.cancel()
+    assert outer.cancelled_caught
+    await trio.lowlevel.checkpoint()  # the run is still healthy
+
+
+async def test_agent_client_exit_while_the_session_fails_raises_the_failure(
+    project: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """The session fails just as the block ends: that failure comes out, unwrapped."""
+    error = UserAbort("late")
+    torn_down: list[str] = []
+    options = raising_options(project, "tool", error, torn_down)
+    with pytest.raises(UserAbort) as info:
+        async with AgentClient(options) as client:
+            await client.query("go")
+            await trio.sleep(0.5)  # the tool raises at 1 s, while the exit is under way
+    assert info.value is error
+
+
+async def test_agent_client_exit_when_the_body_raises_keeps_the_body_error(
+    project: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """A failing body: its exception comes out of the block, the session torn down."""
+    backend = ScriptedBackend(lambda request: Step([text("ok")], latency=10))
+    with pytest.raises(ZeroDivisionError):
+        async with AgentClient(AgentOptions(cwd=str(project), backend=backend)) as client:
+            await client.query("hi")
+            1 / 0  # noqa: B018
+
+
+# --- no deadlock at the API's edge -------------------------------------------------------------
+
+
+def _capacities() -> dict[str, int]:
+    """The channels at the edge: the main agent's mailbox, the client's output buffer, a
+    spawned agent's results."""
+    import agents._assembly.query as q
+
+    return {"prompts": q.MAILBOX_CAPACITY, "output": q.OUTPUT_BUFFER, "spawned": 16}
+
+
+def counts(direction: str) -> list[int]:
+    capacity = _capacities()[direction]
+    return [0, 1, capacity, 10 * capacity]
+
+
+def answering(request: Any) -> Step:
+    return Step([text("ok")])
+
+
+@pytest.mark.parametrize("read", [True, False], ids=["read", "unread"])
+@pytest.mark.parametrize("n", counts("prompts"))
+async def test_client_query_returns_once_queued_however_many(
+    project: Path, autojump_clock: trio.testing.MockClock, n: int, read: bool
+) -> None:
+    """``client.query`` returns at once for 0, 1, capacity and 10× capacity prompts, read or
+    not, and the client exits."""
+    backend = ScriptedBackend(answering)
+    options = AgentOptions(cwd=str(project), backend=backend, tools=[])
+    with trio.fail_after(60):
+        async with AgentClient(options) as client:
+            for i in range(n):
+                with trio.fail_after(0.001):  # queuing never waits on the agent (virtual time)
+                    await client.query(f"prompt {i}")
+            if read and n:
+                results = 0
+                async for message in client.receive_messages():
+                    if isinstance(message, ResultMessage):
+                        results += 1
+                        if results == n:
+                            break
+                assert results == n
+
+
+@pytest.mark.parametrize("n", counts("output"))
+async def test_unread_output_never_blocks_the_client_exit(
+    project: Path, autojump_clock: trio.testing.MockClock, n: int
+) -> None:
+    """A prompt whose turn streams 0, 1, capacity and 10× capacity messages nobody reads: the
+    client still exits (the rest is drained at close)."""
+    blocks = [text(f"block {i}") for i in range(n)] or [text("")]
+    backend = ScriptedBackend([Step(blocks)])
+    with trio.fail_after(60):
+        async with AgentClient(AgentOptions(cwd=str(project), backend=backend, tools=[])) as c:
+            await c.query("talk a lot")
+
+
+@pytest.mark.parametrize("n", counts("spawned"))
+async def test_unread_results_of_spawned_agents_never_block_the_client_exit(
+    project: Path, autojump_clock: trio.testing.MockClock, n: int
+) -> None:
+    """An agent spawned from code answers 0, 1, capacity and 10× capacity prompts whose results
+    nobody reads: sending never waits on it, and the client exits (unread results dropped)."""
+    backend = ScriptedBackend(answering)
+    agents = {"worker": AgentDefinition(description="works", prompt="You work.")}
+    options = AgentOptions(cwd=str(project), backend=backend, tools=[], agents=agents)
+    with trio.fail_after(60):
+        async with AgentClient(options) as client:
+            worker = await client.spawn("worker")
+            for i in range(n):
+                with trio.fail_after(0.001):
+                    await worker.send(f"job {i}")
+            await trio.sleep(1)  # let it answer what it can
+
+
+async def test_results_of_a_spawned_agent_are_read_in_order_past_capacity(
+    project: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """The control: results that are read all arrive, in prompt order, past the capacity."""
+    backend = ScriptedBackend(lambda request: Step([text(str(len(request.messages)))]))
+    agents = {"worker": AgentDefinition(description="works", prompt="You work.")}
+    options = AgentOptions(cwd=str(project), backend=backend, tools=[], agents=agents)
+    n = 3 * _capacities()["spawned"]
+    async with AgentClient(options) as client:
+        worker = await client.spawn("worker")
+        for i in range(n):
+            await worker.send(f"job {i}")
+        got = [(await worker.result()).result for _ in range(n)]
+    assert got == [str(2 * i + 1) for i in range(n)]
+
+
+async def test_a_session_that_cannot_start_raises_its_own_error_from_agent_client(
+    project: Path,
+) -> None:
+    """Resuming an unknown session: SessionNotFoundError itself, not an exception group."""
+    from agents.sessions import SessionNotFoundError
+
+    backend = ScriptedBackend([Step([text("never")])])
+    with pytest.raises(SessionNotFoundError, match=r"^no session 'nope' in project "):
+        async with AgentClient(AgentOptions(cwd=str(project), backend=backend, resume="nope")):
+            pass
