@@ -290,19 +290,14 @@ def _api_key(base_url: str | None) -> tuple[str | None, str | None]:
 
 def build_options(args: argparse.Namespace, backend: Any) -> AgentOptions:
     """The session's options from the parsed flags; :class:`UsageError` names a bad one."""
-    import attrs
-
     from .options import AgentOptions
 
     extra: dict[str, Any] = {}
     if args.settings is not None:
         settings = _json_arg("--settings", args.settings)
-        if "settings" not in attrs.fields_dict(AgentOptions):
-            raise UsageError(
-                "--settings: settings files are not built yet in this version "
-                "(AgentOptions has no settings option)"
-            )
-        extra["settings"] = settings  # pragma: no cover - once settings are built
+        if not isinstance(settings, dict):
+            raise UsageError(f"--settings: expected a JSON object, got {args.settings!r}")
+        extra["settings"] = settings
     cwd = os.path.abspath(args.cwd) if args.cwd else os.getcwd()
     if not os.path.isdir(cwd):
         raise UsageError(f"--cwd: {args.cwd!r} is not a directory")

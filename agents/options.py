@@ -40,6 +40,7 @@ DEFAULT_MODEL = "claude-opus-5-5"
 EFFORTS = ("low", "medium", "high", "xhigh", "max")
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "dontAsk", "auto", "bypassPermissions")
 BUDGET_MODES = ("soft", "reserve")
+TOOL_SEARCH_MODES = ("auto", "on", "off")
 SETTING_SOURCES = ("user", "project", "local")
 #: short names accepted wherever a model is named (``AgentDefinition(model="haiku")``)
 MODEL_ALIASES = {
@@ -189,6 +190,11 @@ class AgentOptions:
     max_tool_concurrency: int = attrs.field(
         default=10, validator=_at_least("max_tool_concurrency", 1)
     )
+    #: MCP tool definitions deferred behind ToolSearch: "auto" (past a share of the context),
+    #: "on" or "off"
+    tool_search: str = attrs.field(
+        default="auto", validator=_one_of("tool_search", TOOL_SEARCH_MODES)
+    )
     # -- subagents and budget ---------------------------------------------------------------------
     agents: dict[str, AgentDefinition] | None = attrs.field(default=None, validator=_check_agents)
     forward_subagent_text: bool = False
@@ -213,6 +219,8 @@ class AgentOptions:
     setting_sources: list[str] | None = attrs.field(
         default=None, converter=_opt_list, validator=_str_list("setting_sources")
     )
+    #: more settings, above every settings file: a file path, a JSON string or a dict
+    settings: str | dict[str, Any] | None = None
     compact_threshold: float = attrs.field(default=0.8)
     enable_file_checkpointing: bool = False
     user: str | None = None

@@ -240,15 +240,19 @@ def default_classifier(session: Session) -> Classifier:
 
 
 @functools.lru_cache(maxsize=64)
-def _parsed_rules(allow: tuple[str, ...], deny: tuple[str, ...]) -> RuleSet:
+def _parsed_rules(
+    allow: tuple[str, ...], deny: tuple[str, ...], ask: tuple[str, ...] = ()
+) -> RuleSet:
     # RuleSets are immutable (updated_permissions make new ones), so sessions with the same
     # rule strings can share one parse and index.
-    return RuleSet.from_strings(allow=allow, deny=deny, ask=())
+    return RuleSet.from_strings(allow=allow, deny=deny, ask=ask)
 
 
 def rules_for(options: AgentOptions) -> RuleSet:
-    """The options' allow/deny rules, parsed; a malformed rule raises ValueError."""
-    return _parsed_rules(tuple(options.allowed_tools), tuple(options.disallowed_tools))
+    """The options' allow/deny rules (and the settings files' ask rules), parsed; a malformed
+    rule raises ValueError."""
+    ask = tuple(options.extra.get("ask_rules", ()))
+    return _parsed_rules(tuple(options.allowed_tools), tuple(options.disallowed_tools), ask)
 
 
 @functools.cache
@@ -262,9 +266,9 @@ def _known_tools() -> frozenset[str]:
 def make_gate(options: AgentOptions, session: Session) -> LoopGate:
     """Build the session's gate; malformed rules fail here, at startup."""
     rules = rules_for(options)
-    if rules.allow or rules.deny:
+    if rules.allow or rules.deny or rules.ask:
         known = _known_tools()
-        for rule in (*rules.allow, *rules.deny):
+        for rule in (*rules.allow, *rules.deny, *rules.ask):
             if not rule.tool.startswith("mcp__") and rule.tool not in known:
                 warnings.warn(f"permission rule {rule}: unknown tool {rule.tool!r}", stacklevel=2)
     runner = session.hooks

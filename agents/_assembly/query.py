@@ -21,7 +21,7 @@ import contextvars
 import logging
 from collections.abc import AsyncIterable, AsyncIterator
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
@@ -41,6 +41,7 @@ from ..options import AgentOptions
 from .claude_md import claude_md_blocks
 from .persist import attach_main, open_session_store, start_session
 from .setup import (
+    add_source_tools,
     build_registry,
     check_supported,
     default_backend,
@@ -49,6 +50,9 @@ from .setup import (
     session_cwd,
     system_blocks,
 )
+
+if TYPE_CHECKING:
+    from .sources import SessionSources
 
 __all__ = ["AgentClient", "query"]
 
@@ -65,9 +69,14 @@ class SessionHandle:
     session: Session
     main: AgentLoop
     supervisor: Supervisor
+    sources: SessionSources
     actor: Actor = attrs.field(default=None)
 
     async def send(self, item: Prompt | InputEnd) -> None:
+        if isinstance(item, Prompt):  # a custom slash command becomes its file's text
+            content = self.sources.expand(item.content)
+            if content is not item.content:
+                item = attrs.evolve(item, content=content)
         await self.actor.mailbox.send(item)
 
 
@@ -122,8 +131,22 @@ class _Starter:
                     await aclose()
 
     async def _session(self, backend: Backend, task_status: trio.TaskStatus[SessionHandle]) -> None:
-        options = self.options
-        cwd = session_cwd(options.cwd)
+        from .sources import open_session_sources  # late: MCP and settings code
+
+        cwd = session_cwd(self.options.cwd)
+        async with open_session_sources(self.options, cwd) as sources:
+            # settings files merge in below the options' own values; servers live as long
+            options = sources.apply(self.options)
+            await self._with_sources(options, sources, cwd, backend, task_status)
+
+    async def _with_sources(
+        self,
+        options: AgentOptions,
+        sources: SessionSources,
+        cwd: str,
+        backend: Backend,
+        task_status: trio.TaskStatus[SessionHandle],
+    ) -> None:
         ledger = Ledger(cap=options.max_budget_usd)
         async with (
             open_session_store(options) as store,
@@ -144,17 +167,22 @@ class _Starter:
                 emit=self.emit,
                 hooks=HookRunner(options.hooks) if options.hooks else None,
             )
+            session.sources = sources  # subagents' own servers and skills
             registry = build_registry(options)
+            add_source_tools(registry, options, sources)
             system = system_blocks(options) + await claude_md_blocks(cwd, options.setting_sources)
+            system += sources.system_blocks()
             main = main_loop(options, session, setup, registry, system)
-            await self.emit(init_message(session, main))
+            await self.emit(init_message(session, main, sources.mcp_status(options)))
             await attach_main(session, main, setup)  # the transcripts, resume notices
             await hookpoints.open_session(main)  # SessionStart now, SessionEnd at the end
-            handle = SessionHandle(session=session, main=main, supervisor=supervisor)
+            handle = SessionHandle(
+                session=session, main=main, supervisor=supervisor, sources=sources
+            )
 
             async def behaviour(actor: Actor) -> None:
                 if self.prompt is not None:  # fits: a fresh mailbox holds MAILBOX_CAPACITY items
-                    actor.mailbox.send_nowait(Prompt(self.prompt))
+                    actor.mailbox.send_nowait(Prompt(sources.expand(self.prompt)))
                     actor.mailbox.send_nowait(INPUT_END)
                 await serve(main, actor, recording_results(main, self.emit))
                 # trailing, after every result: what the whole tree spent, per agent
@@ -425,6 +453,37 @@ class AgentClient:
             raise ValueError(f"no running task {task_id!r}") from None
         actor.cancel(reason="stop_task")
         await trio.lowlevel.checkpoint()
+
+    async def mcp_server_status(self) -> list[dict[str, Any]]:
+        """Each MCP server of the session: ``{"name", "status", "error"?, "serverInfo"?,
+        "tools"?}``, ``status`` one of connected, failed, pending, disabled."""
+        handle = self._require()
+        await trio.lowlevel.checkpoint()
+        return handle.sources.server_status(handle.session.options)
+
+    async def reconnect_mcp_server(self, name: str) -> dict[str, Any]:
+        """Close an external server's connection (stopping its process) and connect it again;
+        tools it offers now are added to the main agent's. Returns its new status."""
+        handle = self._require()
+        status = await handle.sources.reconnect(name, handle.session.options)
+        self._refresh_tools(handle, name)
+        return status
+
+    async def toggle_mcp_server(self, name: str, enabled: bool) -> dict[str, Any]:
+        """Disable an external server (its connection closes; its tools answer with an error
+        naming it) or enable it again. Returns its new status."""
+        handle = self._require()
+        status = await handle.sources.toggle(name, enabled, handle.session.options)
+        if enabled:
+            self._refresh_tools(handle, name)
+        return status
+
+    def _refresh_tools(self, handle: SessionHandle, name: str) -> None:
+        from .gate import rules_for
+
+        rules = rules_for(handle.session.options)
+        hidden = rules.removes_tool if rules.deny else None
+        handle.sources.refresh_tools(handle.main.tools, name, hidden)
 
     def statistics(self) -> SupervisorStatistics:
         """The supervisor's statistics (live actors, depth, mailbox peaks)."""

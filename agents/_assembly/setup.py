@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._features.seams import FEATURES
 from .._loop.agent import DEFAULT_MAX_TOKENS, AgentLoop
@@ -20,8 +20,12 @@ from ..tools.base import SdkMcpServer, ToolRegistry
 from .gate import make_gate, rules_for
 from .persist import SessionSetup
 
+if TYPE_CHECKING:
+    from .sources import SessionSources
+
 __all__ = [
     "DEFAULT_SYSTEM_PROMPT",
+    "add_source_tools",
     "build_registry",
     "check_supported",
     "default_backend",
@@ -73,14 +77,9 @@ def build_registry(options: AgentOptions) -> ToolRegistry:
     for tool in builtin_tools(names):
         registry.add(tool)
     for key, server in options.mcp_servers.items():
-        if isinstance(server, SdkMcpServer):
+        if isinstance(server, SdkMcpServer):  # external servers' tools: add_source_tools
             for tool in server.as_tools(key):
                 registry.add(tool)
-        else:
-            raise NotImplementedError(
-                f"mcp_servers[{key!r}]: external MCP servers (stdio, HTTP, SSE) are not built yet; "
-                "only create_sdk_mcp_server() servers are supported"
-            )
     if options.max_subagent_depth > 0 and (options.tools is None or "Agent" in options.tools):
         registry.add(agent_tool(definitions_for(options)))
     denied = rules_for(options)
@@ -91,21 +90,30 @@ def build_registry(options: AgentOptions) -> ToolRegistry:
     return registry
 
 
+def add_source_tools(
+    registry: ToolRegistry, options: AgentOptions, sources: SessionSources
+) -> None:
+    """The external servers' tools (connected at session start), ``Skill`` and ``ToolSearch``;
+    a bare-name deny rule hides them from the model as it does built-ins."""
+    rules = rules_for(options)
+    sources.add_tools(
+        registry,
+        main_servers=list(options.mcp_servers),
+        tool_search=options.tool_search,
+        context_window=_context_window(options),
+        hidden=rules.removes_tool if rules.deny else None,
+    )
+
+
+def _context_window(options: AgentOptions) -> int:
+    info = options.price_table().get(options.resolved_model)
+    return info.context_window if info is not None else 200_000
+
+
 def check_supported(options: AgentOptions) -> None:
     """Options for features that are not built yet fail loudly instead of being ignored."""
-    if not options.agents and not options.enable_file_checkpointing:
-        return  # the usual case, decided without building the report below
-    definitions = (options.agents or {}).values()
-    unsupported = {
-        "enable_file_checkpointing": options.enable_file_checkpointing,
-        "AgentDefinition.skills (skills)": any(d.skills for d in definitions),
-        "AgentDefinition.mcp_servers (per-agent MCP servers)": any(
-            d.mcp_servers for d in definitions
-        ),
-    }
-    missing = [name for name, used in unsupported.items() if used]
-    if missing:
-        raise NotImplementedError(f"not built yet: {', '.join(missing)}")
+    if options.enable_file_checkpointing:
+        raise NotImplementedError("not built yet: enable_file_checkpointing")
 
 
 def _thinking(options: AgentOptions) -> dict[str, Any] | None:
@@ -143,8 +151,11 @@ def main_loop(
     )
 
 
-def init_message(session: Session, main: AgentLoop) -> SystemMessage:
-    """The session's first message: its id, directory, model, tools, mode, agents, servers."""
+def init_message(
+    session: Session, main: AgentLoop, mcp_servers: list[dict[str, Any]]
+) -> SystemMessage:
+    """The session's first message: its id, directory, model, tools, mode, agents, servers
+    (``mcp_servers``: each one's name and status, and its error when it failed)."""
     options = session.options
     return SystemMessage(
         subtype="init",
@@ -155,6 +166,6 @@ def init_message(session: Session, main: AgentLoop) -> SystemMessage:
             "tools": main.tools.names(),
             "permission_mode": options.resolved_permission_mode,
             "agents": sorted(options.agents or {}),
-            "mcp_servers": [{"name": key, "status": "connected"} for key in options.mcp_servers],
+            "mcp_servers": mcp_servers,
         },
     )

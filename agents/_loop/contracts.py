@@ -11,6 +11,8 @@ the features (hooks, structured output, commands: ``agents._features``) and the 
   run, a final response, a tool result, a compaction.
 * :class:`Recorder` is an agent's transcript (``agents.sessions.Transcript`` is one).
 * :class:`TreeLinks` are the loop's ties to the tree of actors; only ``agents._tree`` writes them.
+* :class:`AgentSources` is what a session took from outside its options (external MCP servers,
+  skills) as a subagent needs it; ``agents._assembly.sources`` implements it.
 """
 
 from __future__ import annotations
@@ -23,16 +25,26 @@ import trio
 
 from ..hooks import HookResult
 from ..messages import Message, ResultMessage, ToolUseBlock
-from ..tools.base import FileAccess, Tool, ToolOutput
+from ..tools.base import FileAccess, Tool, ToolOutput, ToolRegistry
 
 if TYPE_CHECKING:
     from runtime import Actor
 
+    from ..options import AgentDefinition
     from .agent import AgentLoop
     from .response import Response
     from .run import Run
 
-__all__ = ["Content", "Gate", "Prompt", "Recorder", "Seams", "TreeLinks", "Verdict"]
+__all__ = [
+    "AgentSources",
+    "Content",
+    "Gate",
+    "Prompt",
+    "Recorder",
+    "Seams",
+    "TreeLinks",
+    "Verdict",
+]
 
 #: A user turn's content: text, or API-shaped content blocks.
 Content = str | list[dict[str, Any]]
@@ -135,6 +147,17 @@ class Recorder(Protocol):
     async def record_kind(self, kind: str, data: dict[str, Any]) -> object: ...
 
     def close(self) -> None: ...
+
+
+class AgentSources(Protocol):
+    """A session's external MCP servers and skills, for its subagents."""
+
+    def for_child(
+        self, definition: AgentDefinition, registry: ToolRegistry
+    ) -> list[dict[str, Any]]:
+        """Add the tools of the definition's own servers and its skills to ``registry``;
+        return the system blocks describing them."""
+        ...
 
 
 @attrs.define(eq=False)

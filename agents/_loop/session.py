@@ -22,6 +22,7 @@ from ..messages import Message
 from ..options import AgentDefinition, AgentOptions
 from ..sessions import SessionKey, SessionStore, Transcript, subagent_subpath
 from ..tools.base import Tool
+from .contracts import AgentSources
 from .run import Usage
 
 __all__ = ["Session", "Transcripts"]
@@ -72,6 +73,8 @@ class Session:
     #: the agent types the model may spawn, and the Agent tool given to subagents
     agent_types: dict[str, AgentDefinition] | None = None
     agent_tool: Tool | None = None
+    #: the external MCP servers and skills subagents may get (``agents._assembly.sources``)
+    sources: AgentSources | None = None
     _unpriced: set[str] = attrs.Factory(set)
     #: where transcripts go; None records nothing
     transcripts: Transcripts | None = None

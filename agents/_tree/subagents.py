@@ -204,13 +204,18 @@ def make_child(
     mode = definition.permission_mode
     if gate is not None and mode is not None and gate.mode not in _MODES_KEPT_BY_CHILDREN:
         gate = gate.with_mode(mode)
+    tools = child_registry(parent, definition, depth)
+    system = [{"type": "text", "text": definition.prompt}]
+    sources = session.sources  # the session's external servers and skills
+    if sources is not None:
+        system += sources.for_child(definition, tools)
     return AgentLoop(
         session=session,
         agent_id="",  # set from the actor's address once spawned
         agent_type=agent_type,
         model=resolved,
-        tools=child_registry(parent, definition, depth),
-        system=[{"type": "text", "text": definition.prompt}],
+        tools=tools,
+        system=system,
         max_turns=definition.max_turns,
         effort=definition.effort or parent.effort,
         thinking=parent.thinking,

@@ -51,6 +51,10 @@ if TYPE_CHECKING:
 
 __all__ = ["AnthropicBackend", "build_params"]
 
+#: The API feature deferred tool definitions (``defer_loading``) and ``tool_reference`` blocks
+#: belong to; sent only on requests that carry a deferred tool.
+TOOL_SEARCH_BETA = "advanced-tool-use-2025-11-20"
+
 CACHE_CONTROL: dict[str, str] = {"type": "ephemeral"}
 _CLOSE_TIMEOUT = 5.0
 
@@ -324,15 +328,14 @@ class AnthropicBackend:
         await self.aclose()
 
     def _options(self, request: ModelRequest) -> dict[str, Any]:
-        if not self.send_agent_headers:
-            return {}
-        return {
-            "headers": {
-                "x-agent-type": request.agent_type,
-                "x-agent-id": request.agent_id,
-                "x-agent-purpose": request.purpose,
-            }
-        }
+        headers: dict[str, str] = {}
+        if self.send_agent_headers:
+            headers["x-agent-type"] = request.agent_type
+            headers["x-agent-id"] = request.agent_id
+            headers["x-agent-purpose"] = request.purpose
+        if request.tools and any("defer_loading" in t for t in request.tools):
+            headers["anthropic-beta"] = TOOL_SEARCH_BETA  # deferred tools, tool_reference blocks
+        return {"headers": headers} if headers else {}
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[BackendEvent]:
         """Stream one response as event structs; raise :class:`BackendError` on any failure.

@@ -2,13 +2,16 @@
 
 ``ScriptedBackend`` plays scripted responses in-process (virtual time friendly);
 ``FakeAnthropicServer`` serves the same scripts over HTTP on 127.0.0.1 so tests can drive the real
-``anthropic`` client.
+``anthropic`` client. ``stdio_server_config()`` and ``open_http_server()`` start a real MCP server
+(built with the ``mcp`` package) for ``mcp_servers``.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .mcp_servers import open_http_server as open_http_server
+from .mcp_servers import stdio_server_config as stdio_server_config
 from .scripted import Fault as Fault
 from .scripted import Script as Script
 from .scripted import ScriptedBackend as ScriptedBackend
@@ -26,6 +29,8 @@ __all__ = [
     "ScriptExhausted",
     "ScriptedBackend",
     "Step",
+    "open_http_server",
+    "stdio_server_config",
     "text",
     "thinking",
     "tool_use",

@@ -182,11 +182,12 @@ _ANNOTATION_KEYS = frozenset({"description", "title", "default", "examples"})
 def _simple_validator(schema: Mapping[str, Any]) -> Callable[[Any], str | None] | None:
     """A fast validator for the common shape — an object of typed properties — or None.
 
-    Custom tools are mostly ``{field: type}`` maps; checking them by hand costs a microsecond
-    where a general JSON Schema validator costs tens (and 100 ms to import).
+    Custom tools are mostly ``{field: type}`` maps, and MCP servers' schemas (pydantic's) add
+    titles; checking them by hand costs a microsecond where a general JSON Schema validator costs
+    tens to hundreds (and 100 ms to import).
     """
     if (
-        set(schema) - {"type", "properties", "required", "$schema"}
+        set(schema) - {"type", "properties", "required", "$schema", "title", "description"}
         or schema.get("type") != "object"
     ):
         return None
@@ -375,6 +376,13 @@ class ToolRegistry:
 
     _tools: dict[str, Tool] = attrs.field(factory=dict)
     _definitions: list[dict[str, Any]] | None = attrs.field(default=None, init=False)
+    #: tools whose definitions are sent with ``defer_loading`` (loaded by ToolSearch)
+    _deferred: frozenset[str] = attrs.field(default=frozenset(), init=False)
+
+    def defer(self, names: Iterable[str]) -> None:
+        """Send these tools' definitions deferred (see :mod:`agents.tools.toolsearch`)."""
+        self._deferred = frozenset(names)
+        self._definitions = None
 
     def add(self, tool: Tool) -> None:
         if tool.name in self._tools:
@@ -401,5 +409,9 @@ class ToolRegistry:
     def definitions(self) -> list[dict[str, Any]]:
         """Definitions for the model, in registration order (a stable, cacheable prefix)."""
         if self._definitions is None:
-            self._definitions = [t.definition() for t in self._tools.values()]
+            deferred = self._deferred
+            self._definitions = [
+                {**t.definition(), "defer_loading": True} if t.name in deferred else t.definition()
+                for t in self._tools.values()
+            ]
         return self._definitions

@@ -13,7 +13,7 @@ import pytest
 import trio
 
 from agents.cli import _parser, main, version
-from agents.cli_run import UsageError, _session, build_options, parse_agents
+from agents.cli_run import _session, build_options, parse_agents
 from agents.testing import FakeAnthropicServer, ScriptedBackend
 from agents.testing.scripted import Fault, Step, text, tool_use, usage
 
@@ -80,15 +80,29 @@ def test_a_bad_log_level_in_the_environment_is_one_line(
     )
 
 
-def test_mcp_config_parses_then_fails_naming_what_is_missing(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], project: Path
+async def test_mcp_config_servers_reach_the_session(
+    tmp_path: Path,
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """External MCP servers are being built: the flag is read, and the run says they are not."""
+    """--mcp-config's servers are connected: the init message lists each with its status."""
+    from agents.testing import stdio_server_config
+
+    servers = {"demo": stdio_server_config(), "files": {"command": "/nonexistent/mcp-files"}}
     config = tmp_path / "mcp.json"
-    config.write_text(json.dumps({"mcpServers": {"files": {"command": "mcp-files"}}}))
-    argv = ["run", "hi", "--base-url", LOCAL, "--cwd", str(project), "--mcp-config", str(config)]
-    line = one_line_exit_2([*argv, "--max-retries", "0"], capsys)
-    assert "external MCP servers" in line and "'files'" in line
+    config.write_text(json.dumps({"mcpServers": servers}))
+    args = ("--mcp-config", str(config), "--output-format", "stream-json", "--no-live")
+    with trio.fail_after(90):
+        status, _ = await run_cli([Step([text("done")])], project, monkeypatch, *args)
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
+    init = next(m for m in lines if m.get("subtype") == "init")
+    data = init.get("data", init)
+    assert status == 0
+    assert [(s["name"], s["status"]) for s in data["mcp_servers"]] == [
+        ("demo", "connected"),
+        ("files", "failed"),
+    ]
 
 
 def test_mcp_config_must_hold_mcp_servers(capsys: pytest.CaptureFixture[str]) -> None:
@@ -96,11 +110,22 @@ def test_mcp_config_must_hold_mcp_servers(capsys: pytest.CaptureFixture[str]) ->
     assert 'expected {"mcpServers": {...}}' in line
 
 
-def test_settings_parses_then_fails_naming_what_is_missing(
-    capsys: pytest.CaptureFixture[str],
+async def test_settings_flag_applies_above_the_settings_files(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    line = one_line_exit_2(["run", "hi", "--base-url", LOCAL, "--settings", '{"a": 1}'], capsys)
-    assert "--settings: settings files are not built yet" in line
+    """--settings is one more settings file, read whatever setting_sources say."""
+    settings = '{"permissions": {"deny": ["Bash"]}}'
+    args = ("--settings", settings, "--output-format", "stream-json", "--no-live")
+    status, _ = await run_cli([Step([text("done")])], project, monkeypatch, *args)
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
+    init = next(m for m in lines if m.get("subtype") == "init")
+    assert status == 0
+    assert "Bash" not in init.get("data", init)["tools"]
+
+
+def test_settings_flag_must_be_a_json_object(capsys: pytest.CaptureFixture[str]) -> None:
+    line = one_line_exit_2(["run", "hi", "--base-url", LOCAL, "--settings", "[1]"], capsys)
+    assert line.endswith("--settings: expected a JSON object, got '[1]'")
 
 
 def test_agents_json_becomes_definitions() -> None:
@@ -165,9 +190,9 @@ def test_system_prompt_flags(flags: list[str], expected: object, project: Path) 
     assert options.system_prompt == expected
 
 
-def test_settings_error_is_a_usage_error(project: Path) -> None:
-    with pytest.raises(UsageError, match=r"^--settings: settings files are not built yet"):
-        build_options(run_args("--settings", "{}"), ScriptedBackend([]))
+def test_settings_flag_reaches_the_options(project: Path) -> None:
+    options = build_options(run_args("--settings", '{"env": {"A": "1"}}'), ScriptedBackend([]))
+    assert options.settings == {"env": {"A": "1"}}
 
 
 # -- what text mode shows while it waits

@@ -1,0 +1,270 @@
+"""One external MCP server's connection: its transport, its ``ClientSession``, its status.
+
+A :class:`Connection` is driven by one task (:meth:`Connection.run`) in the owning manager's
+nursery. That task opens the transport (a child process for stdio, an HTTP client otherwise),
+performs the handshake and the tool listing under the connect timeout, then waits until the
+server goes away or the manager stops it. Tool calls come from other tasks (the agents' tool
+calls) and share the session; the ``mcp`` package correlates concurrent requests.
+
+Status moves ``pending → connected | failed``; ``connected → failed`` when the server closes the
+connection (process exit, bad stream); ``disabled`` when the manager switched it off. The error
+text always names the server, so a tool result or an init message says which one broke.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sys
+import tempfile
+from collections.abc import AsyncIterator
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, TextIO, cast
+
+import attrs
+import trio
+
+from ._config import HttpServerConfig, ServerConfig, StdioServerConfig
+
+if TYPE_CHECKING:
+    from mcp.client.session import ClientSession
+    from mcp.types import Tool as McpTool
+
+__all__ = ["Connection", "describe_error"]
+
+log = logging.getLogger(__name__)
+
+#: Characters of a stdio server's stderr quoted in its error (the end, where the reason is).
+_STDERR_TAIL = 600
+_STDERR_LINES = 5
+
+
+@attrs.define(eq=False)
+class Connection:
+    """The state of one server; written only by its own task and the manager that owns it."""
+
+    name: str
+    config: ServerConfig
+    status: str = "pending"
+    error: str | None = None
+    session: ClientSession | None = None
+    listed: list[McpTool] = attrs.Factory(list)
+    server_info: dict[str, str] | None = None
+    #: set when the status leaves ``pending`` (connected or failed)
+    settled: trio.Event = attrs.Factory(trio.Event)
+    #: set when the task has ended and the transport is closed (the process reaped)
+    done: trio.Event = attrs.Factory(trio.Event)
+    #: set when the status becomes ``failed``
+    lost: trio.Event = attrs.Factory(trio.Event)
+    _scope: trio.CancelScope | None = None
+    _stopping: bool = False
+    _stderr: TextIO | None = None
+    _last_transport_error: str | None = None
+
+    def stop(self) -> None:
+        """Ask the task to close the connection (it does so shielded, within bounded waits)."""
+        self._stopping = True
+        if self._scope is not None:
+            self._scope.cancel(reason=f"MCP server {self.name!r} stopped")
+
+    async def run(self, connect_timeout: float) -> None:
+        """Connect, list the tools, then hold the connection until it ends or is stopped."""
+        with trio.CancelScope() as scope, _stderr_file(self.config) as stderr:
+            self._scope = scope
+            self._stderr = stderr
+            if self._stopping:
+                scope.cancel()
+            try:
+                await self._connect_and_serve(connect_timeout)
+            except Exception as exc:
+                when = "while connecting" if self.status == "pending" else "mid-session"
+                self._fail(
+                    f"MCP server {self.name!r} failed {when}: {describe_error(exc)}"
+                    f"{self._stderr_tail()}"
+                )
+            finally:
+                self.session = None
+                if self.status == "pending":
+                    self._fail(f"MCP server {self.name!r} was stopped before it connected")
+                self.done.set()
+
+    async def _connect_and_serve(self, connect_timeout: float) -> None:
+        from mcp.client.session import ClientSession
+
+        closed = trio.Event()
+        async with self._open_transport() as (read, write):
+            watched = _WatchedStream(read, closed)
+            async with ClientSession(watched, write, message_handler=self._on_message) as session:
+                with trio.move_on_after(connect_timeout) as deadline:
+                    result = await session.initialize()
+                    listed = await _list_tools(session)
+                if deadline.cancelled_caught:
+                    reason = f"did not connect within {connect_timeout:g} s"
+                    if self._last_transport_error:
+                        reason += f" (last transport error: {self._last_transport_error})"
+                    self._fail(f"MCP server {self.name!r} {reason}{self._stderr_tail()}")
+                    return
+                info = result.server_info
+                self.server_info = {"name": info.name, "version": info.version}
+                self.listed = listed
+                self.session = session
+                self.status = "connected"
+                self.settled.set()
+                await closed.wait()
+                self.session = None
+                if not self._stopping:
+                    self._fail(
+                        f"MCP server {self.name!r} closed the connection{self._stderr_tail()}"
+                    )
+
+    @contextlib.asynccontextmanager
+    async def _open_transport(self) -> AsyncIterator[tuple[Any, Any]]:
+        config = self.config
+        if isinstance(config, StdioServerConfig):
+            from mcp.client.stdio import StdioServerParameters, stdio_client
+
+            params = StdioServerParameters(
+                command=config.command,
+                args=list(config.args),
+                env=dict(config.env) or None,
+                cwd=config.cwd,
+            )
+            errlog = self._stderr if self._stderr is not None else sys.stderr
+            async with stdio_client(params, errlog=errlog) as streams:
+                yield streams
+        elif isinstance(config, HttpServerConfig) and config.type == "http":
+            from mcp.client.streamable_http import streamable_http_client
+            from mcp.shared._httpx_utils import create_mcp_http_client
+
+            async with (
+                create_mcp_http_client(headers=dict(config.headers) or None) as client,
+                streamable_http_client(config.url, http_client=client) as streams,
+            ):
+                yield streams
+        else:
+            from mcp.client.sse import sse_client
+
+            async with sse_client(config.url, headers=dict(config.headers) or None) as streams:
+                yield streams
+
+    async def _on_message(self, message: Any) -> None:
+        """Transport faults reach the session here: kept to explain a failed connect."""
+        if isinstance(message, Exception):
+            self._last_transport_error = describe_error(message)
+            log.debug("MCP server %r: transport error %s", self.name, self._last_transport_error)
+        await trio.lowlevel.checkpoint()
+
+    def _fail(self, error: str) -> None:
+        if self._stopping and self.status == "disabled":
+            return
+        self.status = "failed"
+        self.error = error
+        self.session = None
+        self.settled.set()
+        self.lost.set()
+
+    def closed_error(self) -> str:
+        """Why calls cannot reach this server now (for an error tool result)."""
+        if self.status == "disabled":
+            return f"MCP server {self.name!r} is disabled"
+        if self.status == "pending":
+            return f"MCP server {self.name!r} is still connecting"
+        return self.error or f"MCP server {self.name!r} is not connected"
+
+    def _stderr_tail(self) -> str:
+        if self._stderr is None or self._stderr.closed:
+            return ""
+        try:
+            self._stderr.flush()
+            self._stderr.seek(0)
+            lines = self._stderr.read().strip().splitlines()[-_STDERR_LINES:]
+        except (OSError, ValueError):
+            return ""
+        text = "\n".join(lines)[-_STDERR_TAIL:]
+        return f"; its stderr ends with: {text}" if text else ""
+
+    def disable(self) -> None:
+        self.status = "disabled"
+        self.error = None
+        self.session = None
+        self.settled.set()
+        self.stop()
+
+
+def _stderr_file(config: ServerConfig) -> contextlib.AbstractContextManager[TextIO | None]:
+    """Where a stdio server's stderr goes: a file, so an error can quote its last lines."""
+    if isinstance(config, StdioServerConfig):
+        return cast(TextIO, tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace"))
+    return contextlib.nullcontext(None)
+
+
+async def _list_tools(session: ClientSession) -> list[McpTool]:
+    """Every tool the server lists, following pages (bounded: a server cannot page forever)."""
+    from mcp.types import PaginatedRequestParams
+
+    tools: list[McpTool] = []
+    cursor: str | None = None
+    for _ in range(100):
+        params = None if cursor is None else PaginatedRequestParams(cursor=cursor)
+        page = await session.list_tools(params=params)
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    return tools
+
+
+def describe_error(exc: BaseException) -> str:
+    """One line for an exception, looking inside exception groups (anyio's task groups)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+class _WatchedStream:
+    """A transport's read stream that sets ``closed`` when it ends: how a dead server is noticed
+    even while no call is waiting on it."""
+
+    def __init__(self, inner: Any, closed: trio.Event) -> None:
+        self._inner = inner
+        self._closed = closed
+
+    @property
+    def last_context(self) -> Any:
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> Any:
+        import anyio
+
+        try:
+            return await self._inner.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._closed.set()
+            raise
+
+    def __aiter__(self) -> _WatchedStream:
+        return self
+
+    async def __anext__(self) -> Any:
+        import anyio
+
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        self._closed.set()
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _WatchedStream:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()

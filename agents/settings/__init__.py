@@ -1,0 +1,41 @@
+"""Claude Code's files, loaded per ``setting_sources``: settings (permission rules, env, shell
+hooks), slash commands from ``.claude/commands`` and skills from ``.claude/skills``.
+
+Everything here reads files; nothing runs until a session uses it.
+"""
+
+from __future__ import annotations
+
+from ._commands import SlashCommand as SlashCommand
+from ._commands import expand_command as expand_command
+from ._commands import load_commands as load_commands
+from ._files import HookCommand as HookCommand
+from ._files import Settings as Settings
+from ._files import SettingsError as SettingsError
+from ._files import load_settings as load_settings
+from ._files import settings_files as settings_files
+from ._frontmatter import FrontMatterError as FrontMatterError
+from ._shell_hooks import shell_hook as shell_hook
+from ._shell_hooks import shell_hook_matchers as shell_hook_matchers
+from ._skills import SkillFile as SkillFile
+from ._skills import load_skills as load_skills
+from ._skills import skill_tool as skill_tool
+from ._skills import skills_prompt_block as skills_prompt_block
+
+__all__ = [
+    "FrontMatterError",
+    "HookCommand",
+    "Settings",
+    "SettingsError",
+    "SkillFile",
+    "SlashCommand",
+    "expand_command",
+    "load_commands",
+    "load_settings",
+    "load_skills",
+    "settings_files",
+    "shell_hook",
+    "shell_hook_matchers",
+    "skill_tool",
+    "skills_prompt_block",
+]

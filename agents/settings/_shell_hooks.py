@@ -1,0 +1,124 @@
+"""Settings-file hooks: shell commands speaking Claude Code's hook protocol, as hook callbacks.
+
+The command runs with ``sh -c`` in the session's directory, in its own process group (killed with
+it when the hook times out or the session is cancelled), with ``CLAUDE_PROJECT_DIR`` and the
+settings' ``env`` set. It gets the hook input as JSON on stdin and answers by exit code:
+
+* ``0``: stdout, when it is a JSON object, is the hook's output (``continue``, ``stopReason``,
+  ``systemMessage``, ``decision``, ``reason``, ``hookSpecificOutput``). For ``UserPromptSubmit``
+  and ``SessionStart`` plain stdout is context added for the model.
+* ``2``: a blocking error, with stderr as the reason: a PreToolUse call is denied, a prompt is
+  dropped, a Stop is blocked (the agent goes on with the reason), a compaction is skipped;
+  after a tool ran (PostToolUse) stderr is fed to the model; other events show it to the user.
+* anything else: a non-blocking error, shown to the user; the action goes ahead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from collections.abc import Mapping
+from typing import Any
+
+import trio
+
+from ..hooks import HookCallback, HookContext, HookMatcher
+from ._files import HookCommand
+
+__all__ = ["shell_hook", "shell_hook_matchers"]
+
+#: Characters of a hook's stdout/stderr kept (the rest is noise for the model).
+_OUTPUT_CAP = 10_000
+_CONTEXT_EVENTS = ("UserPromptSubmit", "SessionStart")
+
+
+def shell_hook_matchers(
+    commands: tuple[HookCommand, ...], cwd: str, env: Mapping[str, str]
+) -> dict[str, list[HookMatcher]]:
+    """``hooks=`` entries for the settings' commands, one matcher each (its own timeout)."""
+    out: dict[str, list[HookMatcher]] = {}
+    for command in commands:
+        callback = shell_hook(command.command, command.event, cwd, env)
+        matcher = HookMatcher(matcher=command.matcher, hooks=[callback], timeout=command.timeout)
+        out.setdefault(command.event, []).append(matcher)
+    return out
+
+
+def shell_hook(command: str, event: str, cwd: str, env: Mapping[str, str]) -> HookCallback:
+    """A hook callback that runs ``command`` with the hook input on stdin."""
+    full_env = {**os.environ, **env, "CLAUDE_PROJECT_DIR": cwd}
+
+    async def run(
+        input: dict[str, Any], tool_use_id: str | None, context: HookContext
+    ) -> dict[str, Any]:
+        payload = json.dumps(input, default=str).encode()
+        process = await _run(command, payload, cwd, full_env)
+        stdout = process.stdout.decode(errors="replace")[:_OUTPUT_CAP]
+        stderr = process.stderr.decode(errors="replace")[:_OUTPUT_CAP].strip()
+        code = process.returncode
+        if code == 0:
+            return _parse_stdout(stdout, event, command)
+        if code == 2:
+            return _blocking(event, stderr or f"hook command {command!r} exited with code 2")
+        detail = f": {stderr}" if stderr else ""
+        failed = f"{event} hook command {command!r} failed with exit code {code}{detail}"
+        return {"systemMessage": failed}
+
+    run.__name__ = run.__qualname__ = f"shell hook {command!r}"
+    return run
+
+
+async def _run(
+    command: str, payload: bytes, cwd: str, env: Mapping[str, str]
+) -> subprocess.CompletedProcess[bytes]:
+    async def kill_group(process: trio.Process) -> None:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            process.kill()
+
+    return await trio.run_process(
+        ["/bin/sh", "-c", command],
+        stdin=payload,
+        capture_stdout=True,
+        capture_stderr=True,
+        check=False,
+        cwd=cwd,
+        env=dict(env),
+        start_new_session=True,
+        deliver_cancel=kill_group,
+    )
+
+
+def _parse_stdout(stdout: str, event: str, command: str) -> dict[str, Any]:
+    text = stdout.strip()
+    if text.startswith("{"):
+        try:
+            output = json.loads(text)
+        except json.JSONDecodeError as exc:
+            return {
+                "systemMessage": f"{event} hook command {command!r} printed invalid JSON: {exc}"
+            }
+        if isinstance(output, dict):
+            return output
+    if text and event in _CONTEXT_EVENTS:
+        return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
+    return {}
+
+
+def _blocking(event: str, reason: str) -> dict[str, Any]:
+    if event == "PreToolUse":
+        return {
+            "hookSpecificOutput": {
+                "hookEventName": event,
+                "permissionDecision": "deny",
+                "permissionDecisionReason": reason,
+            }
+        }
+    if event == "PostToolUse":
+        return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": reason}}
+    if event in ("UserPromptSubmit", "Stop", "SubagentStop", "PreCompact"):
+        return {"decision": "block", "reason": reason}
+    return {"systemMessage": reason}

@@ -1,0 +1,191 @@
+"""External MCP server benchmarks: the cost of a tool call over stdio and streamable HTTP, and
+read-only MCP calls fanned out in one turn.
+
+Prints one JSON line per measurement::
+
+    python benchmarks/bench_mcp.py            # full sizes
+    python benchmarks/bench_mcp.py --quick    # tiny sizes (the smoke test)
+
+* ``mcp_call``: ``calls`` sequential ``echo`` calls through the tool object the loop calls, per
+  transport: ``inprocess`` (a ``create_sdk_mcp_server`` tool, the control), ``stdio`` (the
+  shipped test server as a child process) and ``http`` (the same server over streamable HTTP on
+  127.0.0.1). ``us_per_call`` and ``overhead_us`` (minus the in-process control).
+* ``mcp_fanout``: one ``query()`` turn whose response asks for ``n`` read-only MCP calls of
+  ``sleep(seconds)`` on the stdio server, against the same query with one call (the control, in
+  the same run): the time from the response that asks for the calls to the last result.
+  ``ratio`` = many / one; the scheduler runs read-only calls concurrently, so it stays near 1.
+* ``mcp_fanout_bare``: the control for it, the same calls made concurrently over the ``mcp``
+  package's own ``ClientSession`` in a bare nursery, with no agent runtime.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from typing import Any
+
+import trio
+
+from agents import (
+    AgentClient,
+    AgentOptions,
+    AssistantMessage,
+    ToolAnnotations,
+    UserMessage,
+    create_sdk_mcp_server,
+    tool,
+)
+from agents.backends.base import ModelRequest
+from agents.mcp import McpServers, open_mcp_servers
+from agents.testing.mcp_servers import open_http_server, stdio_server_config
+from agents.testing.scripted import ScriptedBackend, Step, text, tool_use
+from agents.tools.base import Tool, ToolContext
+
+CTX = ToolContext(cwd="/", agent_id="main", tool_use_id="bench", session_id="bench")
+
+
+def emit(**fields: Any) -> None:
+    print(json.dumps(fields), flush=True)
+
+
+@tool("echo", "Return the text unchanged.", {"text": str}, ToolAnnotations(readOnlyHint=True))
+async def _echo(args: dict[str, Any]) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": args["text"]}]}
+
+
+async def _time_calls(echo: Tool, calls: int) -> tuple[float, float]:
+    """(wall µs, this process's CPU µs) per call: the CPU part is the client's own cost, the
+    rest is the server and the pipe or socket between them."""
+    args = echo.validate({"text": "hello"})
+    for _ in range(min(20, calls)):  # warm up: first calls import and connect lazily
+        await echo.handler(args, CTX)
+    start, cpu = time.perf_counter(), time.process_time()
+    for _ in range(calls):
+        await echo.handler(args, CTX)
+    wall = (time.perf_counter() - start) / calls * 1e6
+    return wall, (time.process_time() - cpu) / calls * 1e6
+
+
+def _echo_of(servers: McpServers) -> Tool:
+    return next(t for t in servers.tools() if t.name.endswith("__echo"))
+
+
+async def bench_calls(calls: int) -> None:
+    inprocess = create_sdk_mcp_server("bench", tools=[_echo]).as_tools("bench")[0]
+    control, _ = await _time_calls(inprocess, calls)
+    emit(bench="mcp_call", transport="inprocess", calls=calls, us_per_call=round(control, 1))
+    async with open_mcp_servers({"bench": stdio_server_config()}) as servers:
+        _report("stdio", calls, control, await _time_calls(_echo_of(servers), calls))
+    async with open_http_server() as config, open_mcp_servers({"bench": config}) as servers:
+        _report("http", calls, control, await _time_calls(_echo_of(servers), calls))
+
+
+def _report(transport: str, calls: int, control: float, measured: tuple[float, float]) -> None:
+    wall, cpu = measured
+    emit(
+        bench="mcp_call",
+        transport=transport,
+        calls=calls,
+        us_per_call=round(wall, 1),
+        overhead_us=round(wall - control, 1),
+        client_cpu_us=round(cpu, 1),
+    )
+
+
+def _fanout_backend(n: int, seconds: float) -> ScriptedBackend:
+    """A prompt "<k>" asks for k read-only calls of ``sleep(seconds)``; their results end it."""
+
+    def respond(request: ModelRequest) -> Step:
+        last = request.messages[-1]["content"]
+        if isinstance(last, str):
+            calls = int(last)
+            return Step([tool_use("mcp__bench__sleep", {"seconds": seconds}) for _ in range(calls)])
+        return Step([text("done")])
+
+    return ScriptedBackend(respond)
+
+
+async def _tool_phase(client: AgentClient, calls: int) -> float:
+    """Seconds from the response asking for the calls to the last of their results."""
+    await client.query(str(calls))
+    asked = done = 0.0
+    async for message in client.receive_response():
+        if isinstance(message, AssistantMessage) and not asked:
+            asked = time.perf_counter()
+        elif isinstance(message, UserMessage):
+            done = time.perf_counter()
+    return done - asked
+
+
+async def bench_fanout(n: int, seconds: float, repeats: int) -> None:
+    """The tool phase of one turn with ``n`` read-only calls, and with one (the control), in
+    one session whose server has answered a first call (a warm server, as mid-session)."""
+    options = AgentOptions(
+        backend=_fanout_backend(n, seconds),
+        mcp_servers={"bench": stdio_server_config()},
+        allowed_tools=["mcp__bench"],
+        tools=[],
+    )
+    ones, manys = [], []
+    async with AgentClient(options) as client:
+        await _tool_phase(client, 1)  # warm-up
+        for _ in range(repeats):
+            ones.append(await _tool_phase(client, 1))
+            manys.append(await _tool_phase(client, n))
+    one, many = min(ones), min(manys)
+    emit(
+        bench="mcp_fanout",
+        calls=n,
+        seconds_each=seconds,
+        one_call_s=round(one, 4),
+        n_calls_s=round(many, 4),
+        ratio=round(many / one, 3),
+    )
+
+
+async def _bare_phase(n: int, seconds: float) -> float:
+    """The control: ``n`` concurrent calls over the ``mcp`` package's own client, no agent."""
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    config = stdio_server_config()
+    params = StdioServerParameters(command=config["command"], args=config["args"])
+    with open(os.devnull, "w") as errlog:  # noqa: ASYNC230 - /dev/null does not block
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            await session.call_tool("sleep", {"seconds": 0})  # warm, as the agent's server is
+            start = time.perf_counter()
+            async with trio.open_nursery() as nursery:
+                for _ in range(n):
+                    nursery.start_soon(session.call_tool, "sleep", {"seconds": seconds})
+            return time.perf_counter() - start
+
+
+async def bench_bare_fanout(n: int, seconds: float, repeats: int) -> None:
+    ones = [await _bare_phase(1, seconds) for _ in range(repeats)]
+    manys = [await _bare_phase(n, seconds) for _ in range(repeats)]
+    emit(
+        bench="mcp_fanout_bare",
+        calls=n,
+        seconds_each=seconds,
+        one_call_s=round(min(ones), 4),
+        n_calls_s=round(min(manys), 4),
+        ratio=round(min(manys) / min(ones), 3),
+    )
+
+
+async def main(quick: bool) -> None:
+    await bench_calls(calls=20 if quick else 500)
+    await bench_fanout(n=3 if quick else 10, seconds=0.1, repeats=1 if quick else 5)
+    await bench_bare_fanout(n=3 if quick else 10, seconds=0.1, repeats=1 if quick else 5)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    trio.run(main, parser.parse_args().quick)

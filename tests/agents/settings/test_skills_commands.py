@@ -1,0 +1,117 @@
+"""Skills and slash commands from .claude/skills and .claude/commands, per setting_sources."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agents.settings import (
+    FrontMatterError,
+    expand_command,
+    load_commands,
+    load_skills,
+    skill_tool,
+    skills_prompt_block,
+)
+from agents.tools.base import ToolContext
+
+CTX = ToolContext(cwd="/", agent_id="main", tool_use_id="t1", session_id="s1")
+
+
+def skill(root: Path, directory: str, text: str) -> Path:
+    path = root / ".claude" / "skills" / directory / "SKILL.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def command(root: Path, name: str, text: str) -> None:
+    path = root / ".claude" / "commands" / f"{name}.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def test_skill_front_matter_gives_name_and_description(project: Path) -> None:
+    skill(
+        project,
+        "pdf",
+        '---\nname: pdf-tools\ndescription: "Work with PDF files"\n---\nUse pdftotext.\n',
+    )
+    (found,) = load_skills(str(project), ["project"]).values()
+    assert (found.name, found.description, found.body) == (
+        "pdf-tools",
+        "Work with PDF files",
+        "Use pdftotext.",
+    )
+
+
+def test_skills_need_a_source(project: Path) -> None:
+    skill(project, "pdf", "---\ndescription: d\n---\nbody")
+    assert load_skills(str(project), None) == {}
+    assert load_skills(str(project), ["local"]) == {}
+
+
+def test_a_project_skill_wins_over_a_user_skill(project: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    skill(home, "lint", "---\ndescription: user's\n---\nuser body")
+    skill(project, "lint", "---\ndescription: project's\n---\nproject body")
+    assert load_skills(str(project), ["user", "project"], home)["lint"].body == "project body"
+
+
+def test_a_skill_without_description_is_an_error_naming_the_file(project: Path) -> None:
+    path = skill(project, "x", "---\nname: x\n---\nbody")
+    with pytest.raises(FrontMatterError, match=rf"^{path}: description is required"):
+        load_skills(str(project), ["project"])
+
+
+def test_malformed_front_matter_names_file_and_line(project: Path) -> None:
+    path = skill(project, "x", "---\ndescription: d\nthis is not yaml\n---\nbody")
+    with pytest.raises(FrontMatterError, match=rf"^{path}:3: expected 'key: value'"):
+        load_skills(str(project), ["project"])
+
+
+def test_skill_descriptions_go_into_the_system_block(project: Path) -> None:
+    skill(project, "pdf", "---\ndescription: Work with PDF files\n---\nsecret body")
+    block = skills_prompt_block(load_skills(str(project), ["project"]).values())
+    assert block is not None and "- pdf: Work with PDF files" in block["text"]
+    assert "secret body" not in block["text"]
+
+
+async def test_the_skill_tool_loads_the_body(project: Path) -> None:
+    skill(project, "pdf", "---\ndescription: d\n---\nUse pdftotext.")
+    tool = skill_tool(load_skills(str(project), ["project"]))
+    output = await tool.handler(tool.validate({"skill": "pdf"}), CTX)
+    assert not output.is_error
+    assert isinstance(output.content, str) and output.content.endswith("Use pdftotext.")
+
+
+async def test_an_unknown_skill_is_an_error_listing_the_known(project: Path) -> None:
+    skill(project, "pdf", "---\ndescription: d\n---\nbody")
+    tool = skill_tool(load_skills(str(project), ["project"]))
+    output = await tool.handler(tool.validate({"skill": "docx"}), CTX)
+    assert output.is_error and output.content == "unknown skill 'docx' (available: pdf)"
+
+
+def test_a_command_expands_arguments(project: Path) -> None:
+    command(
+        project, "fix", "---\ndescription: Fix an issue\n---\nFix issue #$1 with care: $ARGUMENTS"
+    )
+    commands = load_commands(str(project), ["project"])
+    assert commands["fix"].description == "Fix an issue"
+    assert expand_command("/fix 42 now", commands) == "Fix issue #42 with care: 42 now"
+
+
+def test_a_command_without_placeholders_gets_the_arguments_appended(project: Path) -> None:
+    command(project, "review", "Review the diff.")
+    commands = load_commands(str(project), ["project"])
+    assert expand_command("/review", commands) == "Review the diff."
+    assert expand_command("/review main", commands) == "Review the diff.\n\nARGUMENTS: main"
+
+
+def test_unknown_and_built_in_commands_are_not_expanded(project: Path) -> None:
+    command(project, "clear", "not the real clear")
+    commands = load_commands(str(project), ["project"])
+    assert expand_command("/clear", commands) is None
+    assert expand_command("/nope x", commands) is None
+    assert expand_command("plain prompt", commands) is None
