@@ -98,7 +98,8 @@ CanUseTool: TypeAlias = Callable[
 class PermissionCheck:
     """One tool call to decide on, as the loop sees it.
 
-    ``read_only`` is the scheduler's classification (read-only calls fan out): it is what lets ``default`` mode pass
+    ``read_only`` is the scheduler's classification (read-only calls fan out): it is what lets
+    ``default`` mode pass
     a call without asking.
     """
 
@@ -108,7 +109,8 @@ class PermissionCheck:
     read_only: bool
     agent_id: str | None = None
     agent_type: str | None = None
-    #: the tool needs a person's answer (AskUserQuestion): it always goes to the can_use_tool callback, the last step
+    #: the tool needs a person's answer (AskUserQuestion): it always goes to the can_use_tool
+    #: callback, the last step
     asks_user: bool = False
 
 
