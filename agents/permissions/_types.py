@@ -99,8 +99,7 @@ class PermissionCheck:
     """One tool call to decide on, as the loop sees it.
 
     ``read_only`` is the scheduler's classification (read-only calls fan out): it is what lets
-    ``default`` mode pass
-    a call without asking.
+    ``default`` mode pass a call without asking.
     """
 
     tool_name: str
