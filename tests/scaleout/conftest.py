@@ -7,6 +7,7 @@ session ends. A test module skips with the reason only when the server's package
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 
 import pytest
@@ -14,29 +15,25 @@ import pytest
 from agents.testing.servers import ServerUnavailable, postgres_server, redis_server
 
 
-@pytest.fixture(scope="session")
-def postgres_dsn() -> Iterator[str]:
-    """The DSN of a PostgreSQL server private to this test session."""
+def _serve(server: contextlib.AbstractContextManager[str]) -> Iterator[str]:
+    """Enter ``server`` for the test session; skip (with the reason) when it is not installed."""
     try:
-        server = postgres_server()
-        dsn = server.__enter__()
+        address = server.__enter__()
     except ServerUnavailable as exc:
         pytest.skip(str(exc))
     try:
-        yield dsn
+        yield address
     finally:
         server.__exit__(None, None, None)
+
+
+@pytest.fixture(scope="session")
+def postgres_dsn() -> Iterator[str]:
+    """The DSN of a PostgreSQL server private to this test session."""
+    yield from _serve(postgres_server())
 
 
 @pytest.fixture(scope="session")
 def redis_url() -> Iterator[str]:
     """The URL of a Redis server private to this test session."""
-    try:
-        server = redis_server()
-        url = server.__enter__()
-    except ServerUnavailable as exc:
-        pytest.skip(str(exc))
-    try:
-        yield url
-    finally:
-        server.__exit__(None, None, None)
+    yield from _serve(redis_server())
