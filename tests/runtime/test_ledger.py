@@ -471,6 +471,7 @@ operations = st.one_of(
     st.tuples(st.just("settle"), st.integers(0, 20), shares),
     st.tuples(st.just("release"), st.integers(0, 20)),
     st.tuples(st.just("again"), st.integers(0, 20), st.booleans()),
+    st.tuples(st.just("impostor"), st.integers(0, 20), agents),
     st.tuples(st.just("foreign"), st.integers(0, 20), st.booleans()),
 )
 
@@ -624,6 +625,11 @@ def test_the_ledger_keeps_exact_books_under_any_sequence(
                     ledger.settle(r, 0.0)
             else:
                 ledger.release(r)  # a no-op
+        elif kind == "impostor" and pending:
+            r = pending[op[1] % len(pending)]
+            if op[2] != r.agent_id:  # the same booking, claimed by another agent: no match
+                with pytest.raises(ValueError, match=r"is not outstanding"):
+                    ledger.settle(attrs.evolve(r, agent_id=op[2]), 0.0)
         elif kind == "foreign":
             stranger = other.try_reserve("main", 0.0) if op[2] or not pending else None
             target = stranger or pending[op[1] % len(pending)]
