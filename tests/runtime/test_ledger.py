@@ -457,18 +457,29 @@ prices = st.sampled_from([0.0, 0.3, 1.25, 4.0, 5.0, 15.0, 75.0])
 token_counts = st.integers(min_value=1, max_value=64_000)
 #: a settle's actual cost as a share of its booking, in thousandths: mostly within, some over
 shares = st.one_of(st.integers(0, 1_000), st.integers(1_001, 2_000), st.just(1_000))
+#: mostly small amounts, so that reservations made before the trip are settled after it
+amounts = st.one_of(costs.map(lambda c: c / 10), costs)
+charge_op = st.tuples(st.just("charge"), agents, amounts)
+reserve_op = st.tuples(st.just("reserve"), agents, amounts)
+request_op = st.tuples(
+    st.just("request"),
+    agents,
+    costs.map(lambda c: c / 10),
+    prices,
+    token_counts,
+    st.integers(min_value=1, max_value=4_096),
+)
+settle_op = st.tuples(st.just("settle"), st.integers(0, 20), shares)
+#: reservations and settles weighted up: the interesting states need a few of them in a row
 operations = st.one_of(
-    st.tuples(st.just("charge"), agents, costs),
-    st.tuples(st.just("reserve"), agents, costs),
-    st.tuples(
-        st.just("request"),
-        agents,
-        costs.map(lambda c: c / 10),
-        prices,
-        token_counts,
-        st.integers(min_value=1, max_value=4_096),
-    ),
-    st.tuples(st.just("settle"), st.integers(0, 20), shares),
+    charge_op,
+    reserve_op,
+    reserve_op,
+    request_op,
+    request_op,
+    settle_op,
+    settle_op,
+    settle_op,
     st.tuples(st.just("release"), st.integers(0, 20)),
     st.tuples(st.just("again"), st.integers(0, 20), st.booleans()),
     st.tuples(st.just("impostor"), st.integers(0, 20), agents),
@@ -535,7 +546,9 @@ def check_fitted(
     floor = min(least, max_tokens)
     if reservation is None:
         assert expected.cap is not None
-        assert expected.tripped or units(input_cost) + floor * per_token > expected.available()
+        # refused only if even the minimum does not fit (the booking rounds up by < 1e-9 USD)
+        need = units(input_cost) + floor * per_token
+        assert expected.tripped or need + 1_000 > expected.available()
         return
     tokens = reservation.max_tokens
     assert tokens is not None and floor <= tokens <= max_tokens
@@ -551,8 +564,8 @@ def check_fitted(
 
 @PROPERTY
 @given(
-    cap=st.one_of(st.none(), st.integers(0, 3_000_000).map(lambda n: n / 1e6)),
-    ops=st.lists(operations, max_size=50),
+    cap=st.one_of(st.none(), *[st.integers(0, 3_000_000).map(lambda n: n / 1e6)] * 3),
+    ops=st.lists(operations, min_size=1, max_size=50),
 )
 def test_the_ledger_keeps_exact_books_under_any_sequence(
     cap: float | None, ops: list[tuple[Any, ...]]
