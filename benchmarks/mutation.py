@@ -108,8 +108,8 @@ MUTANTS: list[Mutant] = [
        "min(max_tokens, left // per_token + 1)"),
     _m("L21", LEDGER, "operand dropped", "tokens >= min(least, max_tokens)", "tokens >= least"),
     _m("L22", LEDGER, "clamp dropped", "min(max_tokens, left // per_token)", "left // per_token"),
-    _m("L23", LEDGER, "off by one", "input_units + tokens * per_token, tokens)",
-       "input_units + (tokens - 1) * per_token, tokens)"),
+    _m("L23", LEDGER, "off by one", "(agent_id, input_units + tokens * per_token, tokens)",
+       "(agent_id, input_units + (tokens - 1) * per_token, tokens)"),
     _m("L24", LEDGER, "wrong scale", "math.ceil(output_usd_per_mtok * 1e6)",
        "math.ceil(output_usd_per_mtok * 1e5)"),
     _m("L25", LEDGER, "comparison swapped", "if self._cap_units <= 0:", "if self._cap_units < 0:"),
@@ -122,7 +122,8 @@ MUTANTS: list[Mutant] = [
        "left = available"),
     _m("L29", LEDGER, "statement dropped", "            self._overruns += 1\n", ""),
     _m("L30", LEDGER, "condition dropped",
-       "        elif self._is_tripped:\n            return None\n", ""),
+       "        if self._is_tripped:\n            return None\n        available",
+       "        available"),
     # -- the scheduler -------------------------------------------------------------------------
     _m("S01", SCHEDULER, "comparison swapped", "if self._running < self._max_concurrency:",
        "if self._running <= self._max_concurrency:"),
@@ -215,7 +216,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help=f"only {' and '.join(QUICK)}")
     parser.add_argument("--only", nargs="+", metavar="ID", help="only these mutants")
     parser.add_argument("--list", action="store_true", help="list the mutants and exit")
-    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per mutant")
+    parser.add_argument(
+        "--timeout", type=float, help="seconds per mutant (default: 4x the unmutated run, >= 60)"
+    )
     args = parser.parse_args(argv)
     chosen = MUTANTS
     if args.quick:
@@ -234,11 +237,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         tree = Path(tmp)
         copy_tree(tree)
         check_copy_is_imported(tree)
+        timeouts: dict[str, float] = {}
         for path in sorted({m.path for m in chosen}):
-            status, seconds = run_tests(tree, PROPERTIES[path], args.timeout)
+            status, seconds = run_tests(tree, PROPERTIES[path], args.timeout or 3600.0)
             emit(baseline=path, status=status, seconds=round(seconds, 1))
             if status != "passed":
                 raise SystemExit(f"the property tests of {path} fail unmutated: {status}")
+            timeouts[path] = args.timeout or max(60.0, 4 * seconds)
         killed: dict[str, int] = {}
         total: dict[str, int] = {}
         survivors: list[str] = []
@@ -249,7 +254,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             compile(mutated, m.path, "exec")  # a mutant must be valid Python
             target.write_text(mutated)
             try:
-                status, seconds = run_tests(tree, PROPERTIES[m.path], args.timeout)
+                status, seconds = run_tests(tree, PROPERTIES[m.path], timeouts[m.path])
             finally:
                 target.write_text(original)
             dead = status in ("failed", "timeout")
