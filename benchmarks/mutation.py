@@ -124,6 +124,12 @@ MUTANTS: list[Mutant] = [
     _m("L30", LEDGER, "condition dropped",
        "        if self._is_tripped:\n            return None\n        available",
        "        available"),
+    _m("L31", LEDGER, "condition dropped",
+       "        if self._cap_units is not None:\n            self._trip()\n",
+       "        self._trip()\n"),
+    _m("L32", LEDGER, "operand dropped", "if a == agent_id or a.startswith(prefix)",
+       "if a.startswith(prefix)"),
+    _m("L33", LEDGER, "separator dropped", 'prefix = agent_id + "/"', "prefix = agent_id"),
     # -- the scheduler -------------------------------------------------------------------------
     _m("S01", SCHEDULER, "comparison swapped", "if self._running < self._max_concurrency:",
        "if self._running <= self._max_concurrency:"),

@@ -218,6 +218,13 @@ class Ledger:
         for fn in tuple(self._callbacks):
             fn()
 
+    def exhaust(self) -> None:
+        """Trip the ledger without a charge: a request the budget cannot pay for was refused,
+        and the tree must stop as if the cap were reached (one exhausted state, whatever the
+        mode). A no-op without a cap or when already tripped."""
+        if self._cap_units is not None:
+            self._trip()
+
     def add_trip_callback(self, fn: Callable[[], None]) -> None:
         """Call ``fn()`` synchronously, once, inside the charge that trips the ledger.
 
@@ -281,14 +288,13 @@ class Ledger:
         cap = self._cap_units
         if cap is None:
             _check_tokens(max_tokens, min_output_tokens)
-            tokens: int | None = max_tokens
-        elif self._is_tripped:
+            return self._book(agent_id, input_units + max_tokens * per_token, max_tokens)
+        if self._is_tripped:
             return None
-        else:
-            available = cap - self._total - self._reserved
-            tokens = _fit(available, input_units, per_token, max_tokens, min_output_tokens)
-            if tokens is None:
-                return None
+        available = cap - self._total - self._reserved
+        tokens = _fit(available, input_units, per_token, max_tokens, min_output_tokens)
+        if tokens is None:
+            return None
         return self._book(agent_id, input_units + tokens * per_token, tokens)
 
     def settle(self, reservation: Reservation, actual: float) -> bool:
@@ -382,6 +388,19 @@ class Ledger:
     def spent(self, agent_id: str) -> float:
         """Cost attributed to one agent so far (O(1), unlike copying ``per_agent()``)."""
         return self._per_agent.get(agent_id, 0) / _SCALE
+
+    def subtree_spent(self, agent_id: str) -> float:
+        """Cost of ``agent_id`` and every agent below it (ids are paths: ``main/a-1/b-2``)."""
+        prefix = agent_id + "/"
+        units = sum(
+            v for a, v in self._per_agent.items() if a == agent_id or a.startswith(prefix)
+        )
+        return units / _SCALE
+
+    @property
+    def charges(self) -> int:
+        """How many charges and settles were made (one per model response)."""
+        return self._charges
 
     def per_agent(self) -> dict[str, float]:
         """Cost attributed to each agent; the integers behind it sum to ``total`` exactly."""

@@ -23,7 +23,9 @@ from runtime import (
 
 # Costs as real price arithmetic produces them: a few significant digits, e.g. 0.000123.
 costs = st.integers(min_value=0, max_value=5_000_000).map(lambda n: n / 1e6)
-agents = st.sampled_from(["main", "main/researcher-1", "main/researcher-2", "main/coder-1"])
+agents = st.sampled_from(
+    ["main", "main/researcher-1", "main/researcher-1/coder-1", "main/researcher-10", "main/coder-1"]
+)
 
 #: every property of this module runs this many examples (the suite's default is far lower)
 PROPERTY = settings(max_examples=1_000, deadline=None)
@@ -484,6 +486,7 @@ operations = st.one_of(
     st.tuples(st.just("again"), st.integers(0, 20), st.booleans()),
     st.tuples(st.just("impostor"), st.integers(0, 20), agents),
     st.tuples(st.just("foreign"), st.integers(0, 20), st.booleans()),
+    st.tuples(st.just("exhaust")),
 )
 
 
@@ -520,6 +523,12 @@ def check_state(ledger: Ledger, expected: Expected) -> None:
     assert ledger.exhausted is expected.tripped
     assert ledger.tripped.is_set() is expected.tripped
     assert {a: units(v) for a, v in ledger.per_agent().items()} == expected.per_agent
+    assert ledger.charges == expected.charges
+    for agent in ("main", "main/researcher-1"):
+        below = sum(
+            v for a, v in expected.per_agent.items() if a == agent or a.startswith(agent + "/")
+        )
+        assert units(ledger.subtree_spent(agent)) == below
     stats = ledger.statistics()
     assert (stats.charges, stats.overruns, stats.outstanding) == (
         expected.charges,
@@ -643,6 +652,10 @@ def test_the_ledger_keeps_exact_books_under_any_sequence(
             if op[2] != r.agent_id:  # the same booking, claimed by another agent: no match
                 with pytest.raises(ValueError, match=r"is not outstanding"):
                     ledger.settle(attrs.evolve(r, agent_id=op[2]), 0.0)
+        elif kind == "exhaust":
+            ledger.exhaust()
+            if expected.cap is not None:
+                expected.tripped = True
         elif kind == "foreign":
             stranger = other.try_reserve("main", 0.0) if op[2] or not pending else None
             target = stranger or pending[op[1] % len(pending)]
@@ -656,3 +669,36 @@ def test_the_ledger_keeps_exact_books_under_any_sequence(
     for r in pending:
         ledger.release(r)
     assert ledger.reserved == 0 and ledger.outstanding == 0
+
+
+def test_exhausting_a_ledger_trips_it_without_a_charge() -> None:
+    """A refused request exhausts the tree: tripped, callbacks run once, nothing charged."""
+    ledger = Ledger(cap=1.0)
+    calls: list[str] = []
+    ledger.add_trip_callback(lambda: calls.append("trip"))
+    ledger.charge("main", 0.25)
+    ledger.exhaust()
+    ledger.exhaust()
+    assert ledger.exhausted and ledger.tripped.is_set()
+    assert calls == ["trip"]
+    assert (ledger.total, ledger.charges, ledger.remaining) == (0.25, 1, 0.0)
+    assert ledger.try_reserve("main", 0.0) is None
+
+
+def test_exhausting_a_ledger_without_a_cap_does_nothing() -> None:
+    """No cap, no budget to run out of."""
+    ledger = Ledger()
+    ledger.exhaust()
+    assert not ledger.exhausted
+
+
+def test_subtree_spent_sums_an_agent_and_its_descendants() -> None:
+    """Agent ids are paths; a subtree is the agent and the ids below it, not its namesakes."""
+    ledger = Ledger()
+    for agent, cost in [("main", 1.0), ("main/a-1", 0.5), ("main/a-1/b-1", 0.25),
+                        ("main/a-10", 0.125), ("main/c-1", 2.0)]:  # fmt: skip
+        ledger.charge(agent, cost)
+    assert ledger.subtree_spent("main") == 3.875 == ledger.total
+    assert ledger.subtree_spent("main/a-1") == 0.75
+    assert ledger.subtree_spent("main/a-1/b-1") == 0.25
+    assert ledger.subtree_spent("main/x-1") == 0.0
