@@ -55,6 +55,7 @@ def system(messages: list[Message], subtype: str) -> list[SystemMessage]:
 
 # -- the hard cap holds for every kind of request ---------------------------------------------
 
+
 async def test_a_compaction_request_is_gated_by_the_hard_cap(project: Path) -> None:
     """Reserve mode: a compaction request books its worst case like a turn; one that does not
     fit never starts, so an automatic compaction cannot push the total past the cap."""
@@ -137,7 +138,7 @@ async def test_usage_above_the_reservation_is_charged_trips_and_is_reported(
     )
     options = AgentOptions(
         cwd=str(project), backend=BilledBackend(scripted, 3.0), model="m", tools=["Glob"],
-        pricing={"m": {"input": 1.0, "output": 1.0}}, max_budget_usd=1.0, max_tokens=1_024,
+        pricing={"m": {"input": 1.0, "output": 0.0}}, max_budget_usd=1.0, max_tokens=1_024,
         budget_mode="reserve",
     )  # fmt: skip
     messages, _ = await collect("go", options)
@@ -438,7 +439,8 @@ async def test_a_small_hard_cap_gets_a_shorter_answer_not_a_refusal(project: Pat
     request is sent with max_tokens lowered to what the budget pays for (at least 1 024)."""
     backend = ScriptedBackend([Step([text("short")], usage=usage(100, 50))])
     options = AgentOptions(
-        cwd=str(project), backend=backend, model="m", budget_mode="reserve", max_budget_usd=0.05,
+        cwd=str(project), backend=backend, model="m", tools=["Glob"], budget_mode="reserve",
+        max_budget_usd=0.05,
         pricing={"m": {"input": 3.0, "output": 15.0, "max_output_default": 32_000}},
     )  # fmt: skip
     messages, _ = await collect("go", options)
