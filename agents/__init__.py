@@ -1,6 +1,6 @@
 """trio-agents: the Claude Agent SDK's agent loop as a tree of Trio actors.
 
-The public names are those of the Python Claude Agent SDK (SPEC §0)::
+The public names are those of the Python Claude Agent SDK::
 
     import trio
     from agents import query, AgentOptions, ResultMessage
@@ -18,8 +18,8 @@ is used.
 
 from __future__ import annotations
 
-from ._query import AgentClient as AgentClient
-from ._query import query as query
+from ._assembly.query import AgentClient as AgentClient
+from ._assembly.query import query as query
 from .hooks import HookMatcher as HookMatcher
 from .messages import AssistantMessage as AssistantMessage
 from .messages import ContentBlock as ContentBlock

@@ -1,4 +1,4 @@
-"""Hooks: user callbacks that observe, veto or rewrite what the agent loop does (SPEC §4).
+"""Hooks: user callbacks that observe, veto or rewrite what the agent loop does.
 
 ``hooks={"PreToolUse": [HookMatcher(matcher="Bash", hooks=[check_bash], timeout=10)]}`` — for
 each event, every :class:`HookMatcher` whose matcher accepts the event's subject (tool name,
@@ -35,7 +35,7 @@ __all__ = [
 
 logger = logging.getLogger("agents.hooks")
 
-#: The hook events of H1, in the order the documentation lists them.
+#: The hook events, in the order the Agent SDK documentation lists them.
 HOOK_EVENTS: tuple[str, ...] = (
     "PreToolUse",
     "PostToolUse",
@@ -89,7 +89,7 @@ def _check_hooks(_: object, attribute: attrs.Attribute[Any], value: list[Any]) -
 
 @attrs.frozen
 class HookMatcher:
-    """Callbacks for one event, filtered by ``matcher`` (H2).
+    """Callbacks for one event, filtered by ``matcher`` (a tool name, a ``|`` list, or a regex).
 
     ``None``, ``""`` and ``"*"`` match everything; a string made only of letters, digits, ``_``,
     ``-``, spaces, ``,`` and ``|`` is an exact name or a list of them (``"Write|Edit"``); anything
@@ -171,7 +171,7 @@ def _hook_name(hook: object) -> str:
 
 
 def _parse_output(event: str, output: object) -> _Output:
-    """Validate one hook's return value against H4."""
+    """Validate one hook's return value: the fields and decisions its event allows."""
     result = _Output()
     if output is None:
         return result  # a hook that forgot to `return {}` has no opinion

@@ -1,4 +1,4 @@
-"""The message stream: content blocks and the five message types (SPEC L2, L5, C6).
+"""The message stream: content blocks and the five message types.
 
 Everything here crosses a boundary — to the caller, to the transcript, to stream-json output — so
 it is a msgspec ``Struct``: frozen, tagged, and encoded/decoded losslessly as one JSON object per
@@ -70,7 +70,7 @@ class ToolUseBlock(_Block, tag="tool_use", frozen=True):
 
 
 class ToolResultBlock(_Block, tag="tool_result", frozen=True):
-    """The outcome of one tool call, sent back to the model in call order (SPEC T6)."""
+    """The outcome of one tool call, sent back to the model in call order."""
 
     tool_use_id: str
     content: str | list[dict[str, Any]] | None = None
@@ -126,7 +126,7 @@ class UserMessage(_Message, tag="user", frozen=True):
 
 
 class StreamEvent(_Message, tag="stream_event", frozen=True):
-    """A raw Messages API stream event (``include_partial_messages=True``, SPEC C6)."""
+    """A raw Messages API stream event (``include_partial_messages=True``)."""
 
     uuid: str
     session_id: str
@@ -135,7 +135,7 @@ class StreamEvent(_Message, tag="stream_event", frozen=True):
 
 
 class ResultMessage(_Message, tag="result", frozen=True):
-    """The end of one prompt's loop: outcome, final text, usage and cost (SPEC L5).
+    """The end of one prompt's loop: outcome, final text, usage and cost.
 
     ``result`` is set only on ``success``; ``errors`` only on the ``error_*`` subtypes.
     """
@@ -176,7 +176,7 @@ def decode_message(data: bytes | str) -> Message:
 
 
 class ResultError(Exception):
-    """Raised by a single-shot ``query()`` after it yielded an error ``ResultMessage`` (SPEC L7).
+    """Raised by a single-shot ``query()`` after it yielded an error ``ResultMessage``.
 
     Its text is the first error, e.g. ``Reached maximum number of turns (2)``.
     """

@@ -1,4 +1,4 @@
-"""``AgentOptions`` and ``AgentDefinition``: what a session is configured with (SPEC §0, E1).
+"""``AgentOptions`` and ``AgentDefinition``: what a session is configured with.
 
 Names follow the Python Claude Agent SDK's ``ClaudeAgentOptions`` so programs port by changing
 imports; the options this runtime adds (``backend``, ``pricing``, ``budget_mode``, limits) are
@@ -14,11 +14,16 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from .backends.pricing import PriceTable, default_price_table
+
+if TYPE_CHECKING:
+    from .hooks import HookMatcher
+    from .permissions import CanUseTool
+    from .sessions import SessionStore
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -88,7 +93,7 @@ def _opt_list(value: Any) -> Any:
 
 @attrs.frozen
 class AgentDefinition:
-    """A subagent type the model can spawn with the ``Agent`` tool (SPEC S1).
+    """A subagent type the model can spawn with the ``Agent`` tool.
 
     ``model`` may be an id, an alias (``sonnet``, ``opus``, ``haiku``) or ``inherit``;
     ``background=True`` makes spawns of this type run in the background unless the call says
@@ -140,7 +145,8 @@ def _path_or_none(value: str | os.PathLike[str] | None) -> str | None:
 
 @attrs.frozen(kw_only=True)
 class AgentOptions:
-    """Configuration of a session (``query()`` or ``AgentClient``). See SPEC §0-§6.
+    """Configuration of a session (``query()`` or ``AgentClient``): the Agent SDK's options,
+    and this runtime's own.
 
     Defaults match the Agent SDK: the Anthropic API as backend, model ``claude-opus-5-5``, no turn
     or budget limit, permission mode ``default``.
@@ -159,7 +165,7 @@ class AgentOptions:
     )
     include_partial_messages: bool = False
     output_format: dict[str, Any] | None = None
-    backend: Any = None
+    backend: Any = None  # a Backend; typed loosely until cli_run and web.py narrow it
     cwd: str | None = attrs.field(default=None, converter=_path_or_none)
     add_dirs: list[str] = attrs.field(factory=list, converter=_paths)
     env: dict[str, str] = attrs.field(factory=dict)
@@ -177,8 +183,8 @@ class AgentOptions:
     permission_mode: str | None = attrs.field(
         default=None, validator=_one_of("permission_mode", PERMISSION_MODES)
     )
-    can_use_tool: Any = None
-    hooks: dict[str, Any] | None = None
+    can_use_tool: CanUseTool | None = None
+    hooks: dict[str, list[HookMatcher]] | None = None
     max_tool_concurrency: int = attrs.field(
         default=10, validator=_at_least("max_tool_concurrency", 1)
     )
@@ -200,7 +206,7 @@ class AgentOptions:
     continue_conversation: bool = False
     fork_session: bool = False
     resume_session_at: str | None = None
-    session_store: Any = None
+    session_store: SessionStore | None = None
     setting_sources: list[str] | None = attrs.field(
         default=None, converter=_opt_list, validator=_str_list("setting_sources")
     )
@@ -241,8 +247,6 @@ class AgentOptions:
                 f"(got resume_session_at={self.resume_session_at!r})"
             )
         if self.output_format is not None:
-            from ._structured import check_output_format
-
             check_output_format(self.output_format)
         if self.session_id is not None and self.resume is not None and not self.fork_session:
             raise ValueError(
@@ -279,3 +283,34 @@ class AgentOptions:
         """The shipped price table with ``pricing`` overrides applied."""
         table = default_price_table()
         return table.with_overrides(self.pricing) if self.pricing else table
+
+
+_DRAFT7_IDS = frozenset(
+    {"http://json-schema.org/draft-07/schema#", "http://json-schema.org/draft-07/schema"}
+)
+
+
+def check_output_format(value: Any) -> None:
+    """Raise ``ValueError`` unless ``value`` is ``{"type": "json_schema", "schema": <draft 7>}``."""
+    if not isinstance(value, dict) or value.get("type") != "json_schema":
+        raise ValueError(
+            f"output_format must be {{'type': 'json_schema', 'schema': {{...}}}}, got {value!r}"
+        )
+    schema = value.get("schema")
+    if not isinstance(schema, dict):
+        raise ValueError(f"output_format['schema'] must be a dict (a JSON Schema), got {schema!r}")
+    declared = schema.get("$schema")
+    if declared is not None and declared not in _DRAFT7_IDS:
+        raise ValueError(
+            f"output_format['schema']['$schema'] must be draft-07 "
+            f"('http://json-schema.org/draft-07/schema#'), got {declared!r}"
+        )
+    import jsonschema  # imported on first use: it is slow to import
+
+    try:
+        jsonschema.Draft7Validator.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        path = "".join(f"[{p!r}]" for p in exc.absolute_path)
+        raise ValueError(
+            f"output_format['schema']{path} is not a valid draft-07 schema: {exc.message}"
+        ) from None

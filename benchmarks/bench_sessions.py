@@ -1,4 +1,4 @@
-"""Benchmark: append N transcript entries one call at a time, then load them back (SPEC C1).
+"""Benchmark: append N transcript entries one call at a time, then load them back.
 
 Prints one JSON line per measurement::
 

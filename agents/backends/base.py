@@ -6,7 +6,7 @@ and yields the Messages API's stream events (``message_start``, ``content_block_
 structs. The loop builds blocks, usage and ``stop_reason`` from them, so every backend — the real
 Anthropic API, the scripted one, a user's own — is driven the same way.
 
-Failures are raised as :class:`BackendError`; the loop owns the retry policy (SPEC L8), so a
+Failures are raised as :class:`BackendError`; the loop owns the retry policy, so a
 retry behaves the same on every backend and partial content of a failed attempt never leaks.
 
 Implementations must not ``yield`` while inside a nursery or cancel scope of their own (Trio's

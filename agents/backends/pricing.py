@@ -1,8 +1,8 @@
-"""Model prices and limits, shipped as data (``models.json``) and overridable (SPEC L10, C4).
+"""Model prices and limits, shipped as data (``models.json``) and overridable.
 
 Prices are USD per million tokens. Dated ids (``claude-sonnet-4-5-20250929``) price as their alias.
 An unknown model has no price: its cost is ``None``, and setting a budget for it is an error at
-construction (SPEC E1)::
+construction, naming the model and the field::
 
     table = default_price_table().with_overrides({"my-model": {"input": 1, "output": 2}})
     table.cost("my-model", {"input_tokens": 1000, "output_tokens": 10})   # 0.00102

@@ -227,7 +227,7 @@ class ScriptedBackend:
     """
 
     script: Script | Sequence[Step] | Mapping[str, Sequence[Step]] | Responder
-    #: the loop's retry policy for this backend (SPEC L8), as on AnthropicBackend
+    #: the loop's retry policy for this backend (retries, backoff), as on AnthropicBackend
     max_retries: int = 10
     retry_base_delay: float = 0.5
     retry_max_delay: float = 32.0

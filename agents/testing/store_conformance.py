@@ -1,4 +1,4 @@
-"""A conformance suite for ``SessionStore`` implementations (SPEC C1).
+"""A conformance suite for ``SessionStore`` implementations: what the transcripts need of a store.
 
 Any store that passes it can back ``resume``, ``fork_session`` and ``continue_conversation``. Run
 everything at once::

@@ -1,7 +1,8 @@
 """Tools: the definition the model sees, input validation, and the handler that runs.
 
 A :class:`Tool` couples a JSON Schema (sent to the model) with a validator (applied before the
-handler runs, SPEC T4) and a read-only flag (which the scheduler uses to fan calls out, SPEC T5).
+permission check and the handler) and a read-only flag (the scheduler runs read-only calls at
+once, each mutating call alone).
 Built-in tools validate with a msgspec ``Struct`` (fast, errors carry a JSON path); custom tools
 made with :func:`tool` validate against their schema.
 
@@ -38,7 +39,7 @@ __all__ = [
     "tool",
 ]
 
-#: Characters kept from a custom/MCP tool's output (SPEC T8: about 25 000 tokens).
+#: Characters kept from a custom/MCP tool's output (about 25 000 tokens).
 MCP_OUTPUT_CAP_CHARS = 100_000
 
 
@@ -76,9 +77,9 @@ class ToolContext:
 
     ``state`` is per agent and lives as long as the agent (read-file bookkeeping, the persistent
     shell); ``session_state`` is shared by the whole session's agents (the task list).
-    ``agent`` is the calling agent's loop (used by the Agent tool and tools that call the model).
+    ``agent`` is the calling agent's loop, opaque to tools (the Agent tool knows what it is).
     ``nursery`` lives as long as the agent (background shells run there) and ``cleanup`` holds
-    async callables the agent awaits, shielded, when it ends — so no process outlives it (T7).
+    async callables the agent awaits, shielded, when it ends — so no process outlives it.
     ``complete(prompt, system)`` asks the session's model a one-shot question (WebFetch, the
     ``auto`` classifier), charged to the budget like any other response.
     """
@@ -89,10 +90,10 @@ class ToolContext:
     session_id: str
     state: dict[str, Any] = attrs.Factory(dict)
     session_state: dict[str, Any] = attrs.Factory(dict)
-    agent: Any = None
+    agent: object = None
     nursery: trio.Nursery | None = None
     cleanup: list[Callable[[], Awaitable[None]]] = attrs.Factory(list)
-    backend: Any = None
+    backend: Any = None  # a Backend; typed loosely until tools/web.py narrows it
     model: str = ""
     complete: Callable[[str, str | None], Awaitable[str]] | None = None
 
@@ -115,7 +116,9 @@ class Tool:
     read_only: bool = False
     input_type: type | None = None
     output_cap: int | None = None
-    _validator: Any = attrs.field(default=None, init=False, repr=False)
+    _validator: Callable[[Any], str | None] | None = attrs.field(
+        default=None, init=False, repr=False
+    )
     _definition: dict[str, Any] | None = attrs.field(default=None, init=False, repr=False)
 
     def definition(self) -> dict[str, Any]:
@@ -338,7 +341,7 @@ def _wrap_sdk_tool(full_name: str, sdk: SdkMcpTool) -> Tool:
 
 
 def truncate(text: str, cap: int) -> str:
-    """``text`` cut to ``cap`` characters with a note saying how much was cut (SPEC T8)."""
+    """``text`` cut to ``cap`` characters with a note saying how much was cut."""
     if len(text) <= cap:
         return text
     cut = len(text) - cap

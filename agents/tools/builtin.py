@@ -1,6 +1,6 @@
 """The built-in tools, by name, in the order Claude Code lists them.
 
-``builtin_tools(options.tools)`` is what the loop registers (SPEC T2): ``None`` means every
+``builtin_tools(options.tools)`` is what the loop registers: ``None`` means every
 built-in of this module, a list means exactly those (``[]`` none). Each call returns fresh
 :class:`Tool` objects, so per-registry state (cached definitions) is never shared between agents.
 ``Agent``, ``Skill`` and ``ToolSearch`` are built by their own modules, since they need the
@@ -45,7 +45,7 @@ _FACTORIES: dict[str, Callable[[], Tool]] = {
 #: The built-ins of this module, in Claude Code's order.
 BUILTIN_TOOL_NAMES: tuple[str, ...] = tuple(_FACTORIES)
 
-#: SPEC T5: the built-ins the scheduler may run concurrently.
+#: The built-ins the scheduler may run concurrently (read-only: they change nothing).
 READ_ONLY_BUILTINS = frozenset(
     {"Read", "Glob", "Grep", "WebFetch", "WebSearch", "TaskGet", "TaskList"}
 )

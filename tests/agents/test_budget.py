@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import msgspec
 import pytest
 import trio
 import trio.testing
@@ -202,3 +203,115 @@ def test_without_a_cap_every_scripted_response_is_charged_once(tree: TreeSpec) -
 def _node_name(agent_id: str) -> str:
     """``main/n1-1/n3-1`` → ``n3``; ``main`` → ``main``."""
     return agent_id if agent_id == "main" else agent_id.rsplit("/", 1)[-1].rsplit("-", 1)[0]
+
+
+def _big_tools() -> Any:
+    """A read-only ``look`` tool: ``{"key": "big"}`` answers with 20 000 characters."""
+    from agents import create_sdk_mcp_server, tool
+    from agents.tools.base import ToolAnnotations
+
+    @tool("look", "look at something", {"key": str}, annotations=ToolAnnotations(readOnlyHint=True))
+    async def look(args: dict[str, Any]) -> dict[str, Any]:
+        body = "x" * 20_000 if args["key"] == "big" else f"seen {args['key']}"
+        return {"content": [{"type": "text", "text": body}]}
+
+    return create_sdk_mcp_server("t", "1.0", [look])
+
+
+def _request_bytes(request: Any) -> int:
+    parts = (request.messages, request.system, request.tools)
+    return sum(len(msgspec.json.encode(part)) for part in parts)
+
+
+class _Booking:
+    """Records every ``Ledger.try_reserve`` amount (patched in by the tests below)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from runtime import Ledger
+
+        self.amounts: list[float] = []
+        try_reserve = Ledger.try_reserve
+
+        def recording(ledger: Ledger, agent_id: str, amount: float) -> Any:
+            self.amounts.append(amount)
+            return try_reserve(ledger, agent_id, amount)
+
+        monkeypatch.setattr(Ledger, "try_reserve", recording)
+
+
+class _BookedBackend:
+    """Notes, for each request, how many bookings had been made when it started."""
+
+    max_retries = 0
+
+    def __init__(self, inner: ScriptedBackend, booking: _Booking) -> None:
+        self.inner, self.booking = inner, booking
+        self.sent: list[tuple[int, Any]] = []
+
+    def stream(self, request: Any) -> Any:
+        self.sent.append((len(self.booking.amounts), request))
+        return self.inner.stream(request)
+
+    def check_every_request_was_booked(self) -> None:
+        """Each request started after a booking of its own, and (at $1 per million input tokens,
+        a token being at least one byte) the booked dollars times a million are at least the
+        request's size in bytes."""
+        previous = 0
+        for count, request in self.sent:
+            assert count > previous, f"{request.purpose} request started without a booking"
+            previous = count
+            worst = self.booking.amounts[count - 1]
+            assert worst * 1e6 >= _request_bytes(request), (request.purpose, worst * 1e6)
+
+
+async def test_the_reserved_worst_case_covers_the_request_sent_after_a_compaction(
+    project: Path, autojump_clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """budget_mode='reserve': each request, the summary one included, starts after a booking of
+    a worst case that covers the request as sent, also when compaction has just rewritten the
+    history into as many entries as it had at the previous request (the big tool result kept,
+    the small prefix summarized away)."""
+    scripted = ScriptedBackend(
+        {
+            "main": [
+                Step([tool_use("mcp__t__look", {"key": "a"})], usage=usage(100, 10)),
+                Step([tool_use("mcp__t__look", {"key": "big"})], usage=usage(200, 10)),
+                Step([text("done")], usage=usage(300, 10)),
+            ],
+            "compact": [Step([text("the summary")], usage=usage(100, 10))],
+        }
+    )
+    backend = _BookedBackend(scripted, _Booking(monkeypatch))
+    options = AgentOptions(
+        cwd=str(project), backend=backend, tools=[], model="m",  # type: ignore[arg-type]
+        pricing={"m": {"input": 1.0, "output": 0.0, "context_window": 4_000}},
+        mcp_servers={"t": _big_tools()}, max_budget_usd=100.0, budget_mode="reserve",
+    )  # fmt: skip
+    _, error = await collect("go", options)
+    assert error is None
+    assert [r.purpose for r in scripted.requests] == ["turn", "turn", "compact", "turn"]
+    assert len(scripted.requests[-1].messages) == 3  # as many entries as at the request before
+    backend.check_every_request_was_booked()
+
+
+async def test_the_auto_mode_classifier_request_is_booked_in_reserve_mode(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """budget_mode='reserve': auto mode's classifier request, like any, starts only after its
+    worst case is booked."""
+    scripted = ScriptedBackend(
+        {
+            "main": [Step([tool_use("Bash", {"command": "echo hi"})]), Step([text("done")])],
+            "classifier": [Step([text("yes")])],
+        }
+    )
+    backend = _BookedBackend(scripted, _Booking(monkeypatch))
+    options = AgentOptions(
+        cwd=str(project), backend=backend, model="m",  # type: ignore[arg-type]
+        pricing={"m": {"input": 1.0, "output": 0.0}}, permission_mode="auto",
+        max_budget_usd=100.0, budget_mode="reserve",
+    )  # fmt: skip
+    _, error = await collect("go", options)
+    assert error is None
+    assert [r.purpose for r in scripted.requests] == ["turn", "classifier", "turn"]
+    backend.check_every_request_was_booked()

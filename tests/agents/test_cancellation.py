@@ -1,4 +1,5 @@
-"""Cancellation: nothing outlives a query or a client (SPEC T7, S9)."""
+"""Cancellation: nothing outlives a query or a client, and cancelling an agent cancels its
+subtree."""
 
 from __future__ import annotations
 
@@ -61,7 +62,7 @@ async def test_breaking_out_of_a_query_early_leaves_no_task(project: Path) -> No
     assert live_tasks() == before
 
 
-@pytest.mark.filterwarnings("ignore:Async generator 'agents._query.query':ResourceWarning")
+@pytest.mark.filterwarnings("ignore:Async generator 'agents._assembly.query.query':ResourceWarning")
 async def test_a_dropped_query_generator_is_cleaned_up(project: Path) -> None:
     """A generator dropped without aclose() is finalized by Trio and leaves no task behind."""
     before = live_tasks()

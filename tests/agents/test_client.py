@@ -1,4 +1,4 @@
-"""AgentClient: queued prompts, interrupts, /clear, set_model (SPEC C3)."""
+"""AgentClient: queued prompts, interrupts, /clear, set_model."""
 
 from __future__ import annotations
 

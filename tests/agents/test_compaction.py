@@ -1,4 +1,4 @@
-"""The context window: automatic and manual compaction, PreCompact, CLAUDE.md (SPEC C4)."""
+"""The context window: automatic and manual compaction, PreCompact, CLAUDE.md."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import trio
 import trio.testing
 
 from agents import AgentOptions, HookMatcher, ResultMessage, SystemMessage
-from agents.context import NOT_ENOUGH_MESSAGES, SUMMARY_HEADER, cut_index, estimate_tokens
+from agents._loop.compaction import NOT_ENOUGH_MESSAGES, SUMMARY_HEADER, cut_index, estimate_tokens
 from agents.testing import ScriptedBackend, Step, text, tool_use, usage
 
 from .helpers import collect, result_of, timed_tools

@@ -1,4 +1,4 @@
-"""Hook matchers, concurrent execution, timeouts and output handling (H1-H5)."""
+"""Hook matchers, concurrent execution, timeouts and output handling."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ async def run(
 
 
 def test_there_are_twelve_events() -> None:
-    """HOOK_EVENTS lists the twelve events of H1."""
+    """HOOK_EVENTS lists the twelve hook events of the Agent SDK."""
     assert len(HOOK_EVENTS) == 12
     assert {"PreToolUse", "PermissionRequest", "SessionEnd"} <= set(HOOK_EVENTS)
 
@@ -73,7 +73,7 @@ def test_there_are_twelve_events() -> None:
     ],
 )
 async def test_matchers_select_hooks_by_name(matcher: str | None, name: str, fires: bool) -> None:
-    """None/''/'*' match all; plain names and |/, lists are exact; the rest is a regex (H2)."""
+    """None/''/'*' match all; plain names and |/, lists are exact; the rest is a regex."""
     log: list[str] = []
     await run({"PreToolUse": [HookMatcher(matcher, [returning({}, log)])]}, match=name)
     assert bool(log) is fires
@@ -260,7 +260,7 @@ async def test_raising_hook_on_other_events_is_logged_and_ignored(
     ],
 )
 async def test_invalid_outputs_are_hook_errors(output: Any, error: str) -> None:
-    """Outputs that break H4 are reported as errors naming the hook, never acted upon."""
+    """Outputs their event does not allow are errors naming the hook, never acted upon."""
     hook = returning(output)
     result = await run({"PreToolUse": [HookMatcher(None, [hook])]})
     assert result.decision is None

@@ -1,4 +1,4 @@
-"""Hooks through the real loop (SPEC H1-H5): what each event sees and what its answer changes."""
+"""Hooks through the real loop: what each event sees and what its answer changes."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import trio
 
-import agents._query
+import agents._assembly.query
 from agents import (
     AgentOptions,
     AssistantMessage,
@@ -165,14 +165,14 @@ async def test_a_tool_handler_gets_its_calls_context(
         return ToolOutput("ok")
 
     probe = Tool("Probe", "probe", {"type": "object"}, handler, read_only=True)
-    build_registry = agents._query.build_registry
+    build_registry = agents._assembly.query.build_registry
 
     def with_probe(options: AgentOptions) -> ToolRegistry:
         registry = build_registry(options)
         registry.add(probe)
         return registry
 
-    monkeypatch.setattr(agents._query, "build_registry", with_probe)
+    monkeypatch.setattr(agents._assembly.query, "build_registry", with_probe)
     backend = ScriptedBackend([Step([tool_use("Probe", {}, id="toolu_probe")]), Step([text("ok")])])
     options = AgentOptions(cwd=str(project), backend=backend, tools=[])
     messages, error = await collect("go", options)
@@ -349,7 +349,7 @@ async def test_exhausted_retries_and_client_errors_end_with_api_error(
 
 
 async def test_malformed_tool_input_json_is_an_error_result(project: Path) -> None:
-    """A tool_use whose input JSON is cut off gives an error result, not a crash (E2)."""
+    """A tool_use whose input JSON is cut off gives an error result, not a crash."""
 
     def responder(request: Any) -> Step:
         if len(request.messages) == 1:
@@ -483,3 +483,13 @@ async def test_streaming_prompts_each_get_a_result_without_raising(project: Path
     ]
     assert [r.subtype for r in results] == ["success", "error_max_turns"]
     assert backend.requests[1].messages[2] == {"role": "user", "content": "second"}
+
+
+def test_a_deferred_verdict_always_carries_the_text_the_model_sees() -> None:
+    """A gate's verdict that defers a call without a denial text cannot be made (the loop
+    answers a deferral it cannot honour with that text)."""
+    from agents._loop.contracts import Verdict
+
+    with pytest.raises(ValueError, match="deferred Verdict needs denied"):
+        Verdict(input={}, deferred=True)
+    assert Verdict(input={}, denied="deferred", deferred=True).deferred

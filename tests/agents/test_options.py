@@ -1,4 +1,4 @@
-"""AgentOptions validation (SPEC E1): errors name the field, the value and what is allowed."""
+"""AgentOptions validation: errors name the field, the value and what is allowed."""
 
 from __future__ import annotations
 

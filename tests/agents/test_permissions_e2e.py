@@ -1,4 +1,4 @@
-"""Permissions through the real loop (SPEC P1-P4): the evaluation order, denials, AskUserQuestion,
+"""Permissions through the real loop: the evaluation order, denials, AskUserQuestion,
 ``auto`` mode's default classifier, ``set_permission_mode`` and tool removal."""
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def opts(project: Path, backend: ScriptedBackend, **kw: Any) -> AgentOptions:
     return AgentOptions(cwd=str(project), backend=backend, **kw)
 
 
-# -- the evaluation order (P1) --------------------------------------------------------------------
+# -- the evaluation order: hooks, deny, ask, mode, allow, can_use_tool ---------------------------
 
 
 async def test_hook_allow_does_not_skip_a_scoped_deny_rule(project: Path) -> None:
@@ -146,6 +146,30 @@ async def test_no_callback_in_default_mode_denies(project: Path) -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    "mode", ["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto"]
+)
+async def test_an_input_failing_its_schema_is_a_validation_error_in_every_mode(
+    project: Path, mode: str
+) -> None:
+    """A Read without ``file_path``: the result names the missing field, whatever the mode; no
+    permission is asked (the callback never hears of it) and nothing counts as a denial."""
+    backend = ScriptedBackend(
+        [Step([tool_use("Read", {"path": "x.txt"}, id="r1")]), Step([text("done")])]
+    )
+    callback = Callback()
+    options = opts(project, backend, permission_mode=mode, can_use_tool=callback)
+    messages, error = await collect("read it", options)
+    assert error is None
+    answer = answer_of(backend)
+    assert answer["is_error"] is True
+    assert answer["content"].startswith("invalid input for Read: ")
+    assert "file_path" in answer["content"]
+    assert callback.calls == []
+    assert denied_messages(messages) == []
+    assert result_of(messages).permission_denials == []
+
+
 async def test_bypass_permissions_honours_deny_rules(project: Path) -> None:
     backend = bash_then_done("rm x")
     options = opts(
@@ -201,7 +225,7 @@ async def test_notification_fires_before_the_callback_is_asked(project: Path) ->
     ]
 
 
-# -- interrupt (P4) ------------------------------------------------------------------------------
+# -- a denial with interrupt ---------------------------------------------------------------------
 
 
 async def test_deny_with_interrupt_ends_the_turn_and_keeps_the_transcript_valid(
@@ -298,7 +322,7 @@ async def test_ask_user_question_without_a_callback_says_no_one_can_answer(proje
     assert result_of(messages).permission_denials == []
 
 
-# -- auto mode's default classifier (P2) -----------------------------------------------------------
+# -- auto mode's default classifier --------------------------------------------------------------
 
 
 def auto_backend(verdict: str) -> ScriptedBackend:
@@ -404,7 +428,7 @@ async def test_bare_deny_rules_remove_tools_from_the_model(project: Path) -> Non
     assert isinstance(init, SystemMessage) and init.data["tools"] == names
 
 
-# -- subagents (P5, H3) --------------------------------------------------------------------------
+# -- subagents: their mode, their id in hook inputs ----------------------------------------------
 
 
 async def test_a_subagents_calls_carry_its_agent_id_to_hooks_and_the_callback(
@@ -463,7 +487,7 @@ async def test_a_subagents_calls_carry_its_agent_id_to_hooks_and_the_callback(
 
 
 async def test_a_rule_naming_an_unknown_tool_is_a_warning(project: Path) -> None:
-    """P3: an unknown tool name in a rule warns at startup; known names and aliases do not."""
+    """An unknown tool name in a rule warns at startup; known names and aliases do not."""
     import warnings
 
     from agents import query

@@ -1,4 +1,4 @@
-"""Sessions end to end: every message recorded, resume, continue, fork, truncate, E3 (C1, C2)."""
+"""Sessions end to end: every message recorded, resume, continue, fork, truncate, corrupt lines."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import trio
 
 import agents
 from agents import AgentOptions, ResultMessage, SystemMessage, UserMessage
-from agents._persist import open_agent_transcript
+from agents._loop.session import Session, Transcripts
 from agents.messages import AssistantMessage
 from agents.sessions import (
     INTERRUPTED_TOOL_RESULT,
@@ -189,7 +189,7 @@ async def test_a_custom_store_receives_the_transcript(project: Path) -> None:
 
 
 async def test_a_corrupt_line_is_reported_with_file_and_line(project: Path) -> None:
-    """E3: resume uses the entries before the bad line and says so in an informational message."""
+    """A corrupt line: resume uses the entries before it and says so in an informational message."""
     sid, _ = await first_session(project)
     path = transcript_file(project, sid)
     lines = path.read_bytes().splitlines(keepends=True)
@@ -231,19 +231,17 @@ async def test_a_dangling_tool_call_is_answered_as_interrupted_and_reported(
 
 
 async def test_a_subagent_transcript_goes_under_the_session(project: Path) -> None:
-    """open_agent_transcript: <session>/subagents/agent-<id>, its own chain."""
+    """Session.agent_transcript: <session>/subagents/agent-<id>, its own chain."""
     store = InMemorySessionStore()
 
     class FakeSession:
         session_id = "s1"
         transcripts: Any = None
 
-    from agents._persist import Transcripts
-
     session: Any = FakeSession()
-    assert open_agent_transcript(session, "a1") is None
+    assert Session.agent_transcript(session, "a1") is None
     session.transcripts = Transcripts(store, "-p")
-    transcript = open_agent_transcript(session, "a1")
+    transcript = Session.agent_transcript(session, "a1")
     assert transcript is not None
     await transcript.record(UserMessage(content="task"))
     key = SessionKey("-p", "s1", "subagents/agent-a1")

@@ -1,4 +1,4 @@
-"""Structured output: draft-07 validation, re-prompts, the retry limit (SPEC C5)."""
+"""Structured output: draft-07 validation, re-prompts, the retry limit."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import trio
 import trio.testing
 
 from agents import AgentOptions
-from agents._structured import MAX_STRUCTURED_OUTPUT_FAILURES
+from agents._features.structured import MAX_STRUCTURED_OUTPUT_FAILURES
 from agents.testing import ScriptedBackend, Step, text
 
 from .helpers import collect, result_of

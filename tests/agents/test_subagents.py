@@ -1,4 +1,4 @@
-"""Subagents (SPEC S1-S5, S9): the Agent tool, foreground and background, limits, ids."""
+"""Subagents: the Agent tool, foreground and background, limits, ids."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from agents import (
     ToolUseBlock,
     UserMessage,
 )
-from agents._query import build_registry
+from agents._assembly.query import build_registry
 from agents.backends.base import ModelRequest
 from agents.testing import ScriptedBackend, Step, text, tool_use
 

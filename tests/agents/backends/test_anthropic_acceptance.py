@@ -73,7 +73,7 @@ _VOLATILE = {"uuid", "session_id", "message_id", "duration_ms", "duration_api_ms
 
 def normalized(messages: list[Message]) -> list[Any]:
     """Messages as JSON with per-run values (ids, durations) removed, and each run of tool
-    results sorted: concurrent tools report in the order they finish (SPEC T6)."""
+    results sorted: concurrent tools report in the order they finish, the model in call order."""
 
     def scrub(value: Any) -> Any:
         if isinstance(value, dict):

@@ -1,4 +1,4 @@
-"""Bash rules: splitting compound commands and matching each part (P3)."""
+"""Bash rules: splitting compound commands and matching each part."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The evaluation order of P1 and the callback contract of P4."""
+"""The evaluation order (hooks, deny, ask, mode, allow, can_use_tool) and the callback's
+contract."""
 
 from __future__ import annotations
 
@@ -185,7 +186,7 @@ async def test_callback_returning_garbage_denies_the_call(cwd: str) -> None:
 async def test_callback_may_wait_indefinitely(
     cwd: str, autojump_clock: trio.testing.MockClock
 ) -> None:
-    """The gate imposes no timeout on can_use_tool (P4)."""
+    """The gate imposes no timeout on can_use_tool (it may wait for a person)."""
 
     async def slow(name: str, tool_input: dict[str, Any], context: Any) -> PermissionResultAllow:
         await trio.sleep(86_400)
@@ -236,7 +237,7 @@ async def test_set_mode_takes_effect_for_the_next_call(cwd: str) -> None:
 
 
 def test_unknown_mode_is_rejected_with_the_valid_ones(cwd: str) -> None:
-    """An unknown permission mode fails at construction and at set_mode (E1)."""
+    """An unknown permission mode fails at construction and at set_mode, naming the value."""
     expected = (
         r"^unknown permission_mode 'yolo' \(expected one of default, acceptEdits, plan, "
         r"dontAsk, auto, bypassPermissions\)$"

@@ -1,4 +1,4 @@
-"""Permission modes (P2) and critical-path removals (P6), through the gate."""
+"""Permission modes and removals of critical paths, through the gate."""
 
 from __future__ import annotations
 
@@ -231,7 +231,7 @@ CRITICAL = [
 async def test_critical_removals_always_reach_the_callback(
     cwd: str, mode: str, command: str
 ) -> None:
-    """rm/rmdir of /, its children, $HOME, cwd or its parents is never auto-approved (P6)."""
+    """rm/rmdir of /, its children, $HOME, cwd or its parents is never auto-approved."""
 
     async def classifier(check: PermissionCheck) -> bool:
         return True

@@ -1,4 +1,4 @@
-"""Read/Edit rules: gitignore-style paths, `..` and symlinks (P3)."""
+"""Read/Edit rules: gitignore-style paths, `..` and symlinks."""
 
 from __future__ import annotations
 

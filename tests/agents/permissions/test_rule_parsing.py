@@ -88,7 +88,7 @@ def test_ruleset_rejects_unparsed_strings() -> None:
 
 
 def test_removed_tools_lists_bare_deny_rules_only() -> None:
-    """Only specifier-less deny rules remove tools from the model's list (T2)."""
+    """Only specifier-less deny rules remove tools from the model's list."""
     rules = RuleSet.from_strings(
         allow=["Grep"], deny=["WebSearch", "Bash(rm *)", "mcp__github"], ask=["Write"]
     )

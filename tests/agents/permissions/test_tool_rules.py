@@ -1,4 +1,4 @@
-"""WebFetch domains, MCP servers, Agent types and bare tool names (P3)."""
+"""WebFetch domains, MCP servers, Agent types and bare tool names."""
 
 from __future__ import annotations
 

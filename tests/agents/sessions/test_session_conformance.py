@@ -1,4 +1,4 @@
-"""Both built-in stores pass the SessionStore conformance suite (SPEC C1)."""
+"""Both built-in stores pass the SessionStore conformance suite."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""FileSessionStore: layout, per-entry writes, and E3 reporting of corrupt or truncated lines."""
+"""FileSessionStore: layout, per-entry writes, and the reporting of corrupt or truncated lines."""
 
 from __future__ import annotations
 
@@ -169,7 +169,7 @@ async def test_corrupt_middle_line_drops_its_descendants(tmp_path: Path) -> None
 
 
 async def test_memory_store_reports_like_the_file_store() -> None:
-    """InMemorySessionStore applies the same E3 rules to planted bytes."""
+    """InMemorySessionStore reports planted corrupt bytes the same way."""
     store = InMemorySessionStore()
     key = SessionKey("-p", "s")
     entries = chain("s", ["a"])

@@ -1,4 +1,4 @@
-"""history_from_entries: the API messages list rebuilt from a transcript, and its repair (C2)."""
+"""history_from_entries: the API messages list rebuilt from a transcript, and its repair."""
 
 from __future__ import annotations
 

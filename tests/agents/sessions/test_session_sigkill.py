@@ -1,4 +1,4 @@
-"""A writer killed with SIGKILL at a random point loses only the line in flight (C1, C2, E3)."""
+"""A writer killed with SIGKILL at a random point loses only the line in flight."""
 
 from __future__ import annotations
 

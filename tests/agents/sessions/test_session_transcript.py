@@ -1,4 +1,4 @@
-"""Transcript recording, resume (also at a message), fork, and the session helpers (C1, C2)."""
+"""Transcript recording, resume (also at a message), fork, and the session helpers."""
 
 from __future__ import annotations
 

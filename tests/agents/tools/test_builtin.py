@@ -1,4 +1,4 @@
-"""builtin_tools(): names, order, fresh objects, read-only flags (SPEC T5), schemas."""
+"""builtin_tools(): names, order, fresh objects, read-only flags, schemas."""
 
 from __future__ import annotations
 

@@ -1,21 +1,22 @@
-"""The agent loop (SPEC §1): prompt → model → tools → results → repeat → result.
+"""The agent loop: prompt → model → tools → results → repeat → result.
 
 One :class:`AgentLoop` per agent — the main one and every subagent — each run inside an actor of
-the ``runtime`` supervisor tree. :class:`~agents._session.Session` is what the agents of one
+the ``runtime`` supervisor tree. :class:`~agents._loop.session.Session` is what the agents of one
 ``query()`` or ``AgentClient`` share: the backend, the price table, the ledger, the output stream.
 
 This module is the loop itself — ``run_prompt`` and the seams where features plug in (hooks,
-compaction, structured output, commands). Its two steps per turn live next to it:
-``agents._model_call`` (the request, retries, budget, streaming) and ``agents._tool_calls``
-(permissions, validation, handlers, output caps, results in call order).
+structured output, commands: ``contracts.Seams``; the permission gate: ``contracts.Gate``). Its
+two steps per turn live next to it: ``model_call`` (the request, retries, budget, streaming) and
+``tool_calls`` (validation, permissions, handlers, output caps, results in call order).
 
 Invariants kept here:
 
-* the history (``AgentLoop.history``) is the Messages API's ``messages`` list and only grows by
-  appending, so a turn costs the same at turn 200 as at turn 2;
+* the history (:class:`~agents._loop.history.History`) is the Messages API's ``messages`` list;
+  the loop appends to it, and a rewrite (compaction, ``/clear``, resume) goes through
+  ``History.replace``, which whatever measures the history incrementally can see;
 * a response is fed back only once it is complete (``message_stop``): a failed attempt leaves
-  nothing behind (SPEC L8);
-* tool results go back in call order (T6) whatever order the scheduler finishes them in, and every
+  nothing behind in the history;
+* tool results go back in call order whatever order the scheduler finishes them in, and every
   tool call of an appended assistant message gets a result, even when the turn is cut short —
   so the transcript always resumes.
 """
@@ -24,43 +25,35 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from types import TracebackType
 from typing import Any
 
 import attrs
 import msgspec
 import trio
 
-from runtime import Actor
-
-from . import _hookpoints
-from ._model_call import ModelCall
-from ._response import Response
-from ._run import (
-    BUDGET_LIMIT_TEXT,
-    INTERRUPTED_TEXT,
-    USAGE_KEYS,
-    _EndRun,
-    _Run,
-    budget_end,
-    new_id,
-)
-from ._session import Session
-from ._structured import structured_follow_up
-from ._tool_calls import ToolCalls
-from .backends.base import ModelRequest
-from .context import ContextTracker, maybe_compact
-from .messages import (
+from ..backends.base import ModelRequest
+from ..messages import (
     AssistantMessage,
     ContentBlock,
     Message,
     ResultMessage,
+    SystemMessage,
     ToolUseBlock,
     UserMessage,
 )
-from .tools.base import ToolRegistry
+from ..tools.base import ToolRegistry
+from .compaction import ContextTracker, maybe_compact
+from .contracts import Content, Gate, Recorder, Seams, TreeLinks
+from .history import History
+from .model_call import ModelCall
+from .no_seams import NO_SEAMS
+from .response import Response
+from .run import BUDGET_LIMIT_TEXT, INTERRUPTED_TEXT, Run, RunEnd, Usage, budget_end, new_id
+from .session import Session
+from .tool_calls import ToolCalls
 
-# ``Session``, ``new_id``, ``_Run`` and ``_EndRun`` are imported from here by the loop's features.
-__all__ = ["AgentLoop", "Session", "_EndRun", "_Run", "new_id"]
+__all__ = ["DEFAULT_MAX_TOKENS", "AgentLoop"]
 
 log = logging.getLogger("agents.loop")
 
@@ -69,7 +62,10 @@ DEFAULT_MAX_TOKENS = 32_000
 
 @attrs.define(eq=False)
 class AgentLoop:
-    """One agent's loop. ``run_prompt`` runs SPEC L1 for one prompt and returns its result."""
+    """One agent's loop. ``run_prompt`` runs one prompt to its result.
+
+    Its fields are written by this class only; the tree of actors writes ``links``, and the
+    history is written through its own methods."""
 
     session: Session
     agent_id: str
@@ -82,29 +78,28 @@ class AgentLoop:
     thinking: dict[str, Any] | None = None
     max_tokens: int = DEFAULT_MAX_TOKENS
     parent_tool_use_id: str | None = None
-    history: list[dict[str, Any]] = attrs.Factory(list)
+    history: History = attrs.Factory(History)
+    #: per-agent state of the tools (read-file bookkeeping, the persistent shell)
     state: dict[str, Any] = attrs.Factory(dict)
-    nursery: trio.Nursery | None = None
+    #: async callables run, shielded, when the agent ends (kill shells ...), last added first
     cleanup: list[Callable[[], Awaitable[None]]] = attrs.Factory(list)
-    gate: Any = None
-    hooks: Any = None
-    #: the actor this loop runs in, its depth below main, and whether its messages are streamed
-    actor: Actor | None = None
+    #: the permission gate; None runs every call as it is
+    gate: Gate | None = None
+    #: where the features act (hooks, structured output, commands)
+    seams: Seams = NO_SEAMS
+    #: this agent's transcript; None records nothing
+    transcript: Recorder | None = None
+    #: the agent's depth below main, and whether its messages are streamed
     depth: int = 0
     streams: bool = True
-    #: background children still running (the agent's input cannot end before they do)
-    background_running: int = 0
-    #: background children's notifications (``Prompt``s) not answered yet, oldest first
-    notifications: list[Any] = attrs.Factory(list)
-    turns_total: int = 0
-    last_usage: dict[str, int] = attrs.Factory(dict)
-    #: called after each of this agent's responses (background subagents report progress)
-    progress: Callable[[AgentLoop, Response], Awaitable[None]] | None = None
-    #: this agent's transcript (``agents.sessions.Transcript``); None records nothing (C1)
-    transcript: Any = None
-    #: the context size as of the last response (C4)
-    context: ContextTracker = attrs.Factory(ContextTracker)
-    #: this agent's two steps per turn (``agents._model_call``, ``agents._tool_calls``)
+    #: its ties to the tree of actors (written by ``agents._tree`` only)
+    links: TreeLinks = attrs.Factory(TreeLinks)
+    #: model responses over all its runs, and the last run's token usage
+    turns_total: int = attrs.field(default=0, init=False)
+    last_usage: dict[str, int] = attrs.field(factory=dict, init=False)
+    #: the context size as of the last response
+    context: ContextTracker = attrs.field(factory=ContextTracker, init=False)
+    #: this agent's two steps per turn (``model_call``, ``tool_calls``)
     model_call: ModelCall = attrs.field(init=False)
     _tool_calls: ToolCalls | None = attrs.field(default=None, init=False)
     #: the running model call or tool phase: what ``interrupt`` cancels
@@ -134,13 +129,29 @@ class AgentLoop:
         self._turn_scope.cancel(reason="interrupt")
         return True
 
-    def _interruptible(self) -> _TurnScope:
-        """``with loop._interruptible() as scope:`` runs a model call or tool phase in the
+    def interruptible(self) -> TurnScope:
+        """``with loop.interruptible() as scope:`` runs a model call or tool phase in the
         cancel scope that :meth:`interrupt` cancels."""
-        return _TurnScope(self)
+        return TurnScope(self)
+
+    def use_model(self, model: str) -> None:
+        """Switch the model from the next request (``AgentClient.set_model``, the fallback)."""
+        self.model = model
+
+    def take_name(self, agent_id: str, transcript: Recorder | None) -> None:
+        """The agent's id (a subagent takes its actor's address) and transcript, once known."""
+        self.agent_id = agent_id
+        if transcript is not None:
+            self.transcript = transcript
+
+    def start_over(self, transcript: Recorder | None) -> None:
+        """An empty history and a fresh transcript (``/clear``)."""
+        self.history.replace([], "clear")
+        self.context.reset()
+        self.transcript = transcript
 
     async def aclose(self) -> None:
-        """Run the tools' cleanup (kill shells ...), shielded: nothing outlives the agent (T7)."""
+        """Run the tools' cleanup (kill shells ...), shielded: no process outlives its agent."""
         if not self.cleanup:
             return
         with trio.CancelScope(shield=True), trio.move_on_after(10):
@@ -155,32 +166,26 @@ class AgentLoop:
 
     async def run_prompt(
         self,
-        prompt: str | list[dict[str, Any]],
+        prompt: Content,
         *,
         max_turns: int | None = None,
         origin: dict[str, Any] | None = None,
     ) -> ResultMessage:
         """Append ``prompt`` as a user turn and loop until a response has no tool calls."""
         if isinstance(prompt, str) and prompt[:1] == "/" and self.is_main:
-            from ._commands import run_command  # /clear, /compact (C3, C4)
-
-            command = await run_command(self, prompt)
+            command = await self.seams.command(self, prompt)
             if command is not None:
                 return command
-        run = _Run(started=trio.current_time())
+        run = Run(started=trio.current_time())
         limit = self.max_turns if max_turns is None else max_turns
         try:
-            accepted = await self._on_prompt(prompt, run)
+            accepted = await self.seams.on_prompt(self, prompt, run)
             if accepted is None:
                 terminal = "prompt_blocked" if run.stop is None else "hook_stopped"
-                return self._result(run, "success", result="", terminal=terminal)
+                return self.result(run, "success", result="", terminal=terminal)
             await self._add_user_turn(accepted, origin=origin)
             while True:
-                self._check_limits(run, limit)
-                await self._before_request(run)
-                response = await self._turn_model(run)
-                if response is None:  # interrupted while streaming
-                    raise _EndRun("error_during_execution", [INTERRUPTED_TEXT], "aborted_streaming")
+                response = await self._next_response(run, limit)
                 calls = response.tool_uses
                 if self.session.ledger.exhausted:
                     if calls:
@@ -189,24 +194,32 @@ class AgentLoop:
                 if not calls:
                     if response.stop_reason == "pause_turn":
                         continue
-                    follow_up = await self._on_final(response, run)
+                    follow_up = await self.seams.on_final(self, response, run)
                     if follow_up is not None:
                         await self._add_user_turn(follow_up)
                         continue
-                    run.last_text = response.text
-                    return self._result(run, "success", result=response.text)
+                    return self.result(run, "success", result=response.text)
                 if not await self.tool_calls.run(self, calls, response, run):
-                    raise _EndRun("error_during_execution", [INTERRUPTED_TEXT], "aborted_tools")
+                    raise RunEnd("error_during_execution", [INTERRUPTED_TEXT], "aborted_tools")
                 if run.stop is not None or run.deferred is not None:
-                    return await _hookpoints.end_result(self, run, response)
-        except _EndRun as end:
-            return self._result(run, end.subtype, errors=end.errors, terminal=end.terminal_reason)
+                    return await self._ended_early(run, response)
+        except RunEnd as end:
+            return self.result(run, end.subtype, errors=end.errors, terminal=end.terminal_reason)
 
-    def _check_limits(self, run: _Run, limit: int | None) -> None:
-        """Before each model request: max_turns (L4), then the tree's budget (S6: no response
-        starts after the cap was reached, whoever reached it)."""
+    async def _next_response(self, run: Run, limit: int | None) -> Response:
+        """The limits checked, the context compacted if it must be, and the next response."""
+        self._check_limits(run, limit)
+        await maybe_compact(self)
+        response = await self._turn_model(run)
+        if response is None:  # interrupted while streaming
+            raise RunEnd("error_during_execution", [INTERRUPTED_TEXT], "aborted_streaming")
+        return response
+
+    def _check_limits(self, run: Run, limit: int | None) -> None:
+        """Before each model request: max_turns, then the tree's budget (no response starts
+        after the cap was reached, whoever reached it)."""
         if limit is not None and run.turns >= limit:
-            raise _EndRun(
+            raise RunEnd(
                 "error_max_turns",
                 [f"Reached maximum number of turns ({limit})"],
                 "max_turns",
@@ -215,11 +228,11 @@ class AgentLoop:
             raise budget_end(self.session.ledger.cap)
 
     async def _add_user_turn(
-        self, prompt: str | list[dict[str, Any]], *, origin: dict[str, Any] | None = None
+        self, prompt: Content, *, origin: dict[str, Any] | None = None
     ) -> None:
         """A user turn: into the history, and into the transcript (not the stream)."""
         self.history.append({"role": "user", "content": prompt})
-        await self._record(
+        await self.record(
             UserMessage(
                 content=prompt if isinstance(prompt, str) else _blocks_of(prompt),
                 uuid=new_id(),
@@ -228,43 +241,31 @@ class AgentLoop:
             )
         )
 
-    # -- extension points (each owned by one feature; see the issue that builds it) --------------
+    async def _ended_early(self, run: Run, response: Response) -> ResultMessage:
+        """The result of a run ended by a deferral or a hook's ``continue_: False``: the last
+        response's text, with the deferred call for the application to run."""
+        if run.deferred is not None:
+            run.stop_reason = "tool_deferred"
+            result = self.result(run, "success", result=response.text, terminal="tool_deferred")
+            return msgspec.structs.replace(result, deferred_tool_use=run.deferred)
+        await self.inform("stopped by a hook" + (f": {run.stop}" if run.stop else ""))
+        return self.result(run, "success", result=response.text, terminal="hook_stopped")
 
-    async def _on_prompt(
-        self, prompt: str | list[dict[str, Any]], run: _Run
-    ) -> str | list[dict[str, Any]] | None:
-        """UserPromptSubmit hooks (SPEC H4): the prompt to run, or None when a hook blocks it."""
-        return await _hookpoints.on_prompt(self, prompt, run)
+    # -- output -----------------------------------------------------------------------------------
 
-    async def _before_request(self, run: _Run) -> None:
-        """Before each model request: automatic compaction (SPEC C4)."""
-        await maybe_compact(self)
-
-    async def _on_final(self, response: Response, run: _Run) -> str | None:
-        """A response without tool calls: Stop hooks (H4) and structured output (C5) may keep
-        the agent going by returning its next instruction; None ends the run."""
-        follow_up = await self._stop_hooks(response, run)
-        if follow_up is not None:
-            return follow_up
-        return structured_follow_up(self, response, run)
-
-    async def _stop_hooks(self, response: Response, run: _Run) -> str | None:
-        """Stop (SubagentStop in a subagent) hooks: a block's reason is the next instruction."""
-        return await _hookpoints.stop_hooks(self, response, run)
-
-    async def _record(self, message: Message) -> None:
-        """Append ``message`` to this agent's transcript (SPEC C1); note each response's usage
-        for the context size (C4)."""
+    async def record(self, message: Message) -> None:
+        """Append ``message`` to this agent's transcript; note each response's usage for the
+        context size."""
         if type(message) is AssistantMessage and message.usage is not None:
             self.context.observe(message.usage, len(self.history))
         transcript = self.transcript
         if transcript is not None:
             await transcript.record(message)
 
-    async def _publish(self, message: Message, *, stream: bool = True) -> None:
+    async def publish(self, message: Message, *, stream: bool = True) -> None:
         """Every message this agent produces: into its transcript, and (if ``stream``) out.
 
-        (``_record`` inlined: this runs for every tool result.)"""
+        (``record`` inlined: this runs for every tool result.)"""
         if type(message) is AssistantMessage and message.usage is not None:
             self.context.observe(message.usage, len(self.history))
         transcript = self.transcript
@@ -273,18 +274,24 @@ class AgentLoop:
         if stream and self.streams:
             await self.session.emit(message)
 
-    def _result(
+    async def inform(self, text: str) -> None:
+        """An ``informational`` system message (a hook's output, a fallback, a resume notice)."""
+        await self.publish(SystemMessage(subtype="informational", data={"message": text}))
+
+    def result(
         self,
-        run: _Run,
+        run: Run,
         subtype: str,
         *,
         result: str | None = None,
         errors: list[str] | None = None,
         terminal: str | None = None,
     ) -> ResultMessage:
+        """The ``ResultMessage`` that ends ``run``."""
         session = self.session
         self.turns_total += run.turns
-        self.last_usage = run.usage
+        usage = run.usage.as_dict()
+        self.last_usage = usage
         return ResultMessage(
             subtype=subtype,  # type: ignore[arg-type]
             duration_ms=int((trio.current_time() - run.started) * 1000),
@@ -293,7 +300,7 @@ class AgentLoop:
             num_turns=run.turns,
             session_id=session.session_id,
             total_cost_usd=session.ledger.total,
-            usage=dict(run.usage),
+            usage=dict(usage),
             model_usage={k: dict(v) for k, v in session.model_usage.items()},
             result=result,
             errors=errors,
@@ -306,12 +313,12 @@ class AgentLoop:
 
     # -- one turn: the model's response (its tools: ``self.tool_calls.run``) --------------------
 
-    async def _turn_model(self, run: _Run) -> Response | None:
-        """One model response, retried per SPEC L8, charged and streamed; None if interrupted."""
+    async def _turn_model(self, run: Run) -> Response | None:
+        """One model response (retried, charged and streamed); None if interrupted."""
         t0 = trio.current_time()
         try:
             if self.is_main:  # only the main agent's turns can be interrupted (AgentClient)
-                with self._interruptible() as scope:
+                with self.interruptible() as scope:
                     response_and_trip = await self.model_call.with_retries(self)
                 if scope.cancelled_caught:
                     return None
@@ -322,16 +329,16 @@ class AgentLoop:
         response, tripped = response_and_trip
         run.turns += 1
         run.stop_reason = response.stop_reason
-        if not tripped:  # the crossing response is left out of `usage` (S6)
-            for key in USAGE_KEYS:
-                run.usage[key] += response.usage.get(key) or 0
+        if not tripped:  # the response that reached the cap is left out of the run's usage
+            run.usage += Usage.of(response.usage)
         self.history.append({"role": "assistant", "content": response.api_content})
         self.session.turns_by_agent[self.agent_id] = (
             self.session.turns_by_agent.get(self.agent_id, 0) + 1
         )
         await self._emit_response(response)
-        if self.progress is not None:
-            await self.progress(self, response)
+        progress = self.links.progress
+        if progress is not None:
+            await progress(self, response)
         return response
 
     async def _emit_response(self, response: Response) -> None:
@@ -339,7 +346,7 @@ class AgentLoop:
         subagent's text is recorded but only streamed with ``forward_subagent_text``.
 
         The blocks are recorded together (one transcript write per response), before the first
-        is streamed: each message is still in the transcript before anyone sees it (C1)."""
+        is streamed: each message is still in the transcript before anyone sees it."""
         session = self.session
         usage = response.usage
         model = response.model or self.model
@@ -387,7 +394,7 @@ class AgentLoop:
         return response.text
 
 
-def _blocks_of(content: list[dict[str, Any]]) -> list[Any]:
+def _blocks_of(content: list[dict[str, Any]]) -> list[ContentBlock]:
     """API-shaped user content as message blocks (text and tool results)."""
     return [msgspec.convert(c, ContentBlock) for c in content if c.get("type") in _BLOCK_TYPES]
 
@@ -395,7 +402,7 @@ def _blocks_of(content: list[dict[str, Any]]) -> list[Any]:
 _BLOCK_TYPES = frozenset({"text", "tool_result", "tool_use", "thinking"})
 
 
-class _TurnScope:
+class TurnScope:
     """The cancel scope of a model call or tool phase, known to its loop while entered (what
     :meth:`AgentLoop.interrupt` cancels). A class, not a generator context manager: it runs
     twice per turn."""
@@ -410,8 +417,13 @@ class _TurnScope:
         self.loop._turn_scope = self.scope
         return self.scope.__enter__()
 
-    def __exit__(self, *exc_info: Any) -> bool:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> bool:
         try:
-            return self.scope.__exit__(*exc_info)
+            return self.scope.__exit__(exc_type, exc, traceback)
         finally:
             self.loop._turn_scope = None

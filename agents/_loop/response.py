@@ -3,7 +3,8 @@
 Kept apart from the loop because it is the hot path of every turn and has one job: fold
 ``message_start … message_stop`` into content blocks, usage and ``stop_reason``. A stream that ends
 before ``message_stop`` is an :class:`APIConnectionError` (the loop retries the whole response,
-SPEC L8); malformed tool input JSON is kept as an error marker for the tool call (SPEC E2).
+so a failed attempt leaves nothing behind); malformed tool input JSON is kept as an error marker
+for the tool call.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 import attrs
 import msgspec
 
-from .backends.base import (
+from ..backends.base import (
     APIConnectionError,
     BackendEvent,
     ContentBlockDelta,
@@ -25,7 +26,7 @@ from .backends.base import (
     MessageStart,
     MessageStop,
 )
-from .messages import ContentBlock, TextBlock, ThinkingBlock, ToolUseBlock
+from ..messages import ContentBlock, TextBlock, ThinkingBlock, ToolUseBlock
 
 log = logging.getLogger("agents.loop")
 
@@ -142,7 +143,7 @@ class ResponseBuilder:
             r.api_content.append({"type": "thinking", "thinking": body, "signature": signature})
         else:
             # redacted_thinking, server tool blocks ...: they must go back to the model unchanged,
-            # but have no message type of their own in the stream (SPEC E2: logged, never fatal).
+            # but have no message type of their own in the stream (logged, never fatal).
             log.info("block type %r kept in history, not streamed", kind)
             r.api_content.append(start)
 

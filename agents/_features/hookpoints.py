@@ -1,12 +1,12 @@
-"""Where the agent loop fires hooks (SPEC H1-H5), and what it does with their answers.
+"""Where the agent loop fires hooks, and what it does with their answers.
 
-The loop keeps a few small seams (``_on_prompt``, ``_stop_hooks``, the end of
-``_execute`` in ``agents._tool_calls``) that call into this module; everything else that
-fires hooks (subagents, compaction) calls :func:`fire`. ``PreToolUse`` and ``PermissionRequest``
-hooks run inside the permission gate (``agents._gate``), ``Notification`` hooks just before
-``can_use_tool`` is asked.
+The loop's seams (``agents._features.seams``) call into this module for prompts, final
+responses, tool results and compaction; everything else that fires hooks (subagents) calls
+:func:`fire`. ``PreToolUse`` and ``PermissionRequest`` hooks run inside the permission gate
+(``agents._assembly.gate``), ``Notification`` hooks just before ``can_use_tool`` is asked.
 
-Decisions where the SPEC is silent (mirrored in the README's reference section):
+Decisions where the Agent SDK's documentation is silent (mirrored in the README's reference
+section):
 
 * ``additionalContext`` of ``UserPromptSubmit`` and ``SessionStart`` hooks goes into the user turn
   as extra text blocks after the prompt (the session's first prompt for ``SessionStart``); of
@@ -20,9 +20,10 @@ Decisions where the SPEC is silent (mirrored in the README's reference section):
 * ``continue_: False`` is the application's choice, not a failure: the run ends (after the
   current tool phase) with ``success``, ``result`` the last response's text,
   ``terminal_reason="hook_stopped"``, and the ``stopReason`` as an ``informational`` message.
-* ``PostToolUse`` fires when a tool ran and succeeded, ``PostToolUseFailure`` when it ran (or its
-  input failed validation after the gate) and failed; calls that were denied, unknown or had
-  unparseable input fire neither. ``tool_response`` is the tool's structured data
+* ``PostToolUse`` fires when a tool ran and succeeded, ``PostToolUseFailure`` when it ran (or the
+  input a hook or ``can_use_tool`` rewrote failed validation) and failed; calls that were denied,
+  unknown, or whose input was unparseable or failed the tool's schema (checked before any
+  permission is asked) fire neither. ``tool_response`` is the tool's structured data
   (``tool_use_result``) when it has some, else the content the model would see.
 * A ``Stop`` hook's block is counted per prompt: the 9th stop attempt after 8 blocks in a row
   ends the run whatever the hooks say. A subagent's loop fires ``SubagentStop`` (matched on its
@@ -42,33 +43,36 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import trio
 
-from .hooks import HookResult, HookRunner
-from .messages import ResultMessage, SystemMessage, ToolUseBlock
-from .tools.base import ToolOutput
+from .._loop.contracts import Content
+from .._loop.tool_calls import with_context
+from ..hooks import HookResult
+from ..messages import ToolUseBlock
+from ..tools.base import ToolOutput
 
 if TYPE_CHECKING:
-    from ._loop import AgentLoop, _Run
-    from ._response import Response
+    from .._loop.agent import AgentLoop
+    from .._loop.response import Response
+    from .._loop.run import Run
 
 __all__ = [
     "MAX_STOP_BLOCKS",
     "SESSION_END_TIMEOUT",
     "after_tool",
-    "defer",
-    "end_result",
     "fire",
+    "has_hooks",
+    "hook_input",
     "notify",
     "on_prompt",
     "open_session",
+    "pre_compact",
     "session_end",
     "session_start",
     "stop_hooks",
-    "with_context",
 ]
 
 log = logging.getLogger("agents.hooks")
 
-#: A Stop (or SubagentStop) hook may keep an agent going this many times in a row (H4).
+#: A Stop (or SubagentStop) hook may keep an agent going this many times in a row.
 MAX_STOP_BLOCKS = 8
 #: Seconds SessionEnd hooks get once the session is over (they run shielded).
 SESSION_END_TIMEOUT = 5.0
@@ -76,16 +80,29 @@ _PENDING = "hooks.session_start_context"
 _NO_RESULT = HookResult()
 
 
-def _runner(loop: AgentLoop) -> HookRunner | None:
-    gate = loop.gate
-    runner: HookRunner | None = getattr(gate, "runner", None)
-    return runner
-
-
 def has_hooks(loop: AgentLoop, event: str) -> bool:
     """Whether any hook is registered for ``event`` in ``loop``'s session."""
-    runner = _runner(loop)
+    runner = loop.session.hooks
     return runner is not None and runner.has(event)
+
+
+def hook_input(loop: AgentLoop) -> dict[str, Any]:
+    """The fields every hook input carries: the session, its transcript, the working directory,
+    the permission mode, and in a subagent its id and type."""
+    session = loop.session
+    gate = loop.gate
+    data: dict[str, Any] = {
+        "session_id": session.session_id,
+        "transcript_path": session.transcript_path,
+        "cwd": session.cwd,
+        "permission_mode": (
+            gate.mode if gate is not None else session.options.resolved_permission_mode
+        ),
+    }
+    if not loop.is_main:
+        data["agent_id"] = loop.agent_id
+        data["agent_type"] = loop.agent_type
+    return data
 
 
 async def fire(
@@ -96,9 +113,8 @@ async def fire(
 ) -> HookResult:
     """Run the ``event`` hooks of ``loop``'s session whose matcher accepts ``match``.
 
-    The input is H3's common fields (``session_id``, ``transcript_path``, ``cwd``,
-    ``permission_mode``, ``hook_event_name``, and ``agent_id``/``agent_type`` inside a subagent)
-    plus ``fields`` (a ``tool_use_id`` field is also the callbacks' second argument).
+    The input is the fields every hook gets (:func:`hook_input`, and ``hook_event_name``) plus
+    ``fields`` (a ``tool_use_id`` field is also the callbacks' second argument).
     ``systemMessage`` outputs are published here as ``informational`` system
     messages; everything else is the caller's to act on — in particular ``result.stop`` (a hook
     said ``continue_: False``) and ``result.block``. Returns an empty result when no hook is
@@ -106,19 +122,15 @@ async def fire(
 
         result = await fire(loop, "SubagentStart", "researcher", agent_id=aid, agent_type=t)
     """
-    runner = _runner(loop)
+    runner = loop.session.hooks
     if runner is None or not runner.has(event):
         await trio.lowlevel.checkpoint()
         return _NO_RESULT
-    hook_input = {**loop.gate.hook_input(loop), **fields}
-    result = await runner.run(event, hook_input, match=match, tool_use_id=fields.get("tool_use_id"))
-    await _announce(loop, result.system_messages)
+    data = {**hook_input(loop), **fields}
+    result = await runner.run(event, data, match=match, tool_use_id=fields.get("tool_use_id"))
+    for text in result.system_messages:
+        await loop.inform(text)
     return result
-
-
-async def _announce(loop: AgentLoop, messages: tuple[str, ...]) -> None:
-    for text in messages:
-        await loop._publish(SystemMessage(subtype="informational", data={"message": text}))
 
 
 async def notify(
@@ -177,24 +189,20 @@ async def session_end(loop: AgentLoop, reason: str = "other") -> None:
 # -- prompts ---------------------------------------------------------------------------------------
 
 
-def _with_texts(
-    prompt: str | list[dict[str, Any]], texts: list[str] | tuple[str, ...]
-) -> str | list[dict[str, Any]]:
+def _with_texts(prompt: Content, texts: list[str] | tuple[str, ...]) -> Content:
     if not texts:
         return prompt
     blocks = [{"type": "text", "text": prompt}] if isinstance(prompt, str) else list(prompt)
     return blocks + [{"type": "text", "text": t} for t in texts]
 
 
-def _prompt_text(prompt: str | list[dict[str, Any]]) -> str:
+def _prompt_text(prompt: Content) -> str:
     if isinstance(prompt, str):
         return prompt
     return "\n".join(b.get("text", "") for b in prompt if b.get("type") == "text")
 
 
-async def on_prompt(
-    loop: AgentLoop, prompt: str | list[dict[str, Any]], run: _Run
-) -> str | list[dict[str, Any]] | None:
+async def on_prompt(loop: AgentLoop, prompt: Content, run: Run) -> Content | None:
     """``UserPromptSubmit``: the prompt with any added context, or None if it must not run."""
     pending: list[str] = loop.state.pop(_PENDING, [])
     if loop.is_main and has_hooks(loop, "UserPromptSubmit"):  # a subagent's task is no user's
@@ -205,30 +213,26 @@ async def on_prompt(
             return None
         if result.block:
             why = f": {result.block_reason}" if result.block_reason else ""
-            await _announce(loop, (f"prompt blocked by a UserPromptSubmit hook{why}",))
+            await loop.inform(f"prompt blocked by a UserPromptSubmit hook{why}")
             return None
         pending.extend(result.additional_context)
     return _with_texts(prompt, pending)
 
 
+# -- compaction ------------------------------------------------------------------------------------
+
+
+async def pre_compact(loop: AgentLoop, trigger: str, instructions: str | None) -> HookResult:
+    """``PreCompact`` (``trigger``: auto or manual); a block skips the compaction."""
+    return await fire(
+        loop, "PreCompact", trigger, trigger=trigger, custom_instructions=instructions
+    )
+
+
 # -- tools -----------------------------------------------------------------------------------------
 
 
-def with_context(output: ToolOutput, texts: tuple[str, ...]) -> ToolOutput:
-    """``output`` with hook context appended as text blocks of the same tool result."""
-    if not texts:
-        return output
-    content = output.content
-    blocks = (
-        ([{"type": "text", "text": content}] if content else [])
-        if isinstance(content, str)
-        else list(content)
-    )
-    blocks.extend({"type": "text", "text": t} for t in texts)
-    return ToolOutput(content=blocks, is_error=output.is_error, data=output.data)
-
-
-def _replacement(value: Any) -> str | list[dict[str, Any]]:
+def _replacement(value: Any) -> Content:
     """An ``updatedToolOutput`` as tool-result content."""
     if isinstance(value, str):
         return value
@@ -245,7 +249,7 @@ async def after_tool(
     tool_input: dict[str, Any],
     output: ToolOutput,
     context: tuple[str, ...],
-    run: _Run,
+    run: Run,
 ) -> ToolOutput:
     """``PostToolUse`` / ``PostToolUseFailure`` for a call that ran; ``context`` is what the
     ``PreToolUse`` hooks added. Returns the output the model sees."""
@@ -270,21 +274,10 @@ async def after_tool(
     return with_context(output, context)
 
 
-def defer(loop: AgentLoop, call: ToolUseBlock, tool_input: dict[str, Any], run: _Run) -> bool:
-    """Record a PreToolUse deferral; False when the turn has other calls (then it is denied)."""
-    last = loop.history[-1] if loop.history else {}
-    content = last.get("content") if last.get("role") == "assistant" else None
-    calls = sum(1 for b in content or () if isinstance(b, dict) and b.get("type") == "tool_use")
-    if calls != 1:
-        return False
-    run.deferred = {"id": call.id, "name": call.name, "input": tool_input}
-    return True
-
-
 # -- ends ------------------------------------------------------------------------------------------
 
 
-async def stop_hooks(loop: AgentLoop, response: Response, run: _Run) -> str | None:
+async def stop_hooks(loop: AgentLoop, response: Response, run: Run) -> str | None:
     """``Stop`` (``SubagentStop`` in a subagent): the next instruction if a hook blocks."""
     event = "Stop" if loop.is_main else "SubagentStop"
     if not has_hooks(loop, event):
@@ -302,25 +295,13 @@ async def stop_hooks(loop: AgentLoop, response: Response, run: _Run) -> str | No
     if not result.block:
         return None
     if run.stop_blocks >= MAX_STOP_BLOCKS:
-        await _announce(
-            loop,
-            (f"{event} hooks blocked {MAX_STOP_BLOCKS} times in a row; stopping anyway",),
+        await loop.inform(
+            f"{event} hooks blocked {MAX_STOP_BLOCKS} times in a row; stopping anyway"
         )
         return None
     run.stop_blocks += 1
     return result.block_reason or f"A {event} hook asked you to continue."
 
 
-async def _stopped(loop: AgentLoop, reason: str, event: str | None) -> None:
-    text = f"stopped by a {event + ' ' if event else ''}hook" + (f": {reason}" if reason else "")
-    await _announce(loop, (text,))
-
-
-async def end_result(loop: AgentLoop, run: _Run, response: Response) -> ResultMessage:
-    """The result of a run ended by a deferral or a hook's ``continue_: False``."""
-    if run.deferred is not None:
-        run.stop_reason = "tool_deferred"
-        result = loop._result(run, "success", result=response.text, terminal="tool_deferred")
-        return msgspec.structs.replace(result, deferred_tool_use=run.deferred)
-    await _stopped(loop, run.stop or "", None)
-    return loop._result(run, "success", result=response.text, terminal="hook_stopped")
+async def _stopped(loop: AgentLoop, reason: str, event: str) -> None:
+    await loop.inform(f"stopped by a {event} hook" + (f": {reason}" if reason else ""))

@@ -8,18 +8,18 @@ same ledger, cancelled with the session — whose mailbox the caller feeds throu
 from __future__ import annotations
 
 import contextlib
-from typing import Any
 
 import attrs
 import trio
 
 from runtime import Actor, BudgetExhausted
 
-from ._hookpoints import fire, has_hooks
-from ._loop import AgentLoop
-from ._persist import recording_results
-from ._subagents import INPUT_END, Prompt, adopt, definitions, make_child, release_transcript, serve
-from .messages import ResultMessage
+from .._features.hookpoints import fire, has_hooks
+from .._loop.agent import AgentLoop
+from .._loop.contracts import Content, Prompt
+from ..messages import ResultMessage
+from .serve import INPUT_END, recording_results, serve
+from .subagents import adopt, definitions, make_child, release_transcript, take_actor
 
 __all__ = ["AgentHandle", "spawn_from_code"]
 
@@ -49,37 +49,39 @@ class AgentHandle:
     def agent_type(self) -> str:
         return self.loop.agent_type
 
-    async def send(
-        self, prompt: str | list[dict[str, Any]], *, max_turns: int | None = None
-    ) -> None:
+    async def send(self, prompt: Content, *, max_turns: int | None = None) -> None:
         """Queue a prompt; it runs as its own turn once the agent is free."""
-        assert self.loop.actor is not None
-        await self.loop.actor.mailbox.send(Prompt(prompt, max_turns=max_turns))
+        actor = self.loop.links.actor
+        assert actor is not None
+        await actor.mailbox.send(Prompt(prompt, max_turns=max_turns))
 
     async def result(self) -> ResultMessage:
         """The next result of this agent (in prompt order)."""
         return await self._results.receive()
 
-    async def ask(self, prompt: str | list[dict[str, Any]]) -> ResultMessage:
+    async def ask(self, prompt: Content) -> ResultMessage:
         """``send`` then ``result``."""
         await self.send(prompt)
         return await self.result()
 
     async def close(self) -> None:
         """No more prompts: the agent ends once its queued prompts and children are done."""
-        assert self.loop.actor is not None
+        actor = self.loop.links.actor
+        assert actor is not None
         with contextlib.suppress(trio.ClosedResourceError, trio.BrokenResourceError):
-            await self.loop.actor.mailbox.send(INPUT_END)
+            await actor.mailbox.send(INPUT_END)
 
     def stop(self) -> None:
         """Cancel the agent and its subtree now."""
-        if self.loop.actor is not None:
-            self.loop.actor.cancel(reason="stopped from code")
+        actor = self.loop.links.actor
+        if actor is not None:
+            actor.cancel(reason="stopped from code")
 
     async def wait(self) -> None:
         """Wait until the agent has ended."""
-        if self.loop.actor is not None:
-            await self.loop.actor.wait_done()
+        actor = self.loop.links.actor
+        if actor is not None:
+            await actor.wait_done()
 
 
 async def spawn_from_code(
@@ -91,9 +93,14 @@ async def spawn_from_code(
     if definition is None:
         raise ValueError(f"unknown agent type {agent_type!r} (available: {', '.join(kinds)})")
     child = make_child(
-        main, definition, agent_type=agent_type, model=model, tool_use_id=None, depth=1
+        main,
+        definition,
+        agent_type=agent_type,
+        model=model,
+        tool_use_id=None,
+        depth=1,
+        streams=False,
     )
-    child.streams = False
     send, receive = trio.open_memory_channel[ResultMessage](16)
 
     async def behaviour(actor: Actor) -> None:
@@ -108,10 +115,10 @@ async def spawn_from_code(
 
     if main.session.ledger.exhausted:
         raise BudgetExhausted()
-    assert main.actor is not None
+    parent = main.links.actor
+    assert parent is not None
     actor = await main.session.supervisor.spawn(
-        behaviour, name=agent_type, parent=main.actor, background=background
+        behaviour, name=agent_type, parent=parent, background=background
     )
-    child.agent_id = actor.address
-    child.actor = actor
+    take_actor(child, actor)
     return AgentHandle(child, receive)

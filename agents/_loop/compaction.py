@@ -1,4 +1,4 @@
-"""The context window: token accounting and compaction (SPEC C4).
+"""The context window: token accounting and compaction.
 
 Each agent keeps a :class:`ContextTracker`. After a response, the size of the context is that
 response's input tokens (``input_tokens + cache_read_input_tokens +
@@ -8,11 +8,12 @@ compaction, it is an estimate of the whole request. When it exceeds
 ``options.compact_threshold`` of the model's context window (``ModelInfo.context_window`` in the
 price data), :func:`compact` runs before the request::
 
-    PreCompact hooks (trigger "auto"; decision "block" skips)
+    PreCompact hooks (``Seams.pre_compact``; trigger "auto"; decision "block" skips)
       → a summary request (ModelRequest(purpose="compact")), charged to the ledger
       → history = [summary + latest exchange]
       → SystemMessage(subtype="compact_boundary", data={"trigger", "pre_tokens"})
       → a ``history_snapshot`` transcript entry, so resume rebuilds the compacted history
+      → ``Seams.after_compact`` (SessionStart hooks with source "compact" for the main agent)
 
 What is kept: CLAUDE.md lives in the system prompt (the stable prefix), which compaction never
 touches; of the history, the latest exchange is kept — the last prompt with its answer, or, in the
@@ -25,20 +26,21 @@ is never separated from its ``tool_result``. The summary goes into the first kep
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
 import msgspec
 
-from . import _hookpoints
-from .backends.base import BackendError
-from .hooks import HookResult
-from .messages import SystemMessage
-from .sessions import HISTORY_SNAPSHOT
-from .sessions.history import is_tool_results
+from ..backends.base import BackendError
+from ..messages import SystemMessage
+from ..sessions import HISTORY_SNAPSHOT
+from ..sessions.history import is_tool_results
+from .run import Usage
 
 if TYPE_CHECKING:
-    from ._loop import AgentLoop, Session
+    from .agent import AgentLoop
+    from .session import Session
 
 __all__ = [
     "DEFAULT_CONTEXT_WINDOW",
@@ -81,12 +83,9 @@ class ContextTracker:
     mark: int = 0
 
     def observe(self, usage: dict[str, Any], history_len: int) -> None:
-        self.last_input = (
-            (usage.get("input_tokens") or 0)
-            + (usage.get("cache_read_input_tokens") or 0)
-            + (usage.get("cache_creation_input_tokens") or 0)
-        )
-        self.last_output = usage.get("output_tokens") or 0
+        counts = Usage.of(usage)
+        self.last_input = counts.context_tokens
+        self.last_output = counts.output_tokens
         self.mark = history_len
 
     def reset(self) -> None:
@@ -95,7 +94,7 @@ class ContextTracker:
         self.mark = 0
 
 
-def estimate_tokens(*parts: Any) -> int:
+def estimate_tokens(*parts: object) -> int:
     """Characters of the JSON encoding / 4: the estimate used where no usage is known yet."""
     return sum(len(_encode(p)) for p in parts) // 4
 
@@ -105,7 +104,7 @@ def context_tokens(loop: AgentLoop) -> int:
     tracker = loop.context
     history = loop.history
     if tracker.last_input is None:
-        return estimate_tokens(loop.system, loop.tools.definitions(), history)
+        return estimate_tokens(loop.system, loop.tools.definitions(), history.messages())
     tail = history[tracker.mark :]
     return tracker.last_input + tracker.last_output + (estimate_tokens(tail) if tail else 0)
 
@@ -130,7 +129,7 @@ def _is_prompt(message: dict[str, Any]) -> bool:
     return message["role"] == "user" and not is_tool_results(message)
 
 
-def cut_index(history: list[dict[str, Any]]) -> int:
+def cut_index(history: Sequence[dict[str, Any]]) -> int:
     """Where the kept latest exchange starts; ``history[:cut]`` is what gets summarized."""
     n = len(history)
     if n == 0:
@@ -165,12 +164,6 @@ def compacted_history(summary: str, kept: list[dict[str, Any]]) -> list[dict[str
     return [{"role": "user", "content": [block]}, *kept]
 
 
-async def _pre_compact(loop: AgentLoop, trigger: str, instructions: str | None) -> HookResult:
-    return await _hookpoints.fire(
-        loop, "PreCompact", trigger, trigger=trigger, custom_instructions=instructions
-    )
-
-
 async def compact(
     loop: AgentLoop,
     *,
@@ -182,9 +175,11 @@ async def compact(
 
     Otherwise returns why nothing changed: :data:`NOT_ENOUGH_MESSAGES` (fewer than two messages
     before the latest exchange), a PreCompact hook's block, or the backend error of the summary
-    request. Backend errors are not retried: the agent carries on uncompacted.
+    request. Backend errors are not retried: the agent carries on uncompacted. The summary
+    request is charged like any (what a failed attempt used included); in ``reserve`` budget mode
+    it starts only once its worst case is booked, else ``RunEnd`` (the budget) is raised.
     """
-    from .backends.base import ModelRequest
+    from ..backends.base import ModelRequest
 
     history = loop.history
     cut = cut_index(history)
@@ -192,7 +187,7 @@ async def compact(
         return NOT_ENOUGH_MESSAGES
     if pre_tokens is None:
         pre_tokens = context_tokens(loop)
-    verdict = await _pre_compact(loop, trigger, instructions)
+    verdict = await loop.seams.pre_compact(loop, trigger, instructions)
     if verdict.block:
         return f"compaction blocked by a PreCompact hook: {verdict.block_reason or 'no reason'}"
     instruction = SUMMARY_PROMPT
@@ -207,22 +202,20 @@ async def compact(
         agent_type=loop.agent_type,
         purpose="compact",
     )
-    try:
-        response = await loop.model_call.stream_once(loop, request)
+    try:  # charged like any request: booked first in reserve mode, cut attempts included
+        response, _ = await loop.model_call.charged(loop, request)
     except (BackendError, msgspec.ValidationError, KeyError, TypeError) as exc:
         log.warning("agent %s: compaction request failed: %s", loop.agent_id, exc)
         return f"compaction failed: {exc}"
-    loop.session.charge(loop.agent_id, response.model or loop.model, response.usage)
     new_history = compacted_history(response.text, history[cut:])
-    history[:] = new_history
+    history.replace(new_history, "compact")
     loop.context.reset()
-    await loop._publish(
+    await loop.publish(
         SystemMessage(
             subtype="compact_boundary", data={"trigger": trigger, "pre_tokens": pre_tokens}
         )
     )
     if loop.transcript is not None:
         await loop.transcript.record_kind(HISTORY_SNAPSHOT, {"messages": list(new_history)})
-    if loop.is_main:
-        await _hookpoints.session_start(loop, "compact")
+    await loop.seams.after_compact(loop)
     return None

@@ -1,4 +1,4 @@
-"""CLAUDE.md memory files, loaded per ``setting_sources`` into the system prompt (SPEC C4).
+"""CLAUDE.md memory files, loaded per ``setting_sources`` into the system prompt.
 
 * ``"user"``: ``~/.claude/CLAUDE.md``;
 * ``"project"``: ``CLAUDE.md`` and ``.claude/CLAUDE.md`` in ``cwd`` and each of its parents;

@@ -1,13 +1,13 @@
-"""The loop's side of the permission pipeline (SPEC P1): one verdict per tool call.
+"""The loop's side of the permission pipeline: one verdict per tool call.
 
 ``agents.permissions`` decides (hooks → deny → ask → mode → allow → ``can_use_tool``); this
 adapter feeds it what the loop knows — the agent, the call, whether the tool is read-only — and
 turns the outcome into what the loop needs: run with this input, or answer with this error.
 
-It also holds the session's :class:`HookRunner` (``LoopGate.runner``), which
-``agents._hookpoints.fire`` uses for every other hook event, and builds ``auto`` mode's default
-classifier: one small model call through the session's backend (``purpose="classifier"``),
-charged to the budget like any response.
+The pipeline runs the session's PreToolUse and PermissionRequest hooks (``Session.hooks``; the
+other events fire from ``agents._features.hookpoints``). This module also builds ``auto`` mode's
+default classifier: one small model call through the session's backend
+(``purpose="classifier"``), charged to the budget like any response.
 """
 
 from __future__ import annotations
@@ -24,20 +24,23 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
-from ._response import ResponseBuilder
-from .backends.base import ModelRequest
-from .hooks import HookRunner
-from .messages import SystemMessage, ToolUseBlock
-from .permissions import Classifier, PermissionCheck, PermissionGate, RuleSet
-from .permissions._modes import NO_PERMISSION_TOOLS
-from .permissions._paths import EDIT_PATH_TOOLS, READ_PATH_TOOLS
-from .tools.base import Tool
+from .._features.hookpoints import hook_input
+from .._loop.contracts import Verdict
+from .._loop.model_call import request_size
+from .._loop.response import ResponseBuilder
+from ..backends.base import ModelRequest
+from ..messages import ToolUseBlock
+from ..permissions import Classifier, PermissionCheck, PermissionGate, RuleSet
+from ..permissions._modes import NO_PERMISSION_TOOLS
+from ..permissions._paths import EDIT_PATH_TOOLS, READ_PATH_TOOLS
+from ..tools.base import Tool
 
 if TYPE_CHECKING:
-    from ._loop import AgentLoop, Session
-    from .options import AgentOptions
+    from .._loop.agent import AgentLoop
+    from .._loop.session import Session
+    from ..options import AgentOptions
 
-__all__ = ["CLASSIFIER_PROMPT", "LoopGate", "Verdict", "default_classifier", "make_gate"]
+__all__ = ["CLASSIFIER_PROMPT", "LoopGate", "default_classifier", "make_gate", "rules_for"]
 
 log = logging.getLogger("agents.permissions")
 
@@ -45,14 +48,14 @@ _NO_HOOK_INPUT: dict[str, Any] = {}
 #: Tools whose input must come back from a person (they always go to ``can_use_tool``).
 USER_INPUT_TOOLS = frozenset({"AskUserQuestion"})
 #: tools whose rules have specifiers (paths, commands, domains, agent types), or that always ask
-_SPECIFIED_TOOLS = frozenset(
+_SCOPED_TOOLS = frozenset(
     {*READ_PATH_TOOLS, *EDIT_PATH_TOOLS, *USER_INPUT_TOOLS, "Bash", "WebFetch", "Agent", "Task"}
 )
 
 _AGENT_TOOLS = frozenset({"Agent", "Task"})
 
 #: names rules may use besides the built-in tools: Agent (and its alias Task), tools of later
-#: issues, and the tool families Read(...)/Edit(...) rules cover (SPEC P3)
+#: issues, and the tool families Read(...)/Edit(...) rules cover
 _RULE_ONLY_TOOLS = frozenset(
     {"Agent", "Task", "Skill", "ToolSearch", "NotebookEdit", "NotebookRead", "MultiEdit", "LS"}
 )
@@ -73,27 +76,14 @@ Answer with exactly one word: yes or no."""
 _WORD = re.compile(r"[a-z]+")
 
 
-@attrs.frozen
-class Verdict:
-    """``denied`` is the error text for the model, or None when the call may run with ``input``."""
-
-    input: dict[str, Any]
-    denied: str | None = None
-    interrupt: bool = False
-    stop: str | None = None
-    additional_context: tuple[str, ...] = ()
-    #: a PreToolUse hook deferred the call (``denied`` then holds the text for the model)
-    deferred: bool = False
-
-
 @attrs.define(eq=False)
 class LoopGate:
-    """Wraps a :class:`PermissionGate` for one session (subagents share it; P5)."""
+    """Wraps a :class:`PermissionGate` for one session (subagents share it, or a copy of it in
+    another mode); implements ``agents._loop.contracts.Gate``."""
 
     gate: PermissionGate
     session: Session
     has_hooks: bool = False
-    runner: HookRunner | None = None
     #: the fast path's answer per tool name, valid for the rules and mode it was computed under
     _fast: dict[str, bool] = attrs.field(factory=dict, init=False)
     _fast_rules: RuleSet | None = attrs.field(default=None, init=False)
@@ -103,26 +93,13 @@ class LoopGate:
         self.gate.set_mode(mode)
 
     def with_mode(self, mode: str) -> LoopGate:
-        """This gate under another mode (a subagent definition's ``permission_mode``, P5):
-        same rules, callback and hooks."""
+        """This gate under another mode (a subagent definition's ``permission_mode``): same
+        rules, callback and hooks."""
         return attrs.evolve(self, gate=self.gate.with_mode(mode))
 
     @property
     def mode(self) -> str:
         return self.gate.mode
-
-    def hook_input(self, loop: AgentLoop) -> dict[str, Any]:
-        """The fields every hook input carries (H3)."""
-        data: dict[str, Any] = {
-            "session_id": self.session.session_id,
-            "transcript_path": self.session.transcript_path,
-            "cwd": self.session.cwd,
-            "permission_mode": self.gate.mode,
-        }
-        if not loop.is_main:
-            data["agent_id"] = loop.agent_id
-            data["agent_type"] = loop.agent_type
-        return data
 
     def _passes_at_once(self, call: ToolUseBlock, tool: Tool) -> bool:
         """The common case decided without the pipeline, with no hooks and no rule naming the
@@ -145,7 +122,7 @@ class LoopGate:
             if name in _AGENT_TOOLS:  # specified by agent type, and only if a rule does so
                 specified = rules.names_agent_types("deny") or rules.names_agent_types("ask")
             else:
-                specified = name in _SPECIFIED_TOOLS
+                specified = name in _SCOPED_TOOLS
             passes = not (
                 specified
                 or (mode == "dontAsk" and name not in NO_PERMISSION_TOOLS)
@@ -171,10 +148,10 @@ class LoopGate:
                 agent_type=None if loop.is_main else loop.agent_type,
                 asks_user=call.name in USER_INPUT_TOOLS,
             ),
-            self.hook_input(loop) if self.has_hooks else _NO_HOOK_INPUT,
+            hook_input(loop) if self.has_hooks else _NO_HOOK_INPUT,
         )
         for text in outcome.system_messages:
-            await loop._publish(SystemMessage(subtype="informational", data={"message": text}))
+            await loop.inform(text)
         context = outcome.additional_context
         if outcome.behavior == "allow":
             return Verdict(
@@ -209,8 +186,9 @@ def default_classifier(session: Session) -> Classifier:
     """``auto`` mode's judge: asks the session's backend a yes/no question about the call.
 
     The request has ``purpose="classifier"`` (a ``ScriptedBackend`` plays the script of that
-    name) and is charged to the tree's ledger. Once the budget is spent, or when the answer is
-    neither yes nor no, it has no opinion and the call goes on to ``can_use_tool``.
+    name) and is charged to the tree's ledger (in ``reserve`` budget mode, booked first). Once
+    the budget is spent (or has no room for the question), or when the answer is neither yes nor
+    no, it has no opinion and the call goes on to ``can_use_tool``.
     """
 
     async def classify(check: PermissionCheck) -> bool | None:
@@ -232,12 +210,24 @@ def default_classifier(session: Session) -> Classifier:
             agent_type=check.agent_type or "main",
             purpose="classifier",
         )
+        reservation = None
+        if session.options.budget_mode == "reserve" and session.ledger.cap is not None:
+            worst = session.worst_case(model, request_size(request), request.max_tokens)
+            reservation = session.ledger.try_reserve(agent_id, worst)
+            if reservation is None:  # no room left for the question: no opinion
+                return None
         builder = ResponseBuilder()
-        async with aclosing(session.backend.stream(request)) as events:  # type: ignore[type-var]
-            async for event in events:
-                builder.feed(event)
-        response = builder.finish()
-        session.charge(agent_id, response.model or model, response.usage)
+        try:
+            async with aclosing(session.backend.stream(request)) as events:  # type: ignore[type-var]
+                async for event in events:
+                    builder.feed(event)
+            response = builder.finish()
+        except BaseException:  # what the cut attempt used is spent all the same
+            cut = builder.response
+            if cut.usage or reservation is not None:
+                session.charge(agent_id, cut.model or model, cut.usage, reservation)
+            raise
+        session.charge(agent_id, response.model or model, response.usage, reservation)
         verdict = parse_verdict(response.text)
         if verdict is None:
             log.info("auto-mode classifier gave no yes/no (%r): asking", response.text[:200])
@@ -254,27 +244,27 @@ def _parsed_rules(allow: tuple[str, ...], deny: tuple[str, ...]) -> RuleSet:
 
 
 def rules_for(options: AgentOptions) -> RuleSet:
-    """The options' allow/deny rules, parsed; a malformed rule raises ValueError (P3)."""
+    """The options' allow/deny rules, parsed; a malformed rule raises ValueError."""
     return _parsed_rules(tuple(options.allowed_tools), tuple(options.disallowed_tools))
 
 
 @functools.cache
 def _known_tools() -> frozenset[str]:
     """The tool names a rule may name without a warning (built once: the set is fixed)."""
-    from .tools.builtin import BUILTIN_TOOL_NAMES
+    from ..tools.builtin import BUILTIN_TOOL_NAMES
 
     return frozenset({*BUILTIN_TOOL_NAMES, *_RULE_ONLY_TOOLS})
 
 
 def make_gate(options: AgentOptions, session: Session) -> LoopGate:
-    """Build the session's gate; malformed rules fail here, at startup (P3)."""
+    """Build the session's gate; malformed rules fail here, at startup."""
     rules = rules_for(options)
     if rules.allow or rules.deny:
         known = _known_tools()
         for rule in (*rules.allow, *rules.deny):
             if not rule.tool.startswith("mcp__") and rule.tool not in known:
                 warnings.warn(f"permission rule {rule}: unknown tool {rule.tool!r}", stacklevel=2)
-    runner = HookRunner(options.hooks) if options.hooks else None
+    runner = session.hooks
     gate = PermissionGate(
         mode=options.resolved_permission_mode,
         rules=rules,
@@ -285,4 +275,4 @@ def make_gate(options: AgentOptions, session: Session) -> LoopGate:
         # built whatever the mode: set_permission_mode("auto") may switch to it mid-session
         classifier=default_classifier(session),
     )
-    return LoopGate(gate=gate, session=session, has_hooks=runner is not None, runner=runner)
+    return LoopGate(gate=gate, session=session, has_hooks=runner is not None)

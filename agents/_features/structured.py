@@ -1,14 +1,13 @@
-"""Structured output (SPEC C5): a JSON Schema (draft-07) the final answer must satisfy.
+"""Structured output: a JSON Schema (draft-07) the final answer must satisfy.
 
 ``output_format={"type": "json_schema", "schema": {...}}`` is checked when the options are built
-(:func:`check_output_format`: an invalid schema, or one declaring another draft in ``$schema``, is a
-``ValueError``). The request carries ``output_format`` so the Anthropic backend can ask for it. The
-main agent's final answer is parsed as JSON (a surrounding Markdown code fence is tolerated) and
-validated; on a mismatch the model is told what was wrong and answers again. After
+(``agents.options.check_output_format``: an invalid schema, or one declaring another draft in
+``$schema``, is a ``ValueError``). The request carries ``output_format`` so the Anthropic backend
+can ask for it. The main agent's final answer is parsed as JSON (a surrounding Markdown code fence
+is tolerated) and validated; on a mismatch the model is told what was wrong and answers again. After
 :data:`MAX_STRUCTURED_OUTPUT_FAILURES` failed answers the run ends with
 ``error_max_structured_output_retries``. The parsed value becomes
-``ResultMessage.structured_output``.
-"""
+``ResultMessage.structured_output``."""
 
 from __future__ import annotations
 
@@ -18,50 +17,21 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from ._run import _EndRun
+from .._loop.run import RunEnd
 
 if TYPE_CHECKING:
     import jsonschema
 
-    from ._loop import AgentLoop
-    from ._response import Response
-    from ._run import _Run
+    from .._loop.agent import AgentLoop
+    from .._loop.response import Response
+    from .._loop.run import Run
 
-__all__ = ["MAX_STRUCTURED_OUTPUT_FAILURES", "check_output_format", "structured_follow_up"]
+__all__ = ["MAX_STRUCTURED_OUTPUT_FAILURES", "structured_follow_up"]
 
 #: failed answers (unparsable or invalid) before the run ends with an error
 MAX_STRUCTURED_OUTPUT_FAILURES = 5
-_DRAFT7_IDS = frozenset(
-    {"http://json-schema.org/draft-07/schema#", "http://json-schema.org/draft-07/schema"}
-)
 _FENCE = re.compile(r"^```[a-zA-Z0-9_-]*\s*\n(.*)\n```\s*$", re.DOTALL)
 _MAX_ERRORS_SHOWN = 10
-
-
-def check_output_format(value: Any) -> None:
-    """Raise ``ValueError`` unless ``value`` is ``{"type": "json_schema", "schema": <draft 7>}``."""
-    if not isinstance(value, dict) or value.get("type") != "json_schema":
-        raise ValueError(
-            f"output_format must be {{'type': 'json_schema', 'schema': {{...}}}}, got {value!r}"
-        )
-    schema = value.get("schema")
-    if not isinstance(schema, dict):
-        raise ValueError(f"output_format['schema'] must be a dict (a JSON Schema), got {schema!r}")
-    declared = schema.get("$schema")
-    if declared is not None and declared not in _DRAFT7_IDS:
-        raise ValueError(
-            f"output_format['schema']['$schema'] must be draft-07 "
-            f"('http://json-schema.org/draft-07/schema#'), got {declared!r}"
-        )
-    import jsonschema  # imported on first use: it is slow to import
-
-    try:
-        jsonschema.Draft7Validator.check_schema(schema)
-    except jsonschema.SchemaError as exc:
-        path = "".join(f"[{p!r}]" for p in exc.absolute_path)
-        raise ValueError(
-            f"output_format['schema']{path} is not a valid draft-07 schema: {exc.message}"
-        ) from None
 
 
 @functools.lru_cache(maxsize=32)
@@ -92,7 +62,7 @@ def validation_errors(schema: dict[str, Any], text: str) -> tuple[Any, list[str]
     ]
 
 
-def structured_follow_up(loop: AgentLoop, response: Response, run: _Run) -> str | None:
+def structured_follow_up(loop: AgentLoop, response: Response, run: Run) -> str | None:
     """The main agent's final answer checked against ``output_format``.
 
     Returns None when there is no format or the answer is valid (``run.structured_output`` is
@@ -107,7 +77,7 @@ def structured_follow_up(loop: AgentLoop, response: Response, run: _Run) -> str 
         return None
     run.structured_failures += 1
     if run.structured_failures >= MAX_STRUCTURED_OUTPUT_FAILURES:
-        raise _EndRun(
+        raise RunEnd(
             "error_max_structured_output_retries",
             [
                 f"structured output still invalid after {run.structured_failures} answers: "

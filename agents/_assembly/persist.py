@@ -1,13 +1,14 @@
-"""Transcripts in a session: the store, resume/continue/fork, subagent transcripts (C1, C2).
+"""Transcripts in a session: the store, resume/continue/fork.
 
-``agents._query`` opens the store with :func:`open_session_store`, calls :func:`start_session`
-before building the main agent and :func:`attach_main` after; the agent loop records through
-``AgentLoop.transcript``. A subagent's loop gets its own transcript from
-:func:`open_agent_transcript` (``<session>/subagents/agent-<id>``).
+``agents._assembly.query`` opens the store with :func:`open_session_store`, calls
+:func:`start_session` before building the main agent (which gets the transcript and the restored
+history) and :func:`attach_main` after; the agent loop records through ``AgentLoop.transcript``.
+A subagent's loop gets its own transcript from ``Session.agent_transcript``
+(``<session>/subagents/agent-<id>``).
 
-Decisions where the SPEC is silent:
+Decisions where the Agent SDK's documentation is silent:
 
-* problems found on resume — corrupt or truncated lines (E3) and dangling tool calls answered as
+* problems found on resume — corrupt or truncated lines and dangling tool calls answered as
   interrupted — are reported as ``SystemMessage(subtype="informational", data={"message": ...})``
   right after the ``init`` message (and logged as warnings by the store);
 * repaired tool results at the end of the transcript are recorded, so the next resume finds the
@@ -17,17 +18,17 @@ Decisions where the SPEC is silent:
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from .messages import ResultMessage, SystemMessage, ToolResultBlock, UserMessage
-from .sessions import (
+from .._loop.session import Transcripts
+from ..messages import ToolResultBlock, UserMessage
+from ..sessions import (
     INTERRUPTED_TOOL_RESULT,
     FileSessionStore,
-    SessionKey,
     SessionStore,
     Transcript,
     TranscriptEntry,
@@ -35,21 +36,17 @@ from .sessions import (
     history_from_entries,
     newest_session_id,
     project_key_for,
-    subagent_subpath,
 )
 
 if TYPE_CHECKING:
-    from ._loop import AgentLoop, Session
-    from .options import AgentOptions
+    from .._loop.agent import AgentLoop
+    from .._loop.session import Session
+    from ..options import AgentOptions
 
 __all__ = [
     "SessionSetup",
-    "Transcripts",
     "attach_main",
-    "open_agent_transcript",
     "open_session_store",
-    "recording_results",
-    "reset_main_transcript",
     "start_session",
 ]
 
@@ -72,26 +69,6 @@ async def open_session_store(options: AgentOptions) -> AsyncIterator[SessionStor
         store.close()
 
 
-@attrs.define(eq=False)
-class Transcripts:
-    """Where the session's transcripts go; ``Session.transcripts``."""
-
-    store: SessionStore
-    project_key: str
-
-    def key(self, session_id: str, agent_id: str = "main") -> SessionKey:
-        subpath = None if agent_id == "main" else subagent_subpath(agent_id)
-        return SessionKey(self.project_key, session_id, subpath)
-
-    def path(self, key: SessionKey) -> str:
-        """The transcript's file path for a file store; ``store:<project>/<session>`` otherwise."""
-        path_for = getattr(self.store, "path_for", None)
-        if path_for is not None:
-            return str(path_for(key))
-        sub = f"/{key.subpath}" if key.subpath else ""
-        return f"{type(self.store).__name__}:{key.project_key}/{key.session_id}{sub}"
-
-
 @attrs.frozen
 class SessionSetup:
     """What :func:`start_session` decided: the id, the transcript and the restored history."""
@@ -100,14 +77,14 @@ class SessionSetup:
     transcripts: Transcripts
     transcript: Transcript
     history: list[dict[str, Any]]
-    #: E3 errors and repair reports, each surfaced as an informational SystemMessage
+    #: unreadable lines and repairs found on resume, each surfaced as an informational message
     notices: list[str]
 
 
 async def start_session(
     options: AgentOptions, store: SessionStore, cwd: str, new_id: str
 ) -> SessionSetup:
-    """Create, resume, continue or fork the session's transcript per ``options`` (C2).
+    """Create, resume, continue or fork the session's transcript per ``options``.
 
     ``new_id`` is the id for a new session (or a fork) when ``options.session_id`` is not set.
     Raises ``SessionNotFoundError`` for an unknown ``resume`` id and ``ValueError`` for a
@@ -184,46 +161,9 @@ async def _record_tail_repair(
 
 
 async def attach_main(session: Session, main: AgentLoop, setup: SessionSetup) -> None:
-    """Give the main agent its transcript and restored history; report resume problems."""
+    """Point the session at its transcripts (the main agent was built with its transcript and
+    restored history); report resume problems."""
     session.transcripts = setup.transcripts
     session.transcript_key = setup.transcript.key
-    main.transcript = setup.transcript
-    main.history[:] = setup.history
     for notice in setup.notices:
-        await main._publish(SystemMessage(subtype="informational", data={"message": notice}))
-
-
-def open_agent_transcript(session: Session, agent_id: str) -> Transcript | None:
-    """A transcript for subagent ``agent_id`` under the session (``subagents/agent-<id>``).
-
-    Set it as the subagent loop's ``transcript``; ``None`` when the session records nothing.
-    """
-    transcripts: Transcripts | None = session.transcripts
-    if transcripts is None:
-        return None
-    key = transcripts.key(session.session_id, agent_id)
-    return Transcript(transcripts.store, key, agent_id=agent_id)
-
-
-def reset_main_transcript(session: Session, main: AgentLoop, session_id: str) -> None:
-    """Point the session at a fresh transcript under ``session_id`` (``/clear``)."""
-    transcripts: Transcripts | None = session.transcripts
-    session.session_id = session_id
-    if transcripts is None:
-        return
-    key = transcripts.key(session_id)
-    main.transcript = Transcript(transcripts.store, key)
-    session.transcript_key = key
-
-
-def recording_results(
-    loop: AgentLoop, emit: Callable[[ResultMessage], Awaitable[None]]
-) -> Callable[[ResultMessage], Awaitable[None]]:
-    """An ``on_result`` for ``serve``: record each ``ResultMessage`` in the agent's transcript,
-    then ``emit`` it."""
-
-    async def on_result(result: ResultMessage) -> None:
-        await loop._record(result)
-        await emit(result)
-
-    return on_result
+        await main.inform(notice)

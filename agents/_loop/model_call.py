@@ -1,10 +1,11 @@
-"""One model response for the loop: the request, retries (SPEC L8), budget, streaming.
+"""One model response for the loop: the request, retries, budget, streaming.
 
-:class:`ModelCall` belongs to one :class:`~agents._loop.AgentLoop` (``loop.model_call``). A
-response counts only once it is complete (``message_stop``); an attempt that fails is retried
+:class:`ModelCall` belongs to one :class:`~agents._loop.agent.AgentLoop` (``loop.model_call``).
+A response counts only once it is complete (``message_stop``); an attempt that fails is retried
 from scratch, so a failed attempt leaves nothing behind in the history. Every attempt is charged
-for what it used, complete or not (S6, S9); in ``reserve`` budget mode an attempt starts only
-once its worst case is booked on the ledger (S8).
+for what it used, complete or not (cut short, failed or cancelled); in ``reserve`` budget mode an
+attempt starts only once its worst case is booked on the ledger, so the total never passes the
+cap.
 """
 
 from __future__ import annotations
@@ -12,26 +13,43 @@ from __future__ import annotations
 import logging
 import random
 from contextlib import aclosing
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import msgspec
 import trio
 
-from ._response import Response, ResponseBuilder
-from ._run import _EndRun, budget_end, new_id
-from .backends.base import BackendError, ModelNotAvailable, ModelRequest
-from .messages import StreamEvent, SystemMessage
+from ..backends.base import BackendError, ModelNotAvailable, ModelRequest
+from ..messages import StreamEvent, SystemMessage
+from .response import Response, ResponseBuilder
+from .run import RunEnd, budget_end, new_id
 
 if TYPE_CHECKING:
-    from ._loop import AgentLoop
+    from .agent import AgentLoop
 
-__all__ = ["ModelCall"]
+__all__ = ["ModelCall", "request_size"]
 
 log = logging.getLogger("agents.loop")
 
 _to_builtins = msgspec.to_builtins
 _encode = msgspec.json.Encoder().encode
+
+
+def _measure(messages: list[dict[str, Any]]) -> int:
+    """The JSON size of ``messages`` plus a margin of 16 bytes each."""
+    return sum(len(_encode(entry)) + 16 for entry in messages)
+
+
+def _fixed_size(request: ModelRequest) -> int:
+    """The JSON size of a request's parts besides its messages, plus a margin."""
+    parts = (request.system, request.tools, request.thinking, request.output_format)
+    return sum(len(_encode(part)) for part in parts) + 256
+
+
+def request_size(request: ModelRequest) -> int:
+    """An upper bound on ``request``'s input tokens, measured whole: its JSON size in bytes plus
+    a margin per message (a token is at least one byte)."""
+    return _measure(request.messages) + _fixed_size(request)
 
 
 @attrs.define(eq=False)
@@ -46,11 +64,14 @@ class ModelCall:
     reserve: bool = False
     #: forward the raw stream events as ``StreamEvent`` messages (``include_partial_messages``)
     partial: bool = False
-    #: the input estimate, kept incrementally: the history entries measured so far, their bytes,
-    #: and the size of what does not change between requests (system prompt and tools)
+    #: the input estimate, kept incrementally: the history generation and entries measured so
+    #: far, their bytes, and the size of what does not change between requests (the system
+    #: prompt, tools, thinking and output format), with the objects it was measured on
+    _est_generation: int = 0
     _est_count: int = 0
     _est_bytes: int = 0
-    _fixed_bytes: int | None = None
+    _fixed_bytes: int = 0
+    _fixed_of: tuple[object, ...] = ()
 
     @classmethod
     def for_loop(cls, loop: AgentLoop) -> ModelCall:
@@ -64,7 +85,7 @@ class ModelCall:
         """The next turn's request: the whole history, the agent's system prompt and tools."""
         return ModelRequest(
             model=loop.model,
-            messages=list(loop.history),
+            messages=loop.history.messages(),
             max_tokens=loop.max_tokens,
             system=loop.system,
             tools=loop.tools.definitions(),
@@ -94,24 +115,19 @@ class ModelCall:
             except ModelNotAvailable as exc:
                 if fallback and loop.model != fallback:
                     log.warning("%s; falling back to %s", exc, fallback)
-                    await loop._publish(
-                        SystemMessage(
-                            subtype="informational",
-                            data={"message": f"{exc}; using fallback model {fallback}"},
-                        )
-                    )
-                    loop.model = fallback
+                    await loop.inform(f"{exc}; using fallback model {fallback}")
+                    loop.use_model(fallback)
                     continue
-                raise _EndRun("error_during_execution", [str(exc)], "api_error") from None
+                raise RunEnd("error_during_execution", [str(exc)], "api_error") from None
             except BackendError as exc:
                 if not exc.retryable or attempt >= max_retries:
                     message = f"{exc} (after {attempt} retries)" if exc.retryable else str(exc)
-                    raise _EndRun("error_during_execution", [message], "api_error") from None
+                    raise RunEnd("error_during_execution", [message], "api_error") from None
                 attempt += 1
                 delay = min(cap, base * 2 ** (attempt - 1)) * (1 - 0.25 * random.random())
                 if exc.retry_after is not None:
                     delay = max(delay, min(exc.retry_after, cap))
-                await loop._publish(
+                await loop.publish(
                     SystemMessage(
                         subtype="api_retry",
                         data={
@@ -125,16 +141,16 @@ class ModelCall:
                 )
                 await trio.sleep(delay)
             except (msgspec.ValidationError, KeyError, TypeError) as exc:
-                # A malformed event from the backend (SPEC E2): an API error, never a crash.
+                # A malformed event from the backend: an API error, never a crash.
                 log.exception("malformed model response")
-                raise _EndRun(
+                raise RunEnd(
                     "error_during_execution", [f"malformed model response: {exc}"], "api_error"
                 ) from None
 
     async def charged(self, loop: AgentLoop, request: ModelRequest) -> tuple[Response, bool]:
         """Stream one attempt and charge it: the whole response once complete, or what it used
-        (its usage so far) when it is cut, fails or is cancelled (S6, S9). In ``reserve`` budget
-        mode the request starts only once its worst case is booked (S8)."""
+        (its usage so far) when it is cut, fails or is cancelled. In ``reserve`` budget mode the
+        request starts only once its worst case is booked."""
         session = loop.session
         reservation = None
         if self.reserve:
@@ -161,24 +177,37 @@ class ModelCall:
 
     def input_estimate(self, loop: AgentLoop, request: ModelRequest) -> int:
         """An upper bound on the request's input tokens: its JSON size in bytes plus a margin per
-        message (a token is at least one byte). Kept incrementally: the history only grows,
-        except when compaction replaces it (then it is measured again)."""
+        message (a token is at least one byte).
+
+        A turn's request is the agent's whole history, so its size is kept incrementally: only
+        the entries appended since the last request are measured, unless the history was
+        rewritten since (compaction, ``/clear``, resume: its generation changed), when it is
+        measured again from the start. Any other request (a summary, a one-shot completion) is
+        measured whole."""
+        if request.purpose != "turn":
+            return request_size(request)
         history = loop.history
-        if len(history) < self._est_count:
-            self._est_count, self._est_bytes = 0, 0
-        for entry in history[self._est_count :]:
-            self._est_bytes += len(_encode(entry)) + 16
-        self._est_count = len(history)
-        fixed = self._fixed_bytes
-        if fixed is None:
-            fixed = len(_encode(request.system)) + len(_encode(request.tools)) + 256
-            self._fixed_bytes = fixed
-        return fixed + self._est_bytes
+        if history.generation != self._est_generation or len(history) < self._est_count:
+            self._est_generation, self._est_count, self._est_bytes = history.generation, 0, 0
+        if len(history) > self._est_count:
+            self._est_bytes += _measure(history[self._est_count :])
+            self._est_count = len(history)
+        return self._fixed(request) + self._est_bytes
+
+    def _fixed(self, request: ModelRequest) -> int:
+        """The size of the request's parts besides its messages, measured again only when one
+        of them is another object than last time (they are built once per agent)."""
+        parts = (request.system, request.tools, request.thinking, request.output_format)
+        of = self._fixed_of
+        if len(of) != len(parts) or any(a is not b for a, b in zip(of, parts, strict=True)):
+            self._fixed_bytes = _fixed_size(request)
+            self._fixed_of = parts
+        return self._fixed_bytes
 
     async def stream_once(
         self, loop: AgentLoop, request: ModelRequest, builder: ResponseBuilder | None = None
     ) -> Response:
-        """One attempt, uncharged: the caller charges it (compaction calls this directly)."""
+        """One attempt, uncharged: the caller charges it."""
         builder = builder or ResponseBuilder()
         feed = builder.feed
         session = loop.session

@@ -1,11 +1,13 @@
-"""Running the tool calls of one model response (SPEC T1-T8).
+"""Running the tool calls of one model response.
 
-:class:`ToolCalls` belongs to one :class:`~agents._loop.AgentLoop` (``loop.tool_calls``). Each
-call goes through the permission gate (P1, with PreToolUse hooks), input validation (T4), the
-handler, the output cap (T8) and PostToolUse hooks; its result is emitted as soon as it is in.
-The calls run read-only fan-out / serialized writes (T5, ``runtime.ToolScheduler``) and their
-results go back into the history in call order (T6). Every call of an appended assistant message
-gets a result, even when the turn is interrupted or refused, so the transcript always resumes.
+:class:`ToolCalls` belongs to one :class:`~agents._loop.agent.AgentLoop` (``loop.tool_calls``).
+Each call goes through input validation against the tool's schema, the permission gate (with
+PreToolUse hooks), the handler (an exception it raises is an error result, never a crash), the
+output cap (``Tool.output_cap`` characters) and PostToolUse hooks; its result is emitted as soon
+as it is in. Read-only calls run at once, each mutating call alone (``runtime.ToolScheduler``),
+and the results go back into the history in call order whatever order they finish in. Every
+call of an appended assistant message gets a result, even when the turn is interrupted or
+refused, so the transcript always resumes.
 """
 
 from __future__ import annotations
@@ -18,16 +20,16 @@ import trio
 
 from runtime import ToolScheduler
 
-from . import _hookpoints
-from ._run import INTERRUPTED_TEXT, _Run, new_id
-from .messages import SystemMessage, ToolResultBlock, ToolUseBlock, UserMessage
-from .tools.base import Tool, ToolContext, ToolInputError, ToolOutput, truncate
+from ..messages import SystemMessage, ToolResultBlock, ToolUseBlock, UserMessage
+from ..tools.base import Tool, ToolContext, ToolInputError, ToolOutput, truncate
+from .run import INTERRUPTED_TEXT, Run, new_id
 
 if TYPE_CHECKING:
-    from ._loop import AgentLoop
-    from ._response import Response
+    from .agent import AgentLoop
+    from .contracts import Verdict
+    from .response import Response
 
-__all__ = ["ToolCalls", "capped"]
+__all__ = ["ToolCalls", "capped", "with_context"]
 
 log = logging.getLogger("agents.loop")
 
@@ -46,14 +48,14 @@ class ToolCalls:
         return cls(ToolScheduler(loop.session.options.max_tool_concurrency))
 
     async def run(
-        self, loop: AgentLoop, calls: list[ToolUseBlock], response: Response, run: _Run
+        self, loop: AgentLoop, calls: list[ToolUseBlock], response: Response, run: Run
     ) -> bool:
-        """Run the calls (T5), emit each result as it finishes, append all in call order (T6).
+        """Run the calls, emit each result as it finishes, append all in call order.
 
         Returns False when the turn was interrupted; finished calls keep their results and the
         rest are answered as interrupted.
         """
-        with loop._interruptible() as scope:
+        with loop.interruptible() as scope:
             turn = _Turn(loop, run, response.bad_inputs, scope)
             await self.scheduler.run(calls, turn.call, read_only=turn.read_only)
         results = turn.results
@@ -99,7 +101,7 @@ def _append_results(loop: AgentLoop, blocks: list[ToolResultBlock]) -> None:
 async def _emit_result(
     loop: AgentLoop, block: ToolResultBlock, data: dict[str, Any] | None
 ) -> None:
-    await loop._publish(
+    await loop.publish(
         UserMessage(
             content=[block],
             parent_tool_use_id=loop.parent_tool_use_id,
@@ -111,52 +113,95 @@ async def _emit_result(
 
 
 async def _execute(
-    loop: AgentLoop, call: ToolUseBlock, bad_input: str | None, run: _Run
+    loop: AgentLoop, call: ToolUseBlock, bad_input: str | None, run: Run
 ) -> tuple[ToolOutput, dict[str, Any] | None]:
-    """One call through the gate, validation, the handler, the output cap and PostToolUse."""
+    """One call: the tool looked up, its input validated, the gate, the handler, the output cap
+    and PostToolUse. The input is validated before the gate is asked: an input that fails the
+    tool's schema is an error naming the field in every mode, with no permission asked."""
+    after_tool = loop.seams.after_tool  # PostToolUse / PostToolUseFailure hooks
     tool = loop.tools.get(call.name)
     if tool is None:
-        available = ", ".join(loop.tools.names()) or "none"
-        return ToolOutput.error(
-            f"No such tool available: {call.name} (available: {available})"
-        ), None
+        return _no_such_tool(loop, call), None
     if bad_input is not None:
         return ToolOutput.error(f"invalid input for {call.name}: {bad_input}"), None
-    tool_input = call.input
-    context: tuple[str, ...] = ()  # PreToolUse hooks' additionalContext
+    try:
+        parsed = tool.validate(call.input)
+    except ToolInputError as exc:
+        return ToolOutput.error(str(exc)), None
     gate = loop.gate
     verdict = None if gate is None else await gate.check(loop, call, tool)
+    tool_input = call.input
+    context: tuple[str, ...] = ()  # PreToolUse hooks' additionalContext
     if verdict is not None:
+        refused = await _refusal(loop, call, verdict, run)
+        if refused is not None:
+            return refused, None
         context = verdict.additional_context
-        if verdict.stop is not None:
-            run.stop = verdict.stop
-        if verdict.deferred and _hookpoints.defer(loop, call, verdict.input, run):
-            return _hookpoints.with_context(ToolOutput.error(verdict.denied), context), None
-        if verdict.denied is not None:
-            run.denials.append(
-                {"tool_name": call.name, "tool_use_id": call.id, "tool_input": call.input}
-            )
-            await loop._publish(
-                SystemMessage(
-                    subtype="permission_denied",
-                    data={
-                        "tool_name": call.name,
-                        "tool_use_id": call.id,
-                        "reason": verdict.denied,
-                        "agent_id": loop.agent_id,
-                    },
-                )
-            )
-            if verdict.interrupt:
-                run.interrupt_call = call.id  # the turn ends once this result is in
-            return _hookpoints.with_context(ToolOutput.error(verdict.denied), context), None
-        tool_input = verdict.input
-    after_tool = _hookpoints.after_tool  # PostToolUse / PostToolUseFailure hooks
-    try:
-        parsed = tool.validate(tool_input)
-    except ToolInputError as exc:
-        failed = ToolOutput.error(str(exc))
-        return await after_tool(loop, call, tool_input, failed, context, run), None
+        if verdict.input is not call.input:  # a hook or can_use_tool rewrote the input
+            tool_input = verdict.input
+            try:
+                parsed = tool.validate(tool_input)
+            except ToolInputError as exc:
+                failed = ToolOutput.error(str(exc))
+                return await after_tool(loop, call, tool_input, failed, context, run), None
+    output, raised = await _run_handler(loop, call, tool, parsed)
+    if raised:
+        return await after_tool(loop, call, tool_input, output, context, run), None
+    output = await after_tool(loop, call, tool_input, capped(tool, output), context, run)
+    return output, output.data
+
+
+def _defer(loop: AgentLoop, call: ToolUseBlock, tool_input: dict[str, Any], run: Run) -> bool:
+    """Record a PreToolUse deferral; False when the turn has other calls (then it is denied:
+    a deferral cannot end a turn whose other calls need results)."""
+    last = loop.history[-1] if loop.history else {}
+    content = last.get("content") if last.get("role") == "assistant" else None
+    calls = sum(1 for b in content or () if isinstance(b, dict) and b.get("type") == "tool_use")
+    if calls != 1:
+        return False
+    run.deferred = {"id": call.id, "name": call.name, "input": tool_input}
+    return True
+
+
+def _no_such_tool(loop: AgentLoop, call: ToolUseBlock) -> ToolOutput:
+    available = ", ".join(loop.tools.names()) or "none"
+    return ToolOutput.error(f"No such tool available: {call.name} (available: {available})")
+
+
+async def _refusal(
+    loop: AgentLoop, call: ToolUseBlock, verdict: Verdict, run: Run
+) -> ToolOutput | None:
+    """What a gate's verdict means besides "run": a deferral or a denial as the call's error
+    result (a denial is recorded and announced); None when the call may run."""
+    if verdict.stop is not None:
+        run.stop = verdict.stop
+    if verdict.denied is None:
+        return None
+    refused = with_context(ToolOutput.error(verdict.denied), verdict.additional_context)
+    if verdict.deferred and _defer(loop, call, verdict.input, run):
+        return refused
+    run.denials.append({"tool_name": call.name, "tool_use_id": call.id, "tool_input": call.input})
+    await loop.publish(
+        SystemMessage(
+            subtype="permission_denied",
+            data={
+                "tool_name": call.name,
+                "tool_use_id": call.id,
+                "reason": verdict.denied,
+                "agent_id": loop.agent_id,
+            },
+        )
+    )
+    if verdict.interrupt:
+        run.interrupt_call = call.id  # the turn ends once this result is in
+    return refused
+
+
+async def _run_handler(
+    loop: AgentLoop, call: ToolUseBlock, tool: Tool, parsed: Any
+) -> tuple[ToolOutput, bool]:
+    """The tool's handler on its validated input, and whether it raised (its exception is then
+    the error result)."""
     session = loop.session
     # positional, in field order: a keyword call costs twice as much, once per tool call
     ctx = ToolContext(
@@ -167,24 +212,19 @@ async def _execute(
         loop.state,  # state
         session.session_state,  # session_state
         loop,  # agent
-        loop.nursery,  # nursery
+        loop.links.nursery,  # nursery
         loop.cleanup,  # cleanup
         session.backend,  # backend
         loop.model,  # model
         loop.complete,  # complete
     )
     try:
-        output = await tool.handler(parsed, ctx)
+        return await tool.handler(parsed, ctx), False
     except Exception as exc:
         log.info("tool %s raised", call.name, exc_info=True)
-        failed = ToolOutput.error(
+        return ToolOutput.error(
             f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-        )
-        return await after_tool(loop, call, tool_input, failed, context, run), None
-    output = capped(tool, output)
-    if context or getattr(gate, "runner", None) is not None:  # else no hook has a say
-        output = await after_tool(loop, call, tool_input, output, context, run)
-    return output, output.data
+        ), True
 
 
 @attrs.define(eq=False)
@@ -192,7 +232,7 @@ class _Turn:
     """The calls of one response in flight: what the scheduler's tasks share."""
 
     loop: AgentLoop
-    run: _Run
+    run: Run
     bad_inputs: dict[str, str]
     #: the tool phase's scope (``AgentLoop.interrupt`` cancels it too)
     scope: trio.CancelScope
@@ -204,7 +244,8 @@ class _Turn:
         return tool is not None and tool.read_only
 
     async def call(self, call: ToolUseBlock) -> ToolResultBlock:
-        """One tool call → its result block, emitted as it finishes. Never raises (T4)."""
+        """One tool call → its result block, emitted as it finishes. Never raises: a failing
+        call is an error result."""
         loop = self.loop
         output, data = await _execute(loop, call, self.bad_inputs.get(call.id), self.run)
         block = ToolResultBlock(
@@ -218,8 +259,22 @@ class _Turn:
         return block
 
 
+def with_context(output: ToolOutput, texts: tuple[str, ...]) -> ToolOutput:
+    """``output`` with hook context appended as text blocks of the same tool result."""
+    if not texts:
+        return output
+    content = output.content
+    blocks = (
+        ([{"type": "text", "text": content}] if content else [])
+        if isinstance(content, str)
+        else list(content)
+    )
+    blocks.extend({"type": "text", "text": t} for t in texts)
+    return ToolOutput(content=blocks, is_error=output.is_error, data=output.data)
+
+
 def capped(tool: Tool, output: ToolOutput) -> ToolOutput:
-    """``output`` within the tool's ``output_cap`` characters (T8): text is cut with a note saying
+    """``output`` within the tool's ``output_cap`` characters: text is cut with a note saying
     how much; in a list of content items, text items share the cap and the rest are kept."""
     cap = tool.output_cap
     if cap is None:

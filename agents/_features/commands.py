@@ -1,4 +1,4 @@
-"""Slash commands a prompt can be: ``/clear`` and ``/compact [instructions]`` (SPEC C3, C4).
+"""Slash commands a prompt can be: ``/clear`` and ``/compact [instructions]``.
 
 They run in the main agent's actor, between prompts, like any queued prompt, and end with a
 ``ResultMessage`` of their own:
@@ -10,36 +10,36 @@ They run in the main agent's actor, between prompts, like any queued prompt, and
 * ``/compact [instructions]``: compaction now (``trigger="manual"``); the result text is
   ``Not enough messages to compact.`` when there is too little history, the reason when a
   PreCompact hook blocked it, and ``Conversation compacted.`` otherwise. A failed summary request
-  is an ``error_during_execution`` result.
+  is an ``error_during_execution`` result; one the budget has no room for (``reserve`` mode) an
+  ``error_max_budget_usd`` result.
 
 Any other text starting with ``/`` is an ordinary prompt.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import trio
 
 from runtime import Ledger
 
-from . import _hookpoints
-from ._loop import AgentLoop, _Run, new_id
-from ._persist import reset_main_transcript
-from .context import compact, context_tokens
-from .messages import ResultMessage
+from .._loop.compaction import compact, context_tokens
+from .._loop.run import Run, RunEnd, new_id
+from ..messages import ResultMessage
+from . import hookpoints
 
 if TYPE_CHECKING:
-    from ._loop import Session
+    from .._loop.agent import AgentLoop
 
 __all__ = ["COMPACTED_TEXT", "run_command"]
 
 COMPACTED_TEXT = "Conversation compacted."
 
 
-async def run_command(loop: AgentLoop, content: str | list[dict[str, Any]]) -> ResultMessage | None:
+async def run_command(loop: AgentLoop, content: str) -> ResultMessage | None:
     """Run ``content`` if it is a slash command; None if it is an ordinary prompt."""
-    if not isinstance(content, str) or not content.startswith("/"):
+    if not content.startswith("/"):
         return None
     name, _, arg = content.strip().partition(" ")
     if name == "/clear":
@@ -50,22 +50,23 @@ async def run_command(loop: AgentLoop, content: str | list[dict[str, Any]]) -> R
 
 
 async def _clear(loop: AgentLoop) -> ResultMessage:
-    run = _Run(started=trio.current_time())
-    session: Session = loop.session
-    reset_main_transcript(session, loop, new_id())
-    loop.history.clear()
-    loop.context.reset()
+    run = Run(started=trio.current_time())
+    session = loop.session
+    loop.start_over(session.restart(new_id()))
     session.model_usage.clear()
     session.supervisor.replace_ledger(Ledger(cap=session.options.max_budget_usd))
-    await _hookpoints.session_start(loop, "clear")
-    return loop._result(run, "success", result="")
+    await hookpoints.session_start(loop, "clear")
+    return loop.result(run, "success", result="")
 
 
 async def _compact(loop: AgentLoop, instructions: str | None) -> ResultMessage:
-    run = _Run(started=trio.current_time())
-    outcome = await compact(
-        loop, trigger="manual", instructions=instructions, pre_tokens=context_tokens(loop)
-    )
+    run = Run(started=trio.current_time())
+    try:
+        outcome = await compact(
+            loop, trigger="manual", instructions=instructions, pre_tokens=context_tokens(loop)
+        )
+    except RunEnd as end:  # the budget left no room for the summary request
+        return loop.result(run, end.subtype, errors=end.errors, terminal=end.terminal_reason)
     if outcome is not None and outcome.startswith("compaction failed"):
-        return loop._result(run, "error_during_execution", errors=[outcome], terminal="api_error")
-    return loop._result(run, "success", result=outcome or COMPACTED_TEXT)
+        return loop.result(run, "error_during_execution", errors=[outcome], terminal="api_error")
+    return loop.result(run, "success", result=outcome or COMPACTED_TEXT)

@@ -1,9 +1,10 @@
-"""``query()`` and ``AgentClient``: sessions as a tree of actors (SPEC L1-L7, C3).
+"""``query()`` and ``AgentClient``: sessions as a tree of actors.
 
-A session is a ``runtime`` supervisor whose root actor is the main agent. Its mailbox takes
-prompts (streaming input), task notifications from background subagents, and wake-ups; its
-:class:`~agents._loop.AgentLoop` emits messages into one bounded output channel that the caller
-reads. ``AgentClient`` owns the session in a nursery of the caller's (structured concurrency).
+A session is a ``runtime`` supervisor whose root actor is the main agent. Its mailbox takes prompts
+(streaming input), task notifications from background subagents, and wake-ups; its
+:class:`~agents._loop.agent.AgentLoop` emits messages into one bounded output channel that the
+caller reads. ``AgentClient`` owns the session in a nursery of the caller's (structured
+concurrency).
 
 ``query()`` is an async generator, and an async generator cannot safely own a nursery across its
 ``yield``s (the caller may abandon it; Trio would then close it from another task). So the
@@ -18,25 +19,36 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import logging
-import os
 from collections.abc import AsyncIterable, AsyncIterator
+from types import TracebackType
 from typing import Any
 
 import attrs
 import trio
 
-from runtime import Actor, Ledger, Supervisor, open_supervisor
+from runtime import Actor, Ledger, Supervisor, SupervisorStatistics, open_supervisor
 
-from . import _hookpoints
-from ._claude_md import claude_md_blocks
-from ._handles import AgentHandle, spawn_from_code
-from ._loop import AgentLoop, Session, new_id
-from ._persist import attach_main, open_session_store, recording_results, start_session
-from ._subagents import INPUT_END, Prompt, agent_tool, definitions_for, serve
-from .backends.base import Backend
-from .messages import Message, ResultError, ResultMessage, SystemMessage
-from .options import AgentOptions
-from .tools.base import SdkMcpServer, ToolRegistry
+from .._features import hookpoints
+from .._loop.agent import AgentLoop
+from .._loop.run import new_id
+from .._loop.session import Session
+from .._tree.handles import AgentHandle, spawn_from_code
+from .._tree.serve import INPUT_END, InputEnd, Prompt, recording_results, serve
+from ..backends.base import Backend
+from ..hooks import HookRunner
+from ..messages import Message, ResultError, ResultMessage, SystemMessage
+from ..options import AgentOptions
+from .claude_md import claude_md_blocks
+from .persist import attach_main, open_session_store, start_session
+from .setup import (
+    build_registry,
+    check_supported,
+    default_backend,
+    init_message,
+    main_loop,
+    session_cwd,
+    system_blocks,
+)
 
 __all__ = ["AgentClient", "query"]
 
@@ -44,80 +56,6 @@ log = logging.getLogger("agents.query")
 
 OUTPUT_BUFFER = 256
 MAILBOX_CAPACITY = 64
-DEFAULT_SYSTEM_PROMPT = (
-    "You are an agent running in a tool-use loop. Use the tools to act on the user's request, "
-    "then answer with a concise final message."
-)
-
-
-def _abspath(path: str | None) -> str:
-    """The session's working directory (a string operation plus one getcwd: no real I/O)."""
-    return os.path.abspath(path or os.getcwd())
-
-
-def _default_backend() -> Backend:
-    from .backends.anthropic import AnthropicBackend
-
-    return AnthropicBackend()
-
-
-def _system_blocks(options: AgentOptions) -> list[dict[str, Any]]:
-    prompt = options.system_prompt
-    if prompt is None:
-        text = DEFAULT_SYSTEM_PROMPT
-    elif isinstance(prompt, str):
-        text = prompt
-    elif prompt.get("type") == "preset":
-        text = DEFAULT_SYSTEM_PROMPT + ("\n\n" + prompt["append"] if prompt.get("append") else "")
-    else:
-        raise ValueError(f"system_prompt must be a str or a preset dict, got {prompt!r}")
-    return [{"type": "text", "text": text}] if text else []
-
-
-def build_registry(options: AgentOptions) -> ToolRegistry:
-    """The main agent's tools: built-ins per ``tools`` (T2), then in-process MCP tools."""
-    from .tools.builtin import builtin_tools
-
-    registry = ToolRegistry()
-    names = None if options.tools is None else [n for n in options.tools if n != "Agent"]
-    for tool in builtin_tools(names):
-        registry.add(tool)
-    for key, server in options.mcp_servers.items():
-        if isinstance(server, SdkMcpServer):
-            for tool in server.as_tools(key):
-                registry.add(tool)
-        else:
-            raise NotImplementedError(
-                f"mcp_servers[{key!r}]: external MCP servers (stdio, HTTP, SSE) are not built yet; "
-                "only create_sdk_mcp_server() servers are supported"
-            )
-    if options.max_subagent_depth > 0 and (options.tools is None or "Agent" in options.tools):
-        registry.add(agent_tool(definitions_for(options)))
-    from ._gate import rules_for
-
-    denied = rules_for(options)
-    if denied.deny:
-        for name in registry.names():
-            if denied.removes_tool(name):  # a bare-name deny also hides it from the model (T2)
-                registry.remove(name)
-    return registry
-
-
-def _check_supported(options: AgentOptions) -> None:
-    """Options for features that are not built yet fail loudly instead of being ignored."""
-    if not options.agents and not options.enable_file_checkpointing:
-        return  # the usual case, decided without building the report below
-    definitions = (options.agents or {}).values()
-    unsupported = {
-        "enable_file_checkpointing": options.enable_file_checkpointing,
-        "AgentDefinition.skills (skills)": any(d.skills for d in definitions),
-        "AgentDefinition.mcp_servers (per-agent MCP servers)": any(
-            d.mcp_servers for d in definitions
-        ),
-    }
-    missing = [name for name, used in unsupported.items() if used]
-    if missing:
-        raise NotImplementedError(f"not built yet: {', '.join(missing)}")
 
 
 @attrs.define(eq=False)
@@ -129,7 +67,7 @@ class SessionHandle:
     supervisor: Supervisor
     actor: Actor = attrs.field(default=None)
 
-    async def send(self, item: Any) -> None:
+    async def send(self, item: Prompt | InputEnd) -> None:
         await self.actor.mailbox.send(item)
 
 
@@ -167,11 +105,11 @@ class _Starter:
             await self.output.send(message)
 
     async def _run(self, task_status: trio.TaskStatus[SessionHandle]) -> None:
-        _check_supported(self.options)
+        check_supported(self.options)
         if self.options.backend is not None:
             await self._session(self.options.backend, task_status)
             return
-        backend = _default_backend()  # ours, so ours to close: no HTTP connection outlives us
+        backend = default_backend()  # ours, so ours to close: no HTTP connection outlives us
         try:
             await self._session(backend, task_status)
         finally:
@@ -182,7 +120,7 @@ class _Starter:
 
     async def _session(self, backend: Backend, task_status: trio.TaskStatus[SessionHandle]) -> None:
         options = self.options
-        cwd = _abspath(options.cwd)
+        cwd = session_cwd(options.cwd)
         ledger = Ledger(cap=options.max_budget_usd)
         async with (
             open_session_store(options) as store,
@@ -192,7 +130,7 @@ class _Starter:
                 max_concurrent=options.max_concurrent_subagents,
             ) as supervisor,
         ):
-            setup = await start_session(options, store, cwd, new_id())  # C1, C2
+            setup = await start_session(options, store, cwd, new_id())
             session = Session(
                 options=options,
                 session_id=setup.session_id,
@@ -201,40 +139,14 @@ class _Starter:
                 prices=options.price_table(),
                 supervisor=supervisor,
                 emit=self.emit,
+                hooks=HookRunner(options.hooks) if options.hooks else None,
             )
             registry = build_registry(options)
-            main = AgentLoop(
-                session=session,
-                agent_id="main",
-                agent_type="main",
-                model=options.resolved_model,
-                tools=registry,
-                system=_system_blocks(options)
-                + await claude_md_blocks(cwd, options.setting_sources),
-                max_turns=options.max_turns,
-                effort=options.effort,
-                thinking=_thinking(options),
-                max_tokens=options.max_tokens or 32_000,
-            )
-            main.gate = _make_gate(options, session)
-            await self.emit(
-                SystemMessage(
-                    subtype="init",
-                    data={
-                        "session_id": session.session_id,
-                        "cwd": cwd,
-                        "model": main.model,
-                        "tools": registry.names(),
-                        "permission_mode": options.resolved_permission_mode,
-                        "agents": sorted(options.agents or {}),
-                        "mcp_servers": [
-                            {"name": key, "status": "connected"} for key in options.mcp_servers
-                        ],
-                    },
-                )
-            )
-            await attach_main(session, main, setup)  # transcript, resumed history, E3 notices
-            await _hookpoints.open_session(main)  # SessionStart now, SessionEnd at the end
+            system = system_blocks(options) + await claude_md_blocks(cwd, options.setting_sources)
+            main = main_loop(options, session, setup, registry, system)
+            await self.emit(init_message(session, main))
+            await attach_main(session, main, setup)  # the transcripts, resume notices
+            await hookpoints.open_session(main)  # SessionStart now, SessionEnd at the end
             handle = SessionHandle(session=session, main=main, supervisor=supervisor)
 
             async def behaviour(actor: Actor) -> None:
@@ -242,7 +154,7 @@ class _Starter:
                     actor.mailbox.send_nowait(Prompt(self.prompt))
                     actor.mailbox.send_nowait(INPUT_END)
                 await serve(main, actor, recording_results(main, self.emit))
-                # trailing, after every result: what the whole tree spent, per agent (S6)
+                # trailing, after every result: what the whole tree spent, per agent
                 await self.emit(SystemMessage(subtype="session_summary", data=session.summary()))
 
             # The main agent runs in this task (the session's): see ``Supervisor.root``.
@@ -257,26 +169,12 @@ class _Starter:
             await supervisor.run(main_actor, behaviour)
 
 
-def _thinking(options: AgentOptions) -> dict[str, Any] | None:
-    if options.thinking is not None:
-        return options.thinking
-    if options.max_thinking_tokens is not None:
-        return {"type": "enabled", "budget_tokens": options.max_thinking_tokens}
-    return None
-
-
-def _make_gate(options: AgentOptions, session: Session) -> Any:
-    from ._gate import make_gate
-
-    return make_gate(options, session)
-
-
-def _prompt_items(item: Any) -> Prompt:
+def _prompt_items(item: object) -> Prompt:
     """A streaming-input item (a str or an Agent SDK user-message dict) as a mailbox Prompt."""
     if isinstance(item, str):
         return Prompt(item)
     if isinstance(item, dict):
-        message = item.get("message", item)
+        message: dict[str, Any] = item.get("message", item)
         if message.get("role", "user") != "user" or "content" not in message:
             raise ValueError(
                 "streaming prompt items must be str or {'type': 'user', 'message': "
@@ -310,11 +208,11 @@ def _unwrap(exc: BaseException) -> BaseException:
 async def query(
     *, prompt: str | AsyncIterable[Any], options: AgentOptions | None = None
 ) -> AsyncIterator[Message]:
-    """Run the agent loop on ``prompt`` and yield its messages (SPEC L2).
+    """Run the agent loop on ``prompt`` and yield its messages.
 
     With a string prompt the query is single-shot: it ends when the main agent has answered and no
     background subagent of it is running, and it raises :class:`ResultError` after yielding an
-    error result (SPEC L7). With an async iterable of prompts it is a streaming session that
+    error result. With an async iterable of prompts it is a streaming session that
     answers each in turn and does not raise on error results::
 
         async for message in query(prompt="What files are here?"):
@@ -380,7 +278,7 @@ async def query(
 
 
 class AgentClient:
-    """A streaming-input session (SPEC C3): send prompts while it works, read messages as they come.
+    """A streaming-input session: send prompts while it works, read messages as they come.
 
     ::
 
@@ -396,7 +294,7 @@ class AgentClient:
     def __init__(self, options: AgentOptions | None = None) -> None:
         self.options = options or AgentOptions()
         self._handle: SessionHandle | None = None
-        self._nursery_cm: Any = None
+        self._nursery_cm: contextlib.AbstractAsyncContextManager[trio.Nursery] | None = None
         self._receive: trio.MemoryReceiveChannel[Message] | None = None
         self._send: trio.MemorySendChannel[Message] | None = None
         self._spawned: list[AgentHandle] = []
@@ -414,9 +312,14 @@ class AgentClient:
         self._nursery = nursery
         return self
 
-    async def __aexit__(self, *exc_info: Any) -> bool | None:
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> bool | None:
         handle = self._handle
-        if handle is not None and exc_info[0] is None:
+        if handle is not None and exc_type is None:
             for spawned in self._spawned:
                 await spawned.close()
             with contextlib.suppress(trio.ClosedResourceError):
@@ -426,7 +329,8 @@ class AgentClient:
             self._nursery.start_soon(_drain, self._receive)
         else:
             self._nursery.cancel_scope.cancel()
-        result: bool | None = await self._nursery_cm.__aexit__(*exc_info)
+        assert self._nursery_cm is not None
+        result: bool | None = await self._nursery_cm.__aexit__(exc_type, exc, traceback)
         return result
 
     def _require(self) -> SessionHandle:
@@ -471,10 +375,10 @@ class AgentClient:
 
     async def set_model(self, model: str | None = None) -> None:
         """Switch the main agent's model from its next request."""
-        from .options import resolve_model
+        from ..options import resolve_model
 
         handle = self._require()
-        handle.main.model = resolve_model(model or self.options.resolved_model)
+        handle.main.use_model(resolve_model(model or self.options.resolved_model))
         await trio.lowlevel.checkpoint()
 
     async def stop_task(self, task_id: str) -> None:
@@ -487,12 +391,12 @@ class AgentClient:
         actor.cancel(reason="stop_task")
         await trio.lowlevel.checkpoint()
 
-    def statistics(self) -> Any:
+    def statistics(self) -> SupervisorStatistics:
         """The supervisor's statistics (live actors, depth, mailbox peaks)."""
         return self._require().supervisor.statistics()
 
     def spend(self) -> dict[str, Any]:
-        """The tree's spend so far: total, cap, and cost and turns per agent (S6)."""
+        """The tree's spend so far: total, cap, and cost and turns per agent."""
         return self._require().session.summary()
 
     async def spawn(

@@ -1,13 +1,12 @@
-"""Subagents (SPEC §5): each one an actor in the supervisor tree, under one budget.
+"""Subagents: each one an actor in the supervisor tree, under one budget.
 
-An agent — main or sub — is an :class:`~agents._loop.AgentLoop` run by :func:`serve` inside a
-``runtime`` actor: the actor's mailbox brings prompts, control actions and wake-ups, and the loop
-answers each prompt with a ``ResultMessage``. A child actor lives in the nursery of its spawner's
-actor, so cancelling an agent cancels its subtree (S9).
+A subagent is an :class:`~agents._loop.agent.AgentLoop` served (``agents._tree.serve``) in a
+child actor of its spawner's actor: it lives in the nursery of its spawner's actor, so cancelling
+an agent cancels its subtree.
 
 The ``Agent`` tool (:func:`run_agent_tool`) spawns a child from a definition:
 
-* foreground: the tool call waits for the child and returns its final text (S3);
+* foreground: the tool call waits for the child and returns its final text;
 * background: the call returns at once; the child's result later reaches the spawner as an
   injected user turn (``origin={"kind": "task-notification"}``: it waits in the spawner's
   notification queue, a ``WAKE`` in its mailbox marks the moment, and notifications queued
@@ -16,16 +15,13 @@ The ``Agent`` tool (:func:`run_agent_tool`) spawns a child from a definition:
 
 Every response of every agent is charged to the tree's one ledger; when it trips, the supervisor
 cancels the running background agents in that same instant (their in-flight response charged
-for what it used) and refuses later spawns with ``Budget limit reached`` (S6).
+for what it used) and refuses later spawns with ``Budget limit reached``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
-from collections.abc import Awaitable, Callable
-from typing import Any
 
 import attrs
 import msgspec
@@ -33,21 +29,18 @@ import trio
 
 from runtime import Actor, BudgetExhausted, SpawnRefused
 
-from ._hookpoints import fire, has_hooks
-from ._loop import AgentLoop
-from ._persist import open_agent_transcript, recording_results
-from .messages import ResultMessage, SystemMessage
-from .options import AgentDefinition, AgentOptions, resolve_model
-from .tools.base import Tool, ToolContext, ToolOutput, ToolRegistry
+from .._features.hookpoints import fire, has_hooks
+from .._loop.agent import AgentLoop
+from .._loop.contracts import Content, Prompt
+from .._loop.response import Response
+from ..messages import ResultMessage, SystemMessage
+from ..options import AgentDefinition, AgentOptions, resolve_model
+from ..tools.base import Tool, ToolContext, ToolOutput, ToolRegistry
+from .serve import WAKE, recording_results, serve
 
 __all__ = [
     "GENERAL_PURPOSE",
-    "INPUT_END",
-    "WAKE",
     "AgentInput",
-    "InputEnd",
-    "Prompt",
-    "Wake",
     "adopt",
     "agent_tool",
     "definitions",
@@ -55,8 +48,8 @@ __all__ = [
     "make_child",
     "release_transcript",
     "run_agent_tool",
-    "serve",
     "spawn_child",
+    "take_actor",
 ]
 
 log = logging.getLogger("agents.subagents")
@@ -72,30 +65,10 @@ GENERAL_PURPOSE = AgentDefinition(
         "message is all the other agent will see."
     ),
 )
-#: Tools a subagent never gets: only the main agent can ask the user (S1).
+#: A parent in one of these modes keeps it for its children, whatever their definition says.
+_MODES_KEPT_BY_CHILDREN = frozenset({"bypassPermissions", "acceptEdits", "auto"})
+#: Tools a subagent never gets: only the main agent can ask the user.
 _MAIN_ONLY = frozenset({"AskUserQuestion"})
-
-
-@attrs.frozen
-class Prompt:
-    """A user turn for an agent's mailbox; ``origin`` marks injected turns (task notifications)."""
-
-    content: str | list[dict[str, Any]]
-    origin: dict[str, Any] | None = None
-    max_turns: int | None = None
-
-
-class InputEnd:
-    """No more prompts will come: the agent ends once its background children are done."""
-
-
-class Wake:
-    """Makes an idle agent re-check whether it may end (a background child finished)."""
-
-
-INPUT_END = InputEnd()
-WAKE = Wake()
-_NO_SERVICES: contextlib.nullcontext[None] = contextlib.nullcontext()
 
 
 def definitions_for(options: AgentOptions) -> dict[str, AgentDefinition]:
@@ -105,124 +78,27 @@ def definitions_for(options: AgentOptions) -> dict[str, AgentDefinition]:
 
 def definitions(loop: AgentLoop) -> dict[str, AgentDefinition]:
     """The session's agent types (built once per session: every Agent call looks them up)."""
-    cache = loop.session.cache
-    kinds: dict[str, AgentDefinition] | None = cache.get("definitions")
+    session = loop.session
+    kinds = session.agent_types
     if kinds is None:
-        kinds = cache["definitions"] = definitions_for(loop.session.options)
+        kinds = session.agent_types = definitions_for(session.options)
     return kinds
 
 
 def _session_agent_tool(loop: AgentLoop) -> Tool:
     """The ``Agent`` tool given to subagents that may spawn (one per session, like its text)."""
-    cache = loop.session.cache
-    tool: Tool | None = cache.get("agent_tool")
+    session = loop.session
+    tool = session.agent_tool
     if tool is None:
-        tool = cache["agent_tool"] = agent_tool(definitions(loop))
+        tool = session.agent_tool = agent_tool(definitions(loop))
     return tool
-
-
-async def serve(
-    loop: AgentLoop,
-    actor: Actor,
-    on_result: Callable[[ResultMessage], Awaitable[None]],
-    *,
-    closed: bool = False,
-) -> ResultMessage | None:
-    """Run an agent's actor: answer mailbox prompts one at a time until its input has ended
-    (``INPUT_END``, or ``closed=True`` for a subagent with one prompt) and none of its
-    background children is running or waiting to be heard. Returns the last result.
-
-    Background children's notifications wait in ``loop.notifications`` (see :func:`_notify`);
-    a ``WAKE`` in the mailbox marks where they arrived among the prompts, and every
-    notification waiting then is answered in one injected turn (:func:`_notification_turn`).
-    """
-    loop.actor = actor
-    mailbox = actor.mailbox
-    last: ResultMessage | None = None
-    services_cm = trio.open_nursery() if _needs_services(loop) else _NO_SERVICES
-    async with services_cm as services:
-        loop.nursery = services
-        try:
-            while True:
-                try:
-                    item = mailbox.receive_nowait()
-                except trio.WouldBlock:
-                    if loop.notifications:  # their WAKE did not fit in a full mailbox
-                        item = WAKE
-                    elif closed and loop.background_running == 0:
-                        break
-                    else:
-                        item = await mailbox.receive()
-                except trio.EndOfChannel:
-                    break
-                if isinstance(item, Prompt):
-                    last = await loop.run_prompt(
-                        item.content, max_turns=item.max_turns, origin=item.origin
-                    )
-                    await on_result(last)
-                elif item is WAKE:
-                    if loop.notifications:
-                        prompt = _notification_turn(loop)
-                        last = await loop.run_prompt(prompt.content, origin=prompt.origin)
-                        await on_result(last)
-                elif item is INPUT_END:
-                    closed = True
-                elif callable(item):  # a control action queued behind the running turn
-                    await item()
-                else:
-                    log.warning("agent %s: ignoring mailbox item %r", loop.agent_id, item)
-        finally:
-            await loop.aclose()
-            if services is not None:
-                services.cancel_scope.cancel()
-    return last
-
-
-def _needs_services(loop: AgentLoop) -> bool:
-    """Whether the agent gets a nursery for its tools' background work (``ToolContext.nursery``).
-
-    Of the built-in tools only Bash (background shells) uses one; custom ``Tool`` handlers
-    may (in-process MCP tools, ``mcp__*``, never see a ``ToolContext``). Agents with neither go
-    without: a nursery is a noticeable part of what a one-turn subagent costs, and a tree of
-    thousands of leaf agents would pay for thousands of them."""
-    plain = _no_nursery_tools()
-    return any(name not in plain and name[:5] != "mcp__" for name in loop.tools.names())
-
-
-@functools.cache
-def _no_nursery_tools() -> frozenset[str]:
-    """The tools known not to use ``ToolContext.nursery`` (imported late: the tools are heavy)."""
-    from .tools.builtin import BUILTIN_TOOL_NAMES
-
-    return frozenset(set(BUILTIN_TOOL_NAMES) - {"Bash"} | {"Agent"})
-
-
-def _notification_turn(loop: AgentLoop) -> Prompt:
-    """Every notification waiting for ``loop``, in the order the children ended, as one turn.
-
-    Children that finish while their spawner is busy are answered together in its next turn,
-    as Claude Code drains its queue of task notifications: one turn (and ``ResultMessage``) per
-    batch, instead of a turn per child whose answer only says "noted". A notification that
-    finds its spawner idle still gets a turn of its own.
-    """
-    batch: list[Prompt] = loop.notifications
-    loop.notifications = []
-    if len(batch) == 1:
-        return batch[0]
-    return Prompt(
-        "\n".join(str(p.content) for p in batch),
-        origin={
-            "kind": "task-notification",
-            "task_ids": [p.origin["task_id"] for p in batch if p.origin is not None],
-        },
-    )
 
 
 # -- the Agent tool --------------------------------------------------------------------------------
 
 
 class AgentInput(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """The Agent tool's input (S1)."""
+    """The Agent tool's input."""
 
     description: str
     prompt: str
@@ -259,7 +135,7 @@ def agent_tool(loop_definitions: dict[str, AgentDefinition]) -> Tool:
 
 
 def child_registry(parent: AgentLoop, definition: AgentDefinition, depth: int) -> ToolRegistry:
-    """A child's tools (S1, S5): the definition's list (or all of the parent's), minus its
+    """A child's tools: the definition's list (or all of the parent's), minus its
     disallowed ones, minus ``AskUserQuestion``, and without ``Agent`` at the depth limit."""
     max_depth = parent.session.options.max_subagent_depth
     wanted = definition.tools
@@ -315,26 +191,18 @@ def make_child(
     model: str | None,
     tool_use_id: str | None,
     depth: int,
+    streams: bool = True,
 ) -> AgentLoop:
     """A child's loop: its own context (the definition's prompt as system prompt), tools,
-    model, limits and permission mode (P5), sharing the session and its ledger."""
+    model, limits and permission mode, sharing the session, its ledger and the features."""
     session = parent.session
     chosen = model or definition.model
     resolved = parent.model if chosen in (None, "inherit") else resolve_model(chosen)
     gate = parent.gate
     mode = definition.permission_mode
-    if (
-        gate is not None
-        and mode is not None
-        and gate.mode
-        not in (
-            "bypassPermissions",
-            "acceptEdits",
-            "auto",
-        )
-    ):
+    if gate is not None and mode is not None and gate.mode not in _MODES_KEPT_BY_CHILDREN:
         gate = gate.with_mode(mode)
-    child = AgentLoop(
+    return AgentLoop(
         session=session,
         agent_id="",  # set from the actor's address once spawned
         agent_type=agent_type,
@@ -346,22 +214,26 @@ def make_child(
         thinking=parent.thinking,
         max_tokens=parent.max_tokens,
         parent_tool_use_id=tool_use_id,
+        gate=gate,
+        seams=parent.seams,
         depth=depth,
+        streams=streams,
     )
-    child.gate = gate
-    return child
 
 
 async def spawn_child(
     parent: AgentLoop,
     child: AgentLoop,
-    prompt: str | list[dict[str, Any]],
+    prompt: Content,
     *,
     description: str,
     background: bool,
     notify: bool,
 ) -> _Child:
-    """Start ``child`` as an actor under ``parent``'s actor; raises ``SpawnRefused``."""
+    """Start ``child`` as an actor under ``parent``'s actor; raises ``SpawnRefused``.
+
+    A background child counts in ``parent.links.background_running`` until its notification
+    is queued for the parent."""
     session = parent.session
     record = _Child(loop=child, description=description, background=background)
 
@@ -389,23 +261,23 @@ async def spawn_child(
 
     if session.ledger.exhausted:
         raise BudgetExhausted()
-    assert parent.actor is not None, "spawning needs the parent's actor"
+    links = parent.links
+    assert links.actor is not None, "spawning needs the parent's actor"
     if background:
-        parent.background_running += 1
+        links.background_running += 1
     try:
         actor = await session.supervisor.spawn(
             behaviour,
             name=child.agent_type,
-            parent=parent.actor,
+            parent=links.actor,
             background=background,
             leaf=child.tools.get("Agent") is None,  # it can spawn nothing: no nursery needed
         )
     except BaseException:
         if background:
-            parent.background_running -= 1
+            links.background_running -= 1
         raise
-    child.agent_id = actor.address
-    child.actor = actor
+    take_actor(child, actor)
     return record
 
 
@@ -413,12 +285,20 @@ async def _ignore(result: ResultMessage) -> None:
     return None
 
 
+def take_actor(child: AgentLoop, actor: Actor) -> None:
+    """The child takes its actor's address as its id (as soon as it is spawned)."""
+    child.links.actor = actor
+    child.take_name(actor.address, None)
+
+
 def adopt(child: AgentLoop, actor: Actor) -> None:
-    """The child takes its actor's address as its id, and a transcript of its own (C1)."""
-    child.agent_id = actor.address
-    child.actor = actor
+    """The child takes its actor's address as its id, and a transcript of its own (as its
+    actor starts)."""
+    child.links.actor = actor
+    transcript = None
     if child.transcript is None:
-        child.transcript = open_agent_transcript(child.session, actor.address)
+        transcript = child.session.agent_transcript(actor.address)
+    child.take_name(actor.address, transcript)
 
 
 def release_transcript(child: AgentLoop) -> None:
@@ -428,8 +308,8 @@ def release_transcript(child: AgentLoop) -> None:
         child.transcript.close()
 
 
-async def _report_progress(child: AgentLoop, response: Any) -> None:
-    """``task_progress`` after each response of a background agent (S3)."""
+async def _report_progress(child: AgentLoop, response: Response) -> None:
+    """``task_progress`` after each response of a background agent."""
     calls = [c.name for c in response.tool_uses]
     await child.session.emit(
         SystemMessage(
@@ -446,12 +326,12 @@ async def _report_progress(child: AgentLoop, response: Any) -> None:
 
 
 async def _notify(parent: AgentLoop, record: _Child) -> None:
-    """A background child ended: tell the stream, then the spawner (S3).
+    """A background child ended: tell the stream, then the spawner.
 
-    The spawner hears of it through ``parent.notifications``, not by a prompt in its bounded
+    The spawner hears of it through ``parent.links.notifications``, not by a prompt in its bounded
     mailbox: a child must not wait (alive, holding its memory) for room in a busy parent's
     mailbox, and a notification must never be dropped. The list is bounded all the same: by
-    the spawner's background children, which the concurrency limit bounds (S5). A ``WAKE``
+    the spawner's background children, which the concurrency limit bounds. A ``WAKE``
     marks the moment among the mailbox's prompts; if the mailbox is full the spawner is busy
     with it and finds the notification when it has drained it.
     """
@@ -472,18 +352,20 @@ async def _notify(parent: AgentLoop, record: _Child) -> None:
         }
         await parent.session.emit(SystemMessage(subtype="task_notification", data=data))
     finally:  # even if the stream's reader is gone or too slow: the spawner must hear of it
-        parent.notifications.append(
+        links = parent.links
+        links.notifications.append(
             Prompt(text, origin={"kind": "task-notification", "task_id": child.agent_id})
         )
-        parent.background_running -= 1
-        if parent.actor is not None:
+        links.background_running -= 1
+        if links.actor is not None:
             with contextlib.suppress(trio.WouldBlock, trio.ClosedResourceError):
-                parent.actor.mailbox.send_nowait(WAKE)
+                links.actor.mailbox.send_nowait(WAKE)
 
 
 async def run_agent_tool(args: AgentInput, ctx: ToolContext) -> ToolOutput:
     """The Agent tool's handler: spawn a subagent, in the foreground or the background."""
-    parent: AgentLoop = ctx.agent
+    parent = ctx.agent
+    assert isinstance(parent, AgentLoop), "the Agent tool runs in an agent loop"
     kinds = definitions(parent)
     definition = kinds.get(args.subagent_type)
     if definition is None:
@@ -513,7 +395,7 @@ async def run_agent_tool(args: AgentInput, ctx: ToolContext) -> ToolOutput:
     except SpawnRefused as exc:
         return ToolOutput.error(str(exc))
     if background:
-        child.progress = _report_progress
+        child.links.progress = _report_progress
         await parent.session.emit(
             SystemMessage(
                 subtype="task_started",
@@ -535,8 +417,8 @@ async def run_agent_tool(args: AgentInput, ctx: ToolContext) -> ToolOutput:
     try:
         await record.done.wait()
     finally:
-        if not record.done.is_set() and child.actor is not None:
-            child.actor.cancel(reason="the Agent tool call was cancelled")
+        if not record.done.is_set() and child.links.actor is not None:
+            child.links.actor.cancel(reason="the Agent tool call was cancelled")
     usage = child.last_usage
     if record.status != "completed":
         return ToolOutput(

@@ -1,0 +1,2 @@
+"""A session built from options: ``query`` and ``AgentClient``, the setup of the main agent, the
+transcripts, the permission gate and CLAUDE.md."""

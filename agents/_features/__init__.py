@@ -1,0 +1,1 @@
+"""Plug-ins at the loop's seams: hooks, structured output, slash commands."""

@@ -1,0 +1,160 @@
+"""Serving an agent: its actor's mailbox, one prompt at a time.
+
+An agent — main or sub — is an :class:`~agents._loop.agent.AgentLoop` run by :func:`serve`
+inside a ``runtime`` actor: the actor's mailbox brings prompts (``Prompt``), control actions,
+the end of input (``INPUT_END``) and wake-ups (``WAKE``: a background child has ended and its
+notification waits in ``loop.links.notifications``); the loop answers each prompt with a
+``ResultMessage``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+from collections.abc import Awaitable, Callable
+
+import trio
+
+from runtime import Actor
+
+from .._loop.agent import AgentLoop
+from .._loop.contracts import Prompt
+from ..messages import ResultMessage
+
+__all__ = [
+    "INPUT_END",
+    "WAKE",
+    "InputEnd",
+    "Prompt",
+    "Wake",
+    "recording_results",
+    "serve",
+]
+
+log = logging.getLogger("agents.subagents")
+
+
+class InputEnd:
+    """No more prompts will come: the agent ends once its background children are done."""
+
+
+class Wake:
+    """Makes an idle agent re-check whether it may end (a background child finished)."""
+
+
+INPUT_END = InputEnd()
+WAKE = Wake()
+_NO_SERVICES: contextlib.nullcontext[None] = contextlib.nullcontext()
+
+
+async def serve(
+    loop: AgentLoop,
+    actor: Actor,
+    on_result: Callable[[ResultMessage], Awaitable[None]],
+    *,
+    closed: bool = False,
+) -> ResultMessage | None:
+    """Run an agent's actor: answer mailbox prompts one at a time until its input has ended
+    (``INPUT_END``, or ``closed=True`` for a subagent with one prompt) and none of its
+    background children is running or waiting to be heard. Returns the last result.
+
+    Background children's notifications wait in ``loop.links.notifications``;
+    a ``WAKE`` in the mailbox marks where they arrived among the prompts, and every
+    notification waiting then is answered in one injected turn (:func:`_notification_turn`).
+    """
+    links = loop.links
+    links.actor = actor
+    mailbox = actor.mailbox
+    last: ResultMessage | None = None
+    services_cm = trio.open_nursery() if _needs_services(loop) else _NO_SERVICES
+    async with services_cm as services:
+        links.nursery = services
+        try:
+            while True:
+                try:
+                    item = mailbox.receive_nowait()
+                except trio.WouldBlock:
+                    if links.notifications:  # their WAKE did not fit in a full mailbox
+                        item = WAKE
+                    elif closed and links.background_running == 0:
+                        break
+                    else:
+                        item = await mailbox.receive()
+                except trio.EndOfChannel:
+                    break
+                if isinstance(item, Prompt):
+                    last = await loop.run_prompt(
+                        item.content, max_turns=item.max_turns, origin=item.origin
+                    )
+                    await on_result(last)
+                elif item is WAKE:
+                    if links.notifications:
+                        prompt = _notification_turn(loop)
+                        last = await loop.run_prompt(prompt.content, origin=prompt.origin)
+                        await on_result(last)
+                elif item is INPUT_END:
+                    closed = True
+                elif callable(item):  # a control action queued behind the running turn
+                    await item()
+                else:
+                    log.warning("agent %s: ignoring mailbox item %r", loop.agent_id, item)
+        finally:
+            await loop.aclose()
+            if services is not None:
+                services.cancel_scope.cancel()
+    return last
+
+
+def _needs_services(loop: AgentLoop) -> bool:
+    """Whether the agent gets a nursery for its tools' background work (``ToolContext.nursery``).
+
+    Of the built-in tools only Bash (background shells) uses one; custom ``Tool`` handlers
+    may (in-process MCP tools, ``mcp__*``, never see a ``ToolContext``). Agents with neither go
+    without: a nursery is a noticeable part of what a one-turn subagent costs, and a tree of
+    thousands of leaf agents would pay for thousands of them."""
+    plain = _no_nursery_tools()
+    return any(name not in plain and name[:5] != "mcp__" for name in loop.tools.names())
+
+
+@functools.cache
+def _no_nursery_tools() -> frozenset[str]:
+    """The tools known not to use ``ToolContext.nursery`` (imported late: the tools are heavy)."""
+    from ..tools.builtin import BUILTIN_TOOL_NAMES
+
+    return frozenset(set(BUILTIN_TOOL_NAMES) - {"Bash"} | {"Agent"})
+
+
+def _notification_turn(loop: AgentLoop) -> Prompt:
+    """Every notification waiting for ``loop``, in the order the children ended, as one turn.
+
+    Children that finish while their spawner is busy are answered together in its next turn,
+    as Claude Code drains its queue of task notifications: one turn (and ``ResultMessage``) per
+    batch, instead of a turn per child whose answer only says "noted". A notification that
+    finds its spawner idle still gets a turn of its own.
+    """
+    links = loop.links
+    batch = links.notifications
+    links.notifications = []
+    if len(batch) == 1:
+        return batch[0]
+    return Prompt(
+        "\n".join(str(p.content) for p in batch),
+        origin={
+            "kind": "task-notification",
+            "task_ids": [p.origin["task_id"] for p in batch if p.origin is not None],
+        },
+    )
+
+
+def recording_results(
+    loop: AgentLoop, emit: Callable[[ResultMessage], Awaitable[None]]
+) -> Callable[[ResultMessage], Awaitable[None]]:
+    """An ``on_result`` for :func:`serve`: record each ``ResultMessage`` in the agent's
+    transcript, then ``emit`` it."""
+
+    async def on_result(result: ResultMessage) -> None:
+        await loop.record(result)
+        await emit(result)
+
+    return on_result
