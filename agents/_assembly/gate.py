@@ -25,6 +25,7 @@ import attrs
 import trio
 
 from .._features.hookpoints import hook_input
+from .._loop.budget import admit
 from .._loop.contracts import Verdict
 from .._loop.model_call import request_size
 from .._loop.response import ResponseBuilder
@@ -210,12 +211,12 @@ def default_classifier(session: Session) -> Classifier:
             agent_type=check.agent_type or "main",
             purpose="classifier",
         )
-        reservation = None
-        if session.options.budget_mode == "reserve" and session.ledger.cap is not None:
-            worst = session.worst_case(model, request_size(request), request.max_tokens)
-            reservation = session.ledger.try_reserve(agent_id, worst)
-            if reservation is None:  # no room left for the question: no opinion
-                return None
+        reserve = session.options.budget_mode == "reserve"
+        size = request_size(request) if reserve else 0
+        admitted = admit(session, agent_id, request, size, reserve=reserve)
+        if admitted is None:  # no room left for the question: no opinion
+            return None
+        request, reservation = admitted
         builder = ResponseBuilder()
         try:
             async with aclosing(session.backend.stream(request)) as events:  # type: ignore[type-var]

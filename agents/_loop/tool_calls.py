@@ -22,7 +22,8 @@ from runtime import ToolScheduler
 
 from ..messages import SystemMessage, ToolResultBlock, ToolUseBlock, UserMessage
 from ..tools.base import Tool, ToolContext, ToolInputError, ToolOutput, truncate
-from .run import INTERRUPTED_TEXT, Run, new_id
+from .budget import watching_the_budget
+from .run import BUDGET_LIMIT_TEXT, INTERRUPTED_TEXT, Run, new_id
 
 if TYPE_CHECKING:
     from .agent import AgentLoop
@@ -128,8 +129,9 @@ async def _execute(
         parsed = tool.validate(call.input)
     except ToolInputError as exc:
         return ToolOutput.error(str(exc)), None
-    gate = loop.gate
-    verdict = None if gate is None else await gate.check(loop, call, tool)
+    verdict = await _checked(loop, call, tool)
+    if verdict is _BUDGET_SPENT:
+        return ToolOutput.error(BUDGET_LIMIT_TEXT), None
     tool_input = call.input
     context: tuple[str, ...] = ()  # PreToolUse hooks' additionalContext
     if verdict is not None:
@@ -144,11 +146,31 @@ async def _execute(
             except ToolInputError as exc:
                 failed = ToolOutput.error(str(exc))
                 return await after_tool(loop, call, tool_input, failed, context, run), None
+    if loop.session.ledger.exhausted:  # no tool starts after the trip (nothing awaited between)
+        return ToolOutput.error(BUDGET_LIMIT_TEXT), None
     output, raised = await _run_handler(loop, call, tool, parsed)
     if raised:
         return await after_tool(loop, call, tool_input, output, context, run), None
     output = await after_tool(loop, call, tool_input, capped(tool, output), context, run)
     return output, output.data
+
+
+#: what :func:`_checked` answers when the budget tripped while the gate was deciding
+_BUDGET_SPENT: Any = object()
+
+
+async def _checked(loop: AgentLoop, call: ToolUseBlock, tool: Tool) -> Verdict | None:
+    """The gate's verdict on the call; with a budget, a pending permission prompt or hook is cut
+    short at the instant the ledger trips (``_BUDGET_SPENT``: the call never runs)."""
+    gate = loop.gate
+    if gate is None:
+        return None
+    ledger = loop.session.ledger
+    if ledger.cap is None:
+        return await gate.check(loop, call, tool)
+    with watching_the_budget(ledger) as wait:
+        verdict = await gate.check(loop, call, tool)
+    return _BUDGET_SPENT if wait.cancelled_caught else verdict
 
 
 def _defer(loop: AgentLoop, call: ToolUseBlock, tool_input: dict[str, Any], run: Run) -> bool:

@@ -71,9 +71,10 @@ async def test_crossing_the_soft_cap_stops_everything_at_once(
 
 
 async def test_the_hard_cap_refuses_a_request_that_might_not_fit(project: Path) -> None:
-    """budget_mode='reserve': a request whose worst case exceeds what is left never starts."""
+    """budget_mode='reserve': a request that might not fit, even with its max_tokens lowered to
+    min_output_tokens, never starts."""
     backend = ScriptedBackend(
-        [Step([tool_use("Glob", {"pattern": "*"})], usage=usage(15_000, 0)), Step([text("x")])]
+        [Step([tool_use("Glob", {"pattern": "*"})], usage=usage(100, 3_900)), Step([text("x")])]
     )
     options = AgentOptions(
         cwd=str(project), backend=backend, model="m", tools=["Glob"],
@@ -82,11 +83,11 @@ async def test_the_hard_cap_refuses_a_request_that_might_not_fit(project: Path) 
     )  # fmt: skip
     messages, _ = await collect("go", options)
     result = result_of(messages)
-    # worst case of a request: $0.048 of output + its input; after the first ($0.015 spent)
-    # only $0.045 is left, so the second request never starts
+    # after the first response ($0.0469) $0.0131 is left: less than 1 024 tokens of output
+    # ($0.0123) plus the request's input, so the second request never starts
     assert result.subtype == "error_max_budget_usd"
     assert len(backend.requests) == 1
-    assert result.total_cost_usd == pytest.approx(0.015)
+    assert result.total_cost_usd == pytest.approx(0.0469)
 
 
 @attrs.define
@@ -224,19 +225,21 @@ def _request_bytes(request: Any) -> int:
 
 
 class _Booking:
-    """Records every ``Ledger.try_reserve`` amount (patched in by the tests below)."""
+    """Records every amount booked on a ledger (``Ledger.try_reserve_request``, the budget
+    gate's booking, patched in by the tests below)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         from runtime import Ledger
 
         self.amounts: list[float] = []
-        try_reserve = Ledger.try_reserve
+        try_reserve_request = Ledger.try_reserve_request
 
-        def recording(ledger: Ledger, agent_id: str, amount: float) -> Any:
-            self.amounts.append(amount)
-            return try_reserve(ledger, agent_id, amount)
+        def recording(ledger: Ledger, agent_id: str, **request: Any) -> Any:
+            reservation = try_reserve_request(ledger, agent_id, **request)
+            self.amounts.append(0.0 if reservation is None else reservation.amount)
+            return reservation
 
-        monkeypatch.setattr(Ledger, "try_reserve", recording)
+        monkeypatch.setattr(Ledger, "try_reserve_request", recording)
 
 
 class _BookedBackend:
