@@ -25,7 +25,7 @@ import attrs
 import trio
 
 from .._features.hookpoints import hook_input
-from .._loop.budget import admit
+from .._loop.budget import admit, overrun_message
 from .._loop.contracts import Verdict
 from .._loop.model_call import request_size
 from .._loop.response import ResponseBuilder
@@ -228,7 +228,11 @@ def default_classifier(session: Session) -> Classifier:
             if cut.usage or reservation is not None:
                 session.charge(agent_id, cut.model or model, cut.usage, reservation)
             raise
-        session.charge(agent_id, response.model or model, response.usage, reservation)
+        _, _, settlement = session.charge_response(
+            agent_id, response.model or model, response.usage, reservation
+        )
+        if settlement is not None and settlement.overrun:
+            await session.emit(overrun_message(settlement))
         verdict = parse_verdict(response.text)
         if verdict is None:
             log.info("auto-mode classifier gave no yes/no (%r): asking", response.text[:200])

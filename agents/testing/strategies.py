@@ -37,7 +37,7 @@ import attrs
 import msgspec
 from hypothesis import strategies as st
 
-from ..backends.base import Backend, BackendEvent, MessageStart, ModelRequest
+from ..backends.base import Backend, BackendEvent, MessageDelta, MessageStart, ModelRequest
 from ..options import AgentDefinition, AgentOptions
 from ..tools.base import ToolAnnotations, create_sdk_mcp_server, tool
 from .scripted import Fault, ScriptedBackend, Step, text, tool_use, usage
@@ -148,10 +148,9 @@ class TreeSpec:
         return out
 
     def backend(self) -> Backend:
-        """The scripted backend playing this tree (billing input from the request if drawn)."""
+        """The scripted backend playing this tree, billing like the API (see
+        :class:`BilledBackend`)."""
         scripted = ScriptedBackend(self.script(), retry_base_delay=0.5, retry_max_delay=4.0)
-        if self.billing is None:
-            return scripted
         return BilledBackend(scripted, self.billing)
 
     def options(self, backend: Any, **overrides: Any) -> AgentOptions:
@@ -226,11 +225,14 @@ def probe_server(backend: Any) -> Any:
 
 @attrs.define(eq=False)
 class BilledBackend:
-    """Wraps a backend and bills each response ``ceil(request bytes * per_byte)`` input tokens,
-    in place of the scripted count: input that grows with the request, as the API bills it."""
+    """Wraps a backend and bills like the API: ``ceil(request bytes * per_byte)`` input tokens
+    in place of the scripted count (input that grows with the request; ``per_byte=None`` keeps
+    the scripted count), and never more output tokens than the request's ``max_tokens`` (a
+    response stops there). ``clamp=False`` lets the script's output through, however large."""
 
     inner: Any
-    per_byte: float
+    per_byte: float | None = None
+    clamp: bool = True
 
     @property
     def max_retries(self) -> int:
@@ -245,18 +247,24 @@ class BilledBackend:
         return float(getattr(self.inner, "retry_max_delay", 32.0))
 
     def input_tokens(self, request: ModelRequest) -> int:
+        assert self.per_byte is not None
         size = len(_encode(request.messages)) + len(_encode(request.system))
         size += len(_encode(request.tools))
         return math.ceil(size * self.per_byte)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[BackendEvent]:
-        billed = self.input_tokens(request)
+        billed = None if self.per_byte is None else self.input_tokens(request)
         async with aclosing(self.inner.stream(request)) as events:
             async for event in events:
-                if isinstance(event, MessageStart):
+                if isinstance(event, MessageStart) and billed is not None:
                     message = dict(event.message)
                     message["usage"] = {**(message.get("usage") or {}), "input_tokens": billed}
                     event = MessageStart(message=message)
+                elif isinstance(event, MessageDelta) and self.clamp:
+                    output = event.usage.get("output_tokens")
+                    if output is not None and output > request.max_tokens:
+                        usage = {**event.usage, "output_tokens": request.max_tokens}
+                        event = MessageDelta(delta=event.delta, usage=usage)
                 yield event
 
 
@@ -360,14 +368,18 @@ def _without_faults(tree: TreeSpec) -> TreeSpec:
 
 
 def caps(tree: TreeSpec, least: float = 0.0) -> st.SearchStrategy[float]:
-    """A budget for ``tree``: from below one request's worst case (some examples must refuse
-    the first request) to above everything the tree spends (some never cross), most of them in
-    between, where requests start and the cap is crossed mid-way."""
+    """A budget for ``tree``, relative to its costs: mostly between one request's worst case and
+    what the whole tree spends (requests start, then the cap is crossed or refuses one mid-way),
+    sometimes a fraction of the tree's spend (crossed early), below one request's worst case
+    (the first request may be refused or fitted) or above everything (never crossed)."""
     worst = tree.one_request_worst_case()
     spend = tree.scripted_cost()
+    mid_way = st.floats(0.0, 1.0).map(lambda f: worst + f * spend)
     return st.one_of(
-        st.floats(0.0, 1.0).map(lambda f: worst + f * spend),  # starts, then crosses mid-way
-        st.floats(0.0, 1.0).map(lambda f: f * (worst + spend)),
+        mid_way,
+        mid_way,
+        mid_way,
         st.floats(0.05, 0.95).map(lambda f: f * spend),
-        st.just(1.5 * (worst + spend)),  # never crosses
+        st.floats(0.0, 1.0).map(lambda f: f * worst),
+        st.just(1.5 * (worst + spend)),
     ).map(lambda cap: max(round(cap, 9), least))

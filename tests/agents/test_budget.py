@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -12,7 +13,7 @@ import msgspec
 import pytest
 import trio
 import trio.testing
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from agents import AgentDefinition, AgentOptions, ResultMessage, SystemMessage, query
@@ -135,6 +136,16 @@ def run_tree(tree: TreeSpec, cap: float, mode: str) -> TreeRun:
         out["cwd"] = cwd
         trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
     run: TreeRun = out["run"]
+    records = run.probe.records
+    event("no request started" if not records else "requests started")
+    if run.total is not None and run.total >= cap:
+        event("the cap was crossed")
+    if any(not r.completed and r.usage for r in records):
+        event("a response was cut after delivering usage")
+    if run.overrun:
+        event("an overrun was reported")
+    if any(r.subtype == "error_max_budget_usd" for r in run.results):
+        event("the run ended on the budget")
     return run
 
 
@@ -144,9 +155,10 @@ def in_background(tree: TreeSpec) -> Callable[[str], bool]:
     return lambda agent_id: any(_node_name(part) in background for part in agent_id.split("/")[1:])
 
 
-#: the tree properties run this many examples each (the trees are small, virtual time is free)
+#: the tree properties run this many examples each (the trees are small, virtual time is free);
+#: ``BUDGET_PROPERTY_EXAMPLES`` lowers it for a quick local run, never in CI
 PROPERTY = settings(
-    max_examples=1_000,
+    max_examples=int(os.environ.get("BUDGET_PROPERTY_EXAMPLES", "1000")),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -172,7 +184,8 @@ def test_hard_cap_is_never_exceeded(data: st.DataObject, tree: TreeSpec) -> None
     cap = data.draw(caps(tree), label="cap")
     run = run_tree(tree, cap, "reserve")
     assert run.total is not None
-    check_hard_cap(run.probe.records, cap, run.total, run.overrun)
+    assert run.overrun == 0  # the worst case is an upper bound of what the API bills
+    check_hard_cap(run.probe.records, cap, run.total)
     assert run.tasks_after == run.tasks_before
 
 
