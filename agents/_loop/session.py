@@ -115,13 +115,16 @@ class Session:
         return Transcript(transcripts.store, key)
 
     def summary(self) -> dict[str, Any]:
-        """The tree's spend: total, cap, and cost and turns per agent."""
+        """The tree's spend: total, cap, and cost and turns per agent; what is still booked
+        (``reserved_usd``, 0 once every request is done) and how many responses were charged."""
         ledger = self.ledger
         return {
             "total_cost_usd": ledger.total,
             "max_budget_usd": ledger.cap,
             "cost_by_agent": ledger.per_agent(),
             "turns_by_agent": dict(self.turns_by_agent),
+            "reserved_usd": ledger.reserved,
+            "charges": ledger.charges,
         }
 
     @property

@@ -137,6 +137,11 @@ def run_tree(tree: TreeSpec, cap: float, mode: str) -> TreeRun:
         trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
     run: TreeRun = out["run"]
     records = run.probe.records
+    # nothing is left booked, and every response was charged exactly once (a request that
+    # failed before delivering anything is charged only if it held a booking, to settle it)
+    assert run.summary["reserved_usd"] == 0
+    charged = [r for r in records if r.usage or mode == "reserve"]
+    assert run.summary["charges"] == len(charged), (run.summary["charges"], len(charged))
     event("no request started" if not records else "requests started")
     if run.total is not None and run.total >= cap:
         event("the cap was crossed")
