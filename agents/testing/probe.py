@@ -75,6 +75,10 @@ class ProbeBackend:
     def retry_max_delay(self) -> float:
         return float(getattr(self.inner, "retry_max_delay", 32.0))
 
+    def mark(self) -> int:
+        """A place in the sequence, for a test to compare with the records' (a result seen)."""
+        return int(next(self._seq))
+
     def note_tool(self, agent: str) -> None:
         """Record that a tool of ``agent`` starts now (the strategies' probe tool calls it)."""
         self.tool_starts.append(ToolStart(agent, next(self._seq), trio.current_time()))

@@ -100,6 +100,8 @@ class TreeRun:
     results: list[ResultMessage] = attrs.Factory(list)
     overrun: float = 0.0
     summary: dict[str, Any] = attrs.Factory(dict)
+    #: the probe's sequence number when the main agent's first budget result was seen
+    budget_end: int | None = None
     tasks_before: int = 0
     tasks_after: int = 0
 
@@ -120,6 +122,8 @@ def run_tree(tree: TreeSpec, cap: float, mode: str) -> TreeRun:
             async for message in query(prompt="go", options=options):
                 if isinstance(message, ResultMessage):
                     run.results.append(message)
+                    if message.subtype == "error_max_budget_usd" and run.budget_end is None:
+                        run.budget_end = probe.mark()
                 elif isinstance(message, SystemMessage) and message.subtype == "budget_overrun":
                     run.overrun += message.data["actual_usd"] - message.data["reserved_usd"]
                 elif isinstance(message, SystemMessage) and message.subtype == "session_summary":
@@ -142,6 +146,12 @@ def run_tree(tree: TreeSpec, cap: float, mode: str) -> TreeRun:
     assert run.summary["reserved_usd"] == 0
     charged = [r for r in records if r.usage or mode == "reserve"]
     assert run.summary["charges"] == len(charged), (run.summary["charges"], len(charged))
+    # one exhausted state: once the main agent ends on the budget, nothing starts any more and
+    # no later result of the query is a success
+    if run.budget_end is not None:
+        assert [r for r in records if r.start_seq > run.budget_end] == []
+        first = next(i for i, r in enumerate(run.results) if r.subtype == "error_max_budget_usd")
+        assert all(r.subtype != "success" for r in run.results[first:])
     event("no request started" if not records else "requests started")
     if run.total is not None and run.total >= cap:
         event("the cap was crossed")
