@@ -33,6 +33,19 @@ ROOT = Path(__file__).resolve().parent.parent
 
 LEDGER = "runtime/_ledger.py"
 SCHEDULER = "runtime/_scheduler.py"
+BUDGET = "agents/_loop/budget.py"
+MODEL_CALL = "agents/_loop/model_call.py"
+SESSION = "agents/_loop/session.py"
+TOOL_CALLS = "agents/_loop/tool_calls.py"
+GATE = "agents/_assembly/gate.py"
+
+#: the properties of the loop's budget path: the trees under a cap, and the worst case
+LOOP_PROPERTIES = [
+    "tests/agents/test_budget.py::test_soft_cap_bound_holds_for_random_trees",
+    "tests/agents/test_budget.py::test_hard_cap_is_never_exceeded",
+    "tests/agents/test_budget.py::test_without_a_cap_every_scripted_response_is_charged_once",
+    "tests/agents/test_budget_worst_case.py",
+]
 
 #: the property tests that guard each mutated file (nothing else runs for its mutants)
 PROPERTIES: dict[str, list[str]] = {
@@ -47,6 +60,11 @@ PROPERTIES: dict[str, list[str]] = {
         "tests/runtime/test_scheduler.py"
         "::test_a_drawn_concurrency_limit_is_respected_and_every_call_runs_once",
     ],
+    BUDGET: LOOP_PROPERTIES,
+    MODEL_CALL: LOOP_PROPERTIES,
+    SESSION: LOOP_PROPERTIES,
+    TOOL_CALLS: LOOP_PROPERTIES,
+    GATE: LOOP_PROPERTIES,
 }
 
 
@@ -159,9 +177,72 @@ MUTANTS: list[Mutant] = [
        "            #"),
     _m("S14", SCHEDULER, "off by one", "            if start < i:\n",
        "            if start < i - 1:\n"),
+    # -- the loop's budget path ----------------------------------------------------------------
+    _m("B01", BUDGET, "guard dropped", "    if ledger.exhausted:\n        return None\n", ""),
+    _m("B02", BUDGET, "condition dropped", "    if not reserve or ledger.cap is None:",
+       "    if True:"),
+    _m("B03", BUDGET, "wrong scale", "input_cost_usd=input_tokens * per_in / 1_000_000",
+       "input_cost_usd=input_tokens * per_in / 10_000_000"),
+    _m("B04", BUDGET, "statement dropped",
+       "        request = msgspec.structs.replace(request, max_tokens=fitted)", "        pass"),
+    _m("B05", BUDGET, "operand dropped", "extra += IMAGE_ALLOWANCE * encoded.count(_IMAGE)",
+       "extra += encoded.count(_IMAGE)"),
+    _m("B06", BUDGET, "statement dropped",
+       "        extra += DOCUMENT_ALLOWANCE * encoded.count(_DOCUMENT)\n", "        pass\n"),
+    _m("M01", MODEL_CALL, "operand dropped",
+       "total += len(encoded) + MESSAGE_MARGIN + allowances(encoded)",
+       "total += len(encoded) + MESSAGE_MARGIN"),
+    _m("M02", MODEL_CALL, "allowance dropped", "return size + TOOLS_ALLOWANCE if request.tools",
+       "return size if request.tools"),
+    _m("M03", MODEL_CALL, "condition dropped",
+       "if history.generation != self._est_generation or len(history) < self._est_count:",
+       "if len(history) < self._est_count:"),
+    _m("M04", MODEL_CALL, "input not booked",
+       "self.input_estimate(loop, request) if self.reserve else 0,", "0,"),
+    _m("M05", MODEL_CALL, "statement dropped",
+       "            if loop.is_main:\n                session.ledger.exhaust()",
+       "            if False:\n                session.ledger.exhaust()"),
+    _m("M06", MODEL_CALL, "operand dropped", "if partial.usage or reservation is not None:",
+       "if reservation is not None:"),
+    _m("M07", MODEL_CALL, "statements swapped",
+       "                    feed(event)  # recorded before emitted: a slow reader cannot"
+       " lose its usage\n"
+       "                    await emit(\n"
+       "                        StreamEvent(uuid=new_id(), session_id=sid,"
+       " event=_to_builtins(event))\n"
+       "                    )",
+       "                    await emit(\n"
+       "                        StreamEvent(uuid=new_id(), session_id=sid,"
+       " event=_to_builtins(event))\n"
+       "                    )"
+       "\n                    feed(event)"),
+    _m("M08", MODEL_CALL, "report dropped",
+       "            await loop.publish(overrun_message(settlement))", "            pass"),
+    _m("M09", MODEL_CALL, "watch dropped",
+       "                with watching_the_budget(loop.session.ledger) as wait:",
+       "                with trio.CancelScope() as wait:"),
+    _m("C01", SESSION, "wrong ledger",
+       "issuer = reservation.issuer if reservation.issuer is not None else self.ledger",
+       "issuer = self.ledger"),
+    _m("C02", SESSION, "operand dropped",
+       "max(t.input, t.cache_write_5m, t.cache_write_1h, t.cache_read) for t in tiers)",
+       "t.input for t in tiers)"),
+    _m("C03", SESSION, "tier dropped",
+       "tiers = [info] if info.long_context is None else [info, info.long_context]\n"
+       "        per_in", "tiers = [info]\n        per_in"),
+    _m("C04", SESSION, "statement dropped",
+       "            entry[key] += usage.get(key) or 0\n", "            pass\n"),
+    _m("T01", TOOL_CALLS, "guard dropped",
+       "    if loop.session.ledger.exhausted:  # no tool starts after the trip",
+       "    if False:  # no tool starts after the trip"),
+    _m("T02", TOOL_CALLS, "watch dropped", "    with watching_the_budget(ledger) as wait:",
+       "    with trio.CancelScope() as wait:"),
+    _m("G01", GATE, "classifier not booked",
+       "admitted = admit(session, agent_id, request, size, reserve=reserve)",
+       "admitted = admit(session, agent_id, request, size, reserve=False)"),
 ]  # fmt: skip
 
-#: the smoke test's two mutants: one per file, both quick to kill
+#: the smoke test's two mutants, both quick to kill
 QUICK = ["L01", "S05"]
 
 
@@ -186,6 +267,7 @@ def run_tests(tree: Path, tests: Sequence[str], timeout: float) -> tuple[str, fl
     shutil.rmtree(tree / ".hypothesis", ignore_errors=True)
     env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONDONTWRITEBYTECODE": "1"}
     command = [sys.executable, "-m", "pytest", "-q", "-x", "--no-header", "--hypothesis-seed=0"]
+    command += ["--hypothesis-profile=mutation"]  # a failure found is enough: no shrinking
     command += tests
     start = time.perf_counter()
     try:
