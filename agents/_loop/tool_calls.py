@@ -129,9 +129,17 @@ async def _execute(
         parsed = tool.validate(call.input)
     except ToolInputError as exc:
         return ToolOutput.error(str(exc)), None
-    verdict = await _checked(loop, call, tool)
-    if verdict is _BUDGET_SPENT:
-        return ToolOutput.error(BUDGET_LIMIT_TEXT), None
+    gate = loop.gate
+    verdict = None
+    if gate is not None:
+        ledger = loop.session.ledger
+        if ledger.cap is None:  # no budget to trip: the gate decides alone (the hot path)
+            verdict = await gate.check(loop, call, tool)
+        else:
+            with watching_the_budget(ledger) as wait:  # a pending prompt or hook ends at the trip
+                verdict = await gate.check(loop, call, tool)
+            if wait.cancelled_caught:
+                return ToolOutput.error(BUDGET_LIMIT_TEXT), None
     tool_input = call.input
     context: tuple[str, ...] = ()  # PreToolUse hooks' additionalContext
     if verdict is not None:
@@ -153,24 +161,6 @@ async def _execute(
         return await after_tool(loop, call, tool_input, output, context, run), None
     output = await after_tool(loop, call, tool_input, capped(tool, output), context, run)
     return output, output.data
-
-
-#: what :func:`_checked` answers when the budget tripped while the gate was deciding
-_BUDGET_SPENT: Any = object()
-
-
-async def _checked(loop: AgentLoop, call: ToolUseBlock, tool: Tool) -> Verdict | None:
-    """The gate's verdict on the call; with a budget, a pending permission prompt or hook is cut
-    short at the instant the ledger trips (``_BUDGET_SPENT``: the call never runs)."""
-    gate = loop.gate
-    if gate is None:
-        return None
-    ledger = loop.session.ledger
-    if ledger.cap is None:
-        return await gate.check(loop, call, tool)
-    with watching_the_budget(ledger) as wait:
-        verdict = await gate.check(loop, call, tool)
-    return _BUDGET_SPENT if wait.cancelled_caught else verdict
 
 
 def _defer(loop: AgentLoop, call: ToolUseBlock, tool_input: dict[str, Any], run: Run) -> bool:
