@@ -1,10 +1,13 @@
-"""``agents demo``: a scripted agent hierarchy on a throwaway project, printed as it streams.
+"""``agents demo``: a scripted agent hierarchy on a throwaway project, shown as it runs.
 
 It needs no API key: the model is a :class:`~agents.testing.ScriptedBackend`, while the tools are
 the real ones, run on a small project written to a temporary directory. The main agent fans out
 read-only calls (they run concurrently), delegates to a foreground ``researcher`` (which fans out
 its own reads) and to two background ``auditor`` agents, all under one budget that trips before
 the second auditor is done: it is cancelled in the same instant and the tree's spend is printed.
+
+On a terminal it is the live agent tree (:mod:`agents.cockpit`); otherwise (or with
+``--no-live``) one line per message, nothing cut, and the tree at the end.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import attrs
 import trio
 
 from . import AgentDefinition, AgentOptions, ResultError, query
+from .cockpit.state import TreeState
 from .messages import (
     AssistantMessage,
     Message,
@@ -34,7 +38,7 @@ from .messages import (
 from .sessions import FileSessionStore
 from .testing.scripted import ScriptedBackend, Step, text, tool_use, usage
 
-__all__ = ["StreamPrinter", "format_message", "run_demo"]
+__all__ = ["StreamPrinter", "explain_result", "format_message", "run_demo"]
 
 DEMO_BUDGET = 0.08
 AGENTS = {
@@ -167,23 +171,44 @@ def demo_backend(root: Path, *, latency: float) -> ScriptedBackend:
     )  # fmt: skip
 
 
-def _short(value: Any, width: int = 88) -> str:
-    text_ = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    text_ = " ".join(text_.split())
-    return text_ if len(text_) <= width else text_[: width - 1] + "…"
+def _args(args: dict[str, Any]) -> str:
+    """A tool call's input as ``key=value`` pairs, every value whole (JSON-quoted)."""
+    return " ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
+
+
+def _lines(body: str, keep: int = 3) -> str:
+    """The first ``keep`` lines of a text, then how many more there are (never a cut line)."""
+    lines = body.strip("\n").splitlines() or [""]
+    shown = "\n    ".join(lines[:keep])
+    more = len(lines) - keep
+    return shown + (f"\n    (+{more} more line{'s' if more > 1 else ''})" if more > 0 else "")
+
+
+def explain_result(result: ResultMessage, index: int) -> str | None:
+    """Why a result looks surprising, in a line (a person reading the demo asks)."""
+    if index > 0 and result.num_turns == 0 and result.subtype == "error_max_budget_usd":
+        return (
+            "  ↳ 0 turns: the auditors' reports came back as a new prompt, and its first request "
+            "was refused because the tree had already spent its budget"
+        )
+    if index > 0:
+        return "  ↳ a background agent's report came back as a new prompt: this is its result"
+    if result.subtype == "success":
+        return "  ↳ the main agent answered; the background auditors are still running"
+    return None
 
 
 @attrs.define(eq=False)
 class StreamPrinter:
-    """Prints one readable line per message, labelling subagents by the Agent call that made
-    them, and remembers what the tree did for the closing summary."""
+    """Prints readable lines per message, labelling subagents by the Agent call that made them,
+    and keeps the tree (:class:`~agents.cockpit.TreeState`) for the closing summary."""
 
     out: TextIO
+    state: TreeState = attrs.Factory(TreeState)
     labels: dict[str, str] = attrs.Factory(dict)
-    statuses: dict[str, str] = attrs.Factory(dict)
-    summary: dict[str, Any] = attrs.Factory(dict)
 
     def __call__(self, message: Message) -> None:
+        self.state.observe(message)
         line = self.format(message)
         if line is not None:
             print(line, file=self.out, flush=True)
@@ -193,51 +218,37 @@ class StreamPrinter:
         who = f"  {self.labels.get(parent, 'subagent')} │ " if parent else ""
         match message:
             case AssistantMessage(content=[ToolUseBlock(name="Agent", id=call_id, input=args)]):
-                self.labels[call_id] = f"{args.get('subagent_type')}:{args.get('description')}"
+                self.labels[call_id] = f"{args.get('subagent_type')}"
                 mode = "background" if args.get("run_in_background") else "foreground"
                 return (
                     f"{who}[spawn] {args.get('subagent_type')} ({mode}): {args.get('description')}"
                 )
             case SystemMessage(subtype="task_notification", data=data):
-                self.statuses[data["task_id"]] = data["status"]
-                return f"[task_notification] {data['task_id']} {data['status']}: " + _short(
-                    data.get("summary", ""), 60
+                return f"[task_notification] {data['task_id']} {data['status']}: " + _lines(
+                    str(data.get("summary", "")), 1
                 )
-            case SystemMessage(subtype="session_summary", data=data):
-                self.summary = data
+            case SystemMessage(subtype="session_summary"):
                 return None
+            case ResultMessage() as result:
+                why = explain_result(result, len(self.state.results) - 1)
+                return (format_message(result) or "") + ("" if why is None else "\n" + why)
         line = format_message(message)
         return None if line is None else who + line
 
     def print_tree(self) -> None:
-        data = self.summary
-        if not data:
-            return
-        costs: dict[str, float] = data["cost_by_agent"]
-        turns: dict[str, int] = data["turns_by_agent"]
-        ids = sorted(set(costs) | set(turns) | set(self.statuses), key=lambda a: (a != "main", a))
-        print("\nagent tree                          turns      cost  status", file=self.out)
-        for i, agent in enumerate(ids):
-            depth = agent.count("/")
-            branch = (
-                "" if depth == 0 else "   " * (depth - 1) + ("└─ " if i == len(ids) - 1 else "├─ ")
-            )
-            status = self.statuses.get(agent, "" if agent == "main" else "completed")
-            cost = costs.get(agent, 0.0)
-            print(
-                f"{branch + agent:<34}{turns.get(agent, 0):>6}  ${cost:.4f}  {status}",
-                file=self.out,
-            )
-        cap = data.get("max_budget_usd")
-        total = data["total_cost_usd"]
-        verdict = (
-            "" if cap is None else f" of ${cap:.2f} budget" + (" (tripped)" if total >= cap else "")
-        )
-        print(f"total ${total:.4f}{verdict}", file=self.out, flush=True)
+        """The tree as it ended: each agent's status, turns and cost, and the budget."""
+        from rich.console import Console
+
+        from .cockpit.live import render
+
+        self.state.finish()
+        console = Console(file=self.out, width=110, color_system=None, highlight=False)
+        console.print()
+        console.print(render(self.state, text=False))
 
 
 def format_message(message: Message) -> str | None:
-    """One readable line per message (None for raw stream events)."""
+    """Readable lines for a message (None for raw stream events); nothing is cut mid-value."""
     match message:
         case SystemMessage(subtype="init", data=data):
             return (
@@ -245,13 +256,13 @@ def format_message(message: Message) -> str | None:
                 f"{len(data['tools'])} tools · mode {data['permission_mode']}"
             )
         case SystemMessage(subtype=subtype, data=data):
-            return f"[{subtype}] {_short(data)}"
+            return f"[{subtype}] {json.dumps(data, ensure_ascii=False)}"
         case AssistantMessage(content=[TextBlock(text=body)]):
-            return f"[assistant] {_short(body, 400)}"
+            return f"[assistant] {body}"
         case AssistantMessage(content=[ThinkingBlock(thinking=body)]):
-            return f"[thinking] {_short(body)}"
+            return f"[thinking] {body}"
         case AssistantMessage(content=[ToolUseBlock(name=name, input=args)]):
-            return f"[tool_use] {name} {_short(args, 70)}"
+            return f"[tool_use] {name} {_args(args)}"
         case UserMessage(content=[ToolResultBlock(content=content, is_error=is_error)]):
             body = (
                 content
@@ -259,22 +270,31 @@ def format_message(message: Message) -> str | None:
                 else " ".join(c.get("text", "") for c in content or [] if isinstance(c, dict))
             )
             tag = "tool_error" if is_error else "tool_result"
-            return f"[{tag}] {_short(body or '')}"
+            return f"[{tag}] {_lines(body or '')}"
         case UserMessage(content=body):
-            return f"[user] {_short(body)}"
+            return f"[user] {body}"
         case ResultMessage() as r:
             outcome = r.result if r.subtype == "success" else "; ".join(r.errors or [])
             return (
-                f"[result] {r.subtype} · {r.num_turns} turns · ${r.total_cost_usd:.4f} · "
-                f"{r.duration_ms / 1000:.2f}s\n         {_short(outcome or '', 300)}"
+                f"[result] {r.subtype} · {r.num_turns} turns · ${r.total_cost_usd:.4f} "
+                f"spent by the tree · {r.duration_ms / 1000:.2f}s\n    {outcome or ''}"
             )
         case StreamEvent():
             return None
     return f"[{type(message).__name__}]"
 
 
+def _budget_line(budget: float | None) -> str:
+    if budget is None:
+        return "budget: none — every agent runs to its end"
+    return (
+        f"budget: ${budget:.2f} for the whole tree (a soft cap: once it is crossed, every agent "
+        "stops)"
+    )
+
+
 async def _run(
-    root: Path, data: Path, *, latency: float, budget: float | None, out: TextIO
+    root: Path, data: Path, *, latency: float, budget: float | None, out: TextIO, live: bool
 ) -> int:
     backend = demo_backend(root, latency=latency)
     # The transcripts go beside the temporary project, and with it: sessions of a project that
@@ -289,11 +309,13 @@ async def _run(
             session_store=store,
         )
         print(f"demo project: {root}", file=out)
-        printer = StreamPrinter(out)
+        print(_budget_line(budget), file=out, flush=True)
+        if live:
+            await _run_live(options, budget, out)
+            return 0
+        printer = StreamPrinter(out, TreeState(budget_usd=budget))
         try:
-            async for message in query(
-                prompt="Survey this project, list its open TODOs and audit it.", options=options
-            ):
+            async for message in query(prompt=PROMPT, options=options):
                 printer(message)
         except ResultError as exc:
             print(f"query ended with {exc.subtype}: {exc}", file=out)
@@ -301,10 +323,49 @@ async def _run(
     return 0
 
 
+async def _run_live(options: AgentOptions, budget: float | None, out: TextIO) -> None:
+    from rich.console import Console
+
+    from .cockpit.live import open_live_tree
+
+    console = Console(file=out)
+    state = TreeState(budget_usd=budget)
+    ended = ""
+    async with open_live_tree(console, state) as view:
+        try:
+            async for message in query(prompt=PROMPT, options=options):
+                view.observe(message)
+        except ResultError as exc:
+            ended = f"query ended with {exc.subtype}: {exc}"
+    if ended:
+        console.print(ended)
+    for i, result in enumerate(state.results):
+        console.print(
+            f"result {i + 1}: {result.subtype} · {result.num_turns} turns · "
+            f"${result.total_cost_usd:.4f} spent by the tree"
+        )
+        why = explain_result(result, i)
+        if why:
+            console.print(why)
+
+
+PROMPT = "Survey this project, list its open TODOs and audit it."
+
+
 def run_demo(
-    *, fast: bool = False, budget: float | None = DEMO_BUDGET, out: TextIO | None = None
+    *,
+    fast: bool = False,
+    budget: float | None = DEMO_BUDGET,
+    out: TextIO | None = None,
+    live: bool | None = None,
 ) -> int:
-    """Run the demo on a temporary project; returns the exit status."""
+    """Run the demo on a temporary project; returns the exit status.
+
+    ``live=None`` shows the live tree when ``out`` is a terminal, plain lines otherwise.
+    """
+    stream = out or sys.stdout
+    if live is None:
+        live = stream.isatty()
     with tempfile.TemporaryDirectory(prefix="agents-demo-") as tmp:
         root = Path(tmp) / "project"
         _write_project(root)
@@ -314,6 +375,7 @@ def run_demo(
                 Path(tmp) / "sessions",
                 latency=0.05 if fast else 0.15,
                 budget=budget,
-                out=out or sys.stdout,
+                out=stream,
+                live=live,
             )
         )

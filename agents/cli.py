@@ -1,47 +1,121 @@
-"""The ``agents`` command: ``agents demo`` (no API key needed) and ``agents run PROMPT``."""
+"""The ``agents`` command: ``agents demo`` (no API key needed), ``agents run PROMPT`` (the
+``claude -p`` of this runtime) and ``agents bench`` (parallel tool throughput).
+
+Usage mistakes are one line on stderr and exit status 2, never a traceback::
+
+    $ agents run --max-turns x hi
+    agents run: argument --max-turns: invalid int value: 'x' (see agents run --help)
+
+Only the command that runs is imported: ``agents --version`` and a bad flag answer before the
+agent loop (or ``rich``, or the Anthropic client) is loaded.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import Any, NoReturn
 
-__all__ = ["main"]
+__all__ = ["OneLineParser", "main", "version"]
+
+
+def version() -> str:
+    """This package's version, as installed."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as _version
+
+    try:
+        return _version("trio-agents")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0+unknown"
+
+
+class _Version(argparse.Action):
+    """``--version``: looked up only when asked (the metadata lookup is not free)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_args: Any, **_kwargs: Any) -> NoReturn:
+        sys.stdout.write(f"{version()} (trio-agents)\n")
+        parser.exit(0)
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line: ``PROG: MESSAGE (see PROG --help)``."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="agents",
         description="trio-agents: the Claude Agent SDK's agent loop as a tree of Trio actors.",
     )
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("-v", "--version", action=_Version)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{demo,run,bench,worker}")
     demo = sub.add_parser(
-        "demo", help="run a scripted agent hierarchy (no API key needed) and print its stream"
+        "demo",
+        help="run a scripted agent hierarchy (no API key needed), shown as a live tree",
+        description="Run a scripted agent hierarchy on a throwaway project: no API key needed.",
     )
     demo.add_argument("--fast", action="store_true", help="no simulated model latency")
     demo.add_argument(
         "--budget", type=float, default=0.08, help="max_budget_usd for the tree (default 0.08)"
     )
+    demo.add_argument(
+        "--no-live", action="store_true", help="plain lines, even on a terminal (the default "
+        "when the output is not a terminal)"
+    )  # fmt: skip
     demo.set_defaults(handler=_demo)
-    try:
-        from .cli_run import register
-    except ImportError:  # pragma: no cover - the run command ships with the Anthropic backend
-        pass
-    else:
-        register(sub)
+    from .cli_run import register
+
+    register(sub)
+    from .bench_cli import register as register_bench
+
+    register_bench(sub)
+    _register_worker(sub)
     return parser
+
+
+def _register_worker(sub: Any) -> None:
+    worker = sub.add_parser(
+        "worker",
+        help="run agents of many trees, taking spawn requests from Redis (scale-out)",
+        description="Take spawn requests from a Redis Stream and run each agent under its tree's "
+        "shared ledger in PostgreSQL (extras: postgres, redis).",
+    )
+    worker.add_argument("--redis", required=True, help="Redis URL of the spawn queue")
+    worker.add_argument("--postgres", required=True, help="PostgreSQL DSN of ledger and sessions")
+    worker.add_argument("--name", help="consumer name (default: host-pid)")
+    worker.add_argument("--concurrency", type=int, default=4, help="jobs at once (default 4)")
+    worker.add_argument("--lease", type=float, default=10.0, help="lease in seconds (default 10)")
+    worker.add_argument("--prefix", default="trio-agents", help="key prefix of the streams")
+    worker.set_defaults(handler=_worker)
+
+
+def _worker(args: argparse.Namespace) -> int:
+    from .scaleout.worker import run_from_args
+
+    return run_from_args(args)
 
 
 def _demo(args: argparse.Namespace) -> int:
     from ._demo import run_demo
 
-    return run_demo(fast=args.fast, budget=args.budget)
+    return run_demo(fast=args.fast, budget=args.budget, live=False if args.no_live else None)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``agents`` console script; returns the exit status."""
     args = _parser().parse_args(argv)
-    status: int = args.handler(args)
+    try:
+        status: int = args.handler(args)
+    except KeyboardInterrupt:
+        print(f"agents {args.command}: interrupted", file=sys.stderr)
+        return 130
     return status
 
 

@@ -23,6 +23,7 @@ from .backends.pricing import PriceTable, default_price_table
 if TYPE_CHECKING:
     from .hooks import HookMatcher
     from .permissions import CanUseTool
+    from .remote import RemoteAgents
     from .sessions import SessionStore
 
 __all__ = [
@@ -198,6 +199,8 @@ class AgentOptions:
     max_budget_usd: float | None = attrs.field(
         default=None, validator=_at_least("max_budget_usd", 0)
     )
+    #: agent types that run on other hosts (``agents.remote``); None: every subagent runs here
+    remote_agents: RemoteAgents | None = None
     budget_mode: str = attrs.field(default="soft", validator=_one_of("budget_mode", BUDGET_MODES))
     #: reserve mode lowers a request's max_tokens to what the budget pays for, never below this
     min_output_tokens: int = attrs.field(default=1024, validator=_at_least("min_output_tokens", 1))

@@ -32,9 +32,8 @@ from .._loop.response import ResponseBuilder
 from ..backends.base import ModelRequest
 from ..messages import ToolUseBlock
 from ..permissions import Classifier, PermissionCheck, PermissionGate, RuleSet
-from ..permissions._modes import NO_PERMISSION_TOOLS
-from ..permissions._paths import EDIT_PATH_TOOLS, READ_PATH_TOOLS
-from ..tools.base import Tool
+from ..permissions.files import EDIT_PATH_TOOLS, NETWORK_TOOLS, NO_PERMISSION_TOOLS, READ_PATH_TOOLS
+from ..tools.base import FileAccess, Tool
 
 if TYPE_CHECKING:
     from .._loop.agent import AgentLoop
@@ -50,7 +49,7 @@ _NO_HOOK_INPUT: dict[str, Any] = {}
 USER_INPUT_TOOLS = frozenset({"AskUserQuestion"})
 #: tools whose rules have specifiers (paths, commands, domains, agent types), or that always ask
 _SCOPED_TOOLS = frozenset(
-    {*READ_PATH_TOOLS, *EDIT_PATH_TOOLS, *USER_INPUT_TOOLS, "Bash", "WebFetch", "Agent", "Task"}
+    {*READ_PATH_TOOLS, *EDIT_PATH_TOOLS, *USER_INPUT_TOOLS, *NETWORK_TOOLS, "Bash", "Agent", "Task"}
 )
 
 _AGENT_TOOLS = frozenset({"Agent", "Task"})
@@ -101,6 +100,10 @@ class LoopGate:
     @property
     def mode(self) -> str:
         return self.gate.mode
+
+    @property
+    def files(self) -> FileAccess:
+        return self.gate.files
 
     def _passes_at_once(self, call: ToolUseBlock, tool: Tool) -> bool:
         """The common case decided without the pipeline, with no hooks and no rule naming the

@@ -23,7 +23,7 @@ import trio
 
 from ..hooks import HookResult
 from ..messages import Message, ResultMessage, ToolUseBlock
-from ..tools.base import Tool, ToolOutput
+from ..tools.base import FileAccess, Tool, ToolOutput
 
 if TYPE_CHECKING:
     from runtime import Actor
@@ -74,6 +74,12 @@ class Gate(Protocol):
     def set_mode(self, mode: str) -> None: ...
 
     def with_mode(self, mode: str) -> Gate: ...
+
+    @property
+    def files(self) -> FileAccess | None:
+        """What the file tools learn from the gate: the files it approved, with their identity,
+        and the Read deny rules that searches must respect (``ToolContext.files``)."""
+        ...
 
     async def check(self, loop: AgentLoop, call: ToolUseBlock, tool: Tool) -> Verdict | None: ...
 

@@ -229,6 +229,7 @@ async def _run_handler(
         session.backend,  # backend
         loop.model,  # model
         loop.complete,  # complete
+        None if loop.gate is None else loop.gate.files,  # files: the gate's word on paths
     )
     try:
         return await tool.handler(parsed, ctx), False

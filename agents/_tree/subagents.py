@@ -33,8 +33,10 @@ from .._features.hookpoints import fire, has_hooks
 from .._loop.agent import AgentLoop
 from .._loop.contracts import Content, Prompt
 from .._loop.response import Response
+from .._loop.run import BUDGET_LIMIT_TEXT
 from ..messages import ResultMessage, SystemMessage
 from ..options import AgentDefinition, AgentOptions, resolve_model
+from ..remote import RemoteAgents, RemoteTask
 from ..tools.base import Tool, ToolContext, ToolOutput, ToolRegistry
 from .serve import WAKE, recording_results, serve
 
@@ -372,6 +374,9 @@ async def run_agent_tool(args: AgentInput, ctx: ToolContext) -> ToolOutput:
         return ToolOutput.error(
             f"unknown subagent_type {args.subagent_type!r} (available: {', '.join(kinds)})"
         )
+    remote = parent.session.options.remote_agents
+    if remote is not None and remote.runs(args.subagent_type):
+        return await _run_remote(parent, remote, definition, args, ctx)
     background = args.run_in_background
     if background is None:
         background = bool(definition.background)
@@ -430,3 +435,44 @@ async def run_agent_tool(args: AgentInput, ctx: ToolContext) -> ToolOutput:
         content=[{"type": "text", "text": record.summary()}],
         data={"status": "completed", "agentId": child.agent_id, "usage": usage},
     )
+
+
+async def _run_remote(
+    parent: AgentLoop,
+    remote: RemoteAgents,
+    definition: AgentDefinition,
+    args: AgentInput,
+    ctx: ToolContext,
+) -> ToolOutput:
+    """A spawn of a type that runs on another host: handed over, waited for, its text returned."""
+    if args.run_in_background:
+        return ToolOutput.error(
+            f"agent type {args.subagent_type!r} runs on another host, in the foreground only; "
+            "call it without run_in_background"
+        )
+    if parent.session.ledger.exhausted:
+        return ToolOutput.error(BUDGET_LIMIT_TEXT)
+    task = RemoteTask(
+        agent_type=args.subagent_type,
+        definition=definition,
+        prompt=args.prompt,
+        description=args.description,
+        model=args.model,
+        parent_agent_id=parent.agent_id,
+        tool_use_id=ctx.tool_use_id,
+        session_id=parent.session.session_id,
+        cwd=parent.session.cwd,
+    )
+    outcome = await remote.run(task)
+    data = {
+        "status": outcome.status,
+        "agentId": outcome.agent_id,
+        "cost_usd": outcome.cost_usd,
+        "num_turns": outcome.num_turns,
+    }
+    if outcome.status != "completed":
+        why = "; ".join(outcome.errors) or outcome.status
+        return ToolOutput(
+            content=f"Agent {outcome.agent_id} did not complete ({why})", is_error=True, data=data
+        )
+    return ToolOutput(content=[{"type": "text", "text": outcome.text}], data=data)

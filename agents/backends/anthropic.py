@@ -432,3 +432,9 @@ def _stream_error(data: bytes, model: str) -> BackendError:
     status = _STATUS_FOR_ERROR_TYPE.get(kind or "", 500)
     text = message or data.decode("utf-8", "replace") or "error event"
     return _status_error(status, kind, text, model, None)
+
+
+# Shared with ``agents.backends.wire``, which speaks the same protocol without the client.
+SSEParser = _SSEParser
+error_fields = _error_fields
+status_error = _status_error

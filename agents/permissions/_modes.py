@@ -1,9 +1,14 @@
-"""What each permission mode approves on its own, and the removals no mode may approve (P2, P6).
+"""What each permission mode approves on its own, and the removals no mode may approve.
 
 The mode is step 4 of the pipeline: it can only *approve* (or, under ``dontAsk``, refuse to ask);
 deny and ask rules have already been applied. Approval is deliberately narrow: anything this
 module cannot prove harmless for the mode — an unknown variable in a path, a redirection, a ``sed``
 script that could write or execute — is left to the allow rules and the callback.
+
+Paths are judged by their real target (symlinks followed, ``..`` applied as the kernel does): a
+path is inside the working directories if the file it reaches is. A write to an existing file
+with several hard links is never approved by a mode (its other names may lie outside), and
+network egress (``WebFetch``, ``WebSearch``) is approved only by ``bypassPermissions``.
 """
 
 from __future__ import annotations
@@ -13,11 +18,21 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ._bash import SimpleCommand, basename, command_start
+from ._checked import hard_linked
 from ._memo import CallMemo
 from ._paths import EDIT_PATH_TOOLS, READ_PATH_TOOLS, absolute, real, within
 from ._types import PermissionCheck
 
-__all__ = ["WorkingDirs", "critical_removal", "is_write_tool", "mode_approves"]
+__all__ = [
+    "NETWORK_TOOLS",
+    "WorkingDirs",
+    "critical_removal",
+    "is_write_tool",
+    "mode_approves",
+]
+
+#: Tools that send data out of the machine: no mode but ``bypassPermissions`` approves them.
+NETWORK_TOOLS = frozenset({"WebFetch", "WebSearch"})
 
 #: Commands ``acceptEdits`` approves when all their paths are inside the working directories.
 _ACCEPT_EDITS_COMMANDS = frozenset({"mkdir", "touch", "rm", "rmdir", "mv", "cp", "sed"})
@@ -60,11 +75,15 @@ class WorkingDirs:
         return self._real_dirs
 
     def contain(self, path: str, memo: CallMemo) -> bool:
-        """Whether ``path`` and its symlink target both lie inside a working directory."""
-        if not any(within(path, d) for d in self.dirs):
-            return False
+        """Whether the file the absolute ``path`` reaches (its real target) lies inside a
+        working directory."""
         target = memo.real(path)
-        return target == path or any(within(target, d) for d in self.real_dirs + self.dirs)
+        return any(within(target, d) for d in self.real_dirs)
+
+    def writable(self, path: str, memo: CallMemo) -> bool:
+        """Whether a mode may approve writing ``path``: inside, and not a file with several
+        hard links (whose other names may lie anywhere on the device)."""
+        return self.contain(path, memo) and not hard_linked(memo.real(path))
 
 
 def is_write_tool(tool_name: str) -> bool:
@@ -96,17 +115,19 @@ def mode_approves(
     dirs: WorkingDirs,
     memo: CallMemo,
 ) -> bool:
-    """Whether ``mode`` alone approves this call (step 4 of P1)."""
+    """Whether ``mode`` alone approves this call (step 4 of the evaluation order)."""
     if mode == "bypassPermissions" or check.tool_name in NO_PERMISSION_TOOLS:
         return True
     if mode == "dontAsk":
         return False  # only explicit allow rules (and hooks) pre-approve under dontAsk
     name = check.tool_name
+    if name in NETWORK_TOOLS:
+        return False  # egress can carry data out: it asks unless an allow rule covers it
     if name in EDIT_PATH_TOOLS:
         if mode != "acceptEdits":
             return False
         path = memo.tool_path(name, tool_input, dirs.cwd, dirs.home)
-        return path is not None and dirs.contain(path, memo)
+        return path is not None and dirs.writable(path, memo)
     if name == "Bash":
         command = tool_input.get("command")
         return (
@@ -144,7 +165,7 @@ def _path_ok(value: str, raw: str, dirs: WorkingDirs, memo: CallMemo) -> bool:
         return False  # an expansion, or another user's home
     if any(_GLOB.search(c) and c.startswith(".") for c in value.split("/")):
         return False  # `.*` may expand to `..`
-    return dirs.contain(absolute(value, dirs.cwd, dirs.home), memo)
+    return dirs.writable(absolute(value, dirs.cwd, dirs.home), memo)
 
 
 def _paths_ok(args: Sequence[str], raws: Sequence[str], dirs: WorkingDirs, memo: CallMemo) -> bool:
@@ -248,7 +269,7 @@ def _sed_script_ok(script: str) -> bool:
 def critical_removal(
     tool_name: str, tool_input: Mapping[str, Any], dirs: WorkingDirs, memo: CallMemo
 ) -> str | None:
-    """The argument of an ``rm``/``rmdir`` that would remove a critical path (P6), else None.
+    """The argument of an ``rm``/``rmdir`` that would remove a critical path, else None.
 
     Critical: ``/``, its direct children, the home directory, ``cwd`` and its parents, and a
     glob that empties one of them (``rm -rf ~/*``). An argument whose value is not known

@@ -15,12 +15,20 @@ that anchor, so the same compiled rule serves any ``cwd``:
 
 As in gitignore, a pattern that matches a directory also covers everything beneath it, and ``a/**``
 covers ``a`` itself. Character classes (``[abc]``) are not supported: ``[`` is literal.
+
+Paths in tool inputs are resolved as the kernel resolves them: ``~`` and ``~user`` are expanded by
+:func:`expand_home` (the gate and the tools share it), and ``..`` is applied *after* the symlinks
+before it are followed (:func:`absolute`), so ``src/out/../x`` with ``src/out -> /outside/deep``
+is ``/outside/x``, as ``open`` would find it. :func:`real` then follows the remaining links: the
+real path of the longest existing prefix, then the rest. A rule check judges both forms: deny
+applies if either matches, allow needs both.
 """
 
 from __future__ import annotations
 
 import os
 import posixpath
+import pwd
 import re
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -31,8 +39,11 @@ __all__ = [
     "Anchor",
     "absolute",
     "compile_path_pattern",
+    "expand_home",
+    "home_dir",
     "real",
     "relative_to",
+    "resolve",
     "tool_path",
     "within",
 ]
@@ -58,18 +69,84 @@ EDIT_PATH_TOOLS: Mapping[str, str] = {
 _GLOB_CHARS = re.compile(r"[*?\[]")
 
 
-def absolute(path: str, cwd: str, home: str) -> str:
-    """``path`` made absolute against ``cwd`` with ``~`` expanded and ``..`` resolved lexically.
+def home_dir() -> str:
+    """The current user's home directory (``$HOME``, else the password database)."""
+    return os.path.expanduser("~")
 
-    >>> absolute("./a/../secrets/k", "/repo", "/home/u")
+
+def expand_home(path: str, home: str | None = None) -> str:
+    """``~`` and ``~/x`` under ``home`` (default :func:`home_dir`), ``~user/x`` under that user's
+    home directory; any other path, and ``~user`` for an unknown user, unchanged.
+
+    The permission gate and the file tools both expand with this function, so a spelling such
+    as ``~root`` names the same directory to the rules as to the tool that opens it.
+
+    >>> expand_home("~/notes", "/home/u")
+    '/home/u/notes'
+    """
+    if not path.startswith("~"):
+        return path
+    name, slash, rest = path[1:].partition("/")
+    if not name:
+        base = home if home is not None else home_dir()
+    else:
+        try:
+            base = pwd.getpwnam(name).pw_dir
+        except (KeyError, ValueError, OSError):
+            return path  # no such user: the shell and the tools keep the word as it is
+    if not slash:
+        return base
+    return base.rstrip("/") + "/" + rest
+
+
+def absolute(path: str, cwd: str, home: str) -> str:
+    """``path`` made absolute against ``cwd``, ``~`` expanded, ``..`` applied as the kernel does.
+
+    A ``..`` after a symlink goes to the parent of the link's *target*: the part before it is
+    resolved (:func:`real`) before the ``..`` is applied. Components not followed by ``..``
+    keep their spelling (a link named ``key.pem`` still matches ``*.pem``), so a path without
+    ``..`` costs no system call.
+
+    >>> absolute("./a/../secrets/k", "/repo", "/home/u")  # /repo/a is not a symlink
     '/repo/secrets/k'
     """
-    if path == "~" or path.startswith("~/"):
-        path = home + path[1:]
-    result = posixpath.normpath(posixpath.join(cwd, path))
-    if result.startswith("//"):  # POSIX lets normpath keep a leading `//`; it is just `/`
-        result = "/" + result.lstrip("/")
-    return result
+    path = expand_home(path, home)
+    joined = path if path.startswith("/") else cwd.rstrip("/") + "/" + path
+    parts = joined.split("/")
+    if ".." not in parts:
+        result = posixpath.normpath(joined)
+        if result.startswith("//"):  # POSIX lets normpath keep a leading `//`; it is just `/`
+            result = "/" + result.lstrip("/")
+        return result
+    return _apply_dotdot(parts)
+
+
+def _apply_dotdot(parts: list[str]) -> str:
+    """The components of an absolute path joined, each ``..`` applied to the resolved parent."""
+    out: list[str] = []
+    resolved = 0  # out[:resolved] is known to be free of symlinks
+    for part in parts:
+        if part in ("", "."):
+            continue
+        if part != "..":
+            out.append(part)
+            continue
+        if len(out) > resolved:
+            out = [c for c in real("/" + "/".join(out)).split("/") if c]
+        if out:
+            out.pop()
+        resolved = len(out)
+    return "/" + "/".join(out)
+
+
+def resolve(path: str, cwd: str, home: str | None = None) -> str:
+    """The real path the kernel would reach for ``path`` (relative to ``cwd``): every symlink
+    followed, ``..`` applied after the links before it; for a path that does not exist yet, the
+    real path of its longest existing prefix, then the rest.
+
+    This is the one resolution every path-taking tool and the permission checks use.
+    """
+    return real(absolute(path, cwd, home if home is not None else home_dir()))
 
 
 _O_PATH = getattr(os, "O_PATH", 0)
@@ -82,8 +159,13 @@ def real(path: str) -> str:
     On Linux an existing path is resolved by the kernel (``open(O_PATH)`` + ``/proc/self/fd``):
     three system calls instead of one ``lstat`` per component. A path that does not exist
     yet (a file about to be written) is its resolved parent plus its name — unless it is a
-    dangling symlink, which the portable ``os.path.realpath`` follows.
+    dangling symlink, which the portable ``os.path.realpath`` follows. ``..`` in ``path`` is
+    applied after the links before it, as the kernel does.
     """
+    if "/." in path:
+        parts = path.split("/")
+        if ".." in parts:
+            path = _apply_dotdot(parts)
     try:
         if _PROC_FD:
             return _kernel_real(path, 8)

@@ -1,4 +1,4 @@
-"""The permission gate: one decision per tool call, in the fixed order of P1.
+"""The permission gate: one decision per tool call, in a fixed order.
 
 1. ``PreToolUse`` hooks — deny and defer end it; ask forces step 6; allow is remembered but
    does not skip steps 2-3.
@@ -13,8 +13,8 @@ Tools that need a person's answer (``PermissionCheck.asks_user``: AskUserQuestio
 step 6, whatever the mode; with no callback they run unanswered and tell the model nobody can
 answer.
 
-Removing a critical path (P6) skips steps 4-5 and a hook's allow: only an explicit answer from
-step 6 can approve it.
+Removing a critical path (``/``, its children, home, ``cwd`` and its parents) skips steps 4-5
+and a hook's allow: only an explicit answer from step 6 can approve it.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import attrs
 import trio
 
 from ..hooks import HookRunner
+from ._checked import FileAccess
 from ._memo import CallMemo
 from ._modes import WorkingDirs, critical_removal, is_write_tool, mode_approves
 from ._rules import RuleSet, parse_rule
@@ -71,6 +72,7 @@ class PermissionGate:
     _hooks: HookRunner | None
     _dirs: WorkingDirs
     _classifier: Classifier | None
+    _files: FileAccess
 
     def __init__(
         self,
@@ -93,6 +95,9 @@ class PermissionGate:
         home = home if home is not None else os.path.expanduser("~")
         self._dirs = WorkingDirs(os.path.abspath(cwd), add_dirs, home)
         self._classifier = classifier
+        self._files = FileAccess(
+            self._dirs.cwd, home, self._rules.read_deny_matcher(self._dirs.cwd, home)
+        )
 
     @property
     def mode(self) -> str:
@@ -105,10 +110,12 @@ class PermissionGate:
 
     def with_mode(self, mode: str) -> PermissionGate:
         """A gate with the same rules, callback, hooks and directories under another mode
-        (a subagent definition's ``permission_mode``, SPEC P5). Rules added later to either
+        (a subagent definition's ``permission_mode``). Rules added later to either
         gate stay with that gate."""
         twin = copy.copy(self)
         twin._mode = validate_mode(mode)
+        files = self._files
+        twin._files = FileAccess(files.cwd, files.home, files.deny_read)
         return twin
 
     def set_mode(self, mode: str) -> None:
@@ -120,8 +127,25 @@ class PermissionGate:
         """The current rules, including those added by ``updated_permissions``."""
         return self._rules
 
+    @property
+    def files(self) -> FileAccess:
+        """What the file tools learn from this gate (``ToolContext.files``): the file each
+        approved call was checked on, and the Read deny rules that filter search results."""
+        return self._files
+
     async def check(self, check: PermissionCheck, hook_input: dict[str, Any]) -> PermissionOutcome:
-        """Decide on one call; see the module docstring for the order of the steps."""
+        """Decide on one call; see the module docstring for the order of the steps.
+
+        An approved file call's path is recorded with its identity (``files``), so that the
+        tool opens the file that was checked and no other."""
+        outcome = await self._decide(check, hook_input)
+        if outcome.behavior == "allow":
+            self._files.record(check.tool_use_id, check.tool_name, outcome.updated_input)
+        return outcome
+
+    async def _decide(
+        self, check: PermissionCheck, hook_input: dict[str, Any]
+    ) -> PermissionOutcome:
         name = check.tool_name
         tool_input = check.tool_input
         context: tuple[str, ...] = ()
@@ -367,4 +391,7 @@ class PermissionGate:
                     allow=rules.allow + tuple(added) if behavior == "allow" else rules.allow,
                     deny=rules.deny + tuple(added) if behavior == "deny" else rules.deny,
                     ask=rules.ask + tuple(added) if behavior == "ask" else rules.ask,
+                )
+                self._files.deny_read = self._rules.read_deny_matcher(
+                    self._files.cwd, self._files.home
                 )

@@ -9,7 +9,12 @@ What a specifier means depends on the tool:
 * ``Bash(spec)`` — a command pattern; see :func:`bash_pattern_regex` and :mod:`._bash`.
 * ``Read(spec)`` / ``Edit(spec)`` — a gitignore-style path (:mod:`._paths`). ``Read`` governs the
   file-reading tools (Read, Glob, Grep, NotebookRead, LS), ``Edit`` every file-writing tool (Write,
-  Edit, MultiEdit, NotebookEdit). A bare ``Read``/``Edit`` rule covers its whole family.
+  Edit, MultiEdit, NotebookEdit). A bare ``Read``/``Edit`` rule covers its whole family. A path is
+  judged as written (``..`` applied after the links before it) and as its real target: deny and
+  ask apply if either matches, allow needs both. Read deny and ask rules also cover the file
+  arguments of well-known reading commands in Bash (:mod:`._reading`, best effort). An existing
+  file with several hard links is approved by an ``Edit`` allow rule only if the rule names it
+  exactly (no wildcard): a rule for a whole tree cannot tell where its other names lie.
 * ``WebFetch(domain:host)`` — the URL's host equals ``host`` (case-insensitive, port ignored);
   ``domain:*.host`` matches any subdomain of ``host`` but not ``host`` itself.
 * ``Agent(type)`` (alias ``Task``) — the input's ``subagent_type``; ``*`` is a wildcard.
@@ -21,18 +26,27 @@ from __future__ import annotations
 
 import re
 import urllib.parse
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 import attrs
 
 from ._bash import SimpleCommand, basename, command_start
+from ._checked import hard_linked
 from ._memo import CallMemo
+from ._path_rules import (
+    fixed_part,
+    match_bash_reads,
+    match_one_path,
+    match_path,
+    match_reads,
+    naming_rule,
+)
 from ._paths import (
     EDIT_PATH_TOOLS,
     READ_PATH_TOOLS,
     compile_path_pattern,
-    relative_to,
+    real,
 )
 
 __all__ = ["PermissionRule", "RuleKind", "RuleSet", "bash_pattern_regex", "parse_rule"]
@@ -127,14 +141,14 @@ def _bash_first_word(pattern: str) -> str | None:
 
 
 @attrs.frozen
-class _Alternation:
+class Alternation:
     """Several rules fused into one ``(?P<r0>...)|(?P<r1>...)`` regex; ``match`` names the rule."""
 
     regex: re.Pattern[str]
     rules: tuple[PermissionRule, ...]
 
     @classmethod
-    def build(cls, items: list[tuple[str, PermissionRule]], flags: int = 0) -> _Alternation:
+    def build(cls, items: list[tuple[str, PermissionRule]], flags: int = 0) -> Alternation:
         source = "|".join(f"(?P<r{i}>{body})" for i, (body, _) in enumerate(items))
         return cls(re.compile(source, flags | re.DOTALL), tuple(rule for _, rule in items))
 
@@ -147,29 +161,33 @@ class _Alternation:
 
 def _group(
     items: Iterable[tuple[str, str, PermissionRule]], flags: int = 0
-) -> dict[str, _Alternation]:
+) -> dict[str, Alternation]:
     grouped: dict[str, list[tuple[str, PermissionRule]]] = {}
     for key, body, rule in items:
         grouped.setdefault(key, []).append((body, rule))
-    return {key: _Alternation.build(group, flags) for key, group in grouped.items()}
+    return {key: Alternation.build(group, flags) for key, group in grouped.items()}
 
 
 @attrs.frozen
-class _KindIndex:
+class KindIndex:
     """Every rule of one kind (deny, ask or allow), compiled and indexed by tool."""
 
     bare: Mapping[str, PermissionRule]
     mcp_servers: Mapping[str, PermissionRule]
-    bash_by_word: Mapping[str, _Alternation]
-    bash_wild: _Alternation | None
-    read_paths: Mapping[str, _Alternation]  # anchor -> alternation
-    edit_paths: Mapping[str, _Alternation]
+    bash_by_word: Mapping[str, Alternation]
+    bash_wild: Alternation | None
+    read_paths: Mapping[str, Alternation]  # anchor -> alternation
+    edit_paths: Mapping[str, Alternation]
     domains: Mapping[str, PermissionRule]
-    domain_wild: _Alternation | None
-    agents: _Alternation | None
+    domain_wild: Alternation | None
+    agents: Alternation | None
+    #: Read rules by the fixed part of their pattern: (anchor, relative prefix, any depth)
+    read_bases: tuple[tuple[str, str, bool, PermissionRule], ...] = ()
+    #: Edit rules without a wildcard: (anchor, relative path) — they name one file exactly
+    edit_literals: tuple[tuple[str, str, PermissionRule], ...] = ()
 
     @classmethod
-    def build(cls, rules: tuple[PermissionRule, ...]) -> _KindIndex:
+    def build(cls, rules: tuple[PermissionRule, ...]) -> KindIndex:
         bare: dict[str, PermissionRule] = {}
         mcp: dict[str, PermissionRule] = {}
         bash: list[tuple[str, str, PermissionRule]] = []
@@ -178,6 +196,8 @@ class _KindIndex:
         domains: dict[str, PermissionRule] = {}
         domain_wild: list[tuple[str, str, PermissionRule]] = []
         agents: list[tuple[str, str, PermissionRule]] = []
+        read_bases: list[tuple[str, str, bool, PermissionRule]] = []
+        edit_literals: list[tuple[str, str, PermissionRule]] = []
         for rule in rules:
             spec = rule.specifier
             server = _MCP_SERVER_RULE.fullmatch(rule.tool)
@@ -191,6 +211,11 @@ class _KindIndex:
             elif rule.tool in ("Read", "Edit"):
                 anchor, body = compile_path_pattern(spec)
                 (reads if rule.tool == "Read" else edits).append((anchor, body, rule))
+                base, any_depth, literal = fixed_part(spec)
+                if rule.tool == "Read":
+                    read_bases.append((anchor, base, any_depth, rule))
+                elif literal:
+                    edit_literals.append((anchor, base, rule))
             elif rule.tool == "WebFetch":
                 host = _normalize_host(spec.removeprefix("domain:"))
                 if "*" in host:
@@ -212,6 +237,8 @@ class _KindIndex:
             domains=domains,
             domain_wild=_group(domain_wild).get("*"),
             agents=_group(agents).get("*"),
+            read_bases=tuple(read_bases),
+            edit_literals=tuple(edit_literals),
         )
 
     def match_text(self, text: str) -> PermissionRule | None:
@@ -276,7 +303,7 @@ class RuleSet:
     allow: tuple[PermissionRule, ...] = attrs.field(default=(), converter=_rule_tuple)
     deny: tuple[PermissionRule, ...] = attrs.field(default=(), converter=_rule_tuple)
     ask: tuple[PermissionRule, ...] = attrs.field(default=(), converter=_rule_tuple)
-    _index: Mapping[str, _KindIndex] = attrs.field(init=False, repr=False, eq=False)
+    _index: Mapping[str, KindIndex] = attrs.field(init=False, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
         for kind in ("allow", "deny", "ask"):
@@ -286,9 +313,9 @@ class RuleSet:
                         f"RuleSet.{kind} entries must be PermissionRule, got {type(rule).__name__}"
                     )
         index = {
-            "allow": _KindIndex.build(self.allow),
-            "deny": _KindIndex.build(self.deny),
-            "ask": _KindIndex.build(self.ask),
+            "allow": KindIndex.build(self.allow),
+            "deny": KindIndex.build(self.deny),
+            "ask": KindIndex.build(self.ask),
         }
         object.__setattr__(self, "_index", index)
 
@@ -304,7 +331,7 @@ class RuleSet:
         )
 
     def removed_tools(self) -> frozenset[str]:
-        """Names of bare deny rules: these tools are taken out of the model's tool list (T2).
+        """Names of bare deny rules: these tools are taken out of the model's tool list.
 
         ``mcp__server`` entries stand for all tools of that server; :meth:`removes_tool` applies
         that for one name.
@@ -325,7 +352,7 @@ class RuleSet:
         return self._bare_rule(self._index["deny"], tool_name, families=False) is not None
 
     @staticmethod
-    def _bare_rule(index: _KindIndex, tool_name: str, *, families: bool) -> PermissionRule | None:
+    def _bare_rule(index: KindIndex, tool_name: str, *, families: bool) -> PermissionRule | None:
         rule = index.bare.get(tool_name)
         if rule is not None:
             return rule
@@ -342,6 +369,53 @@ class RuleSet:
             if tool_name == "Task":
                 return index.bare.get("Agent")
         return None
+
+    def match_reads(
+        self,
+        kind: RuleKind,
+        argv: tuple[str, ...],
+        *,
+        cwd: str,
+        home: str,
+        directory: str | None = None,
+        inputs: Sequence[str] = (),
+        memo: CallMemo | None = None,
+    ) -> PermissionRule | None:
+        """The Read rule of ``kind`` covering a file one simple command reads: ``argv`` its
+        words (quotes removed, wrappers and redirections removed, ``argv[0]`` the command),
+        ``inputs`` the targets of its input redirections (``< file``), ``directory`` the
+        directory it runs in (after any ``cd`` before it; default ``cwd``, where the rules are
+        anchored). For the Bash analysis: deny and ask rules only (an allow rule for Read never
+        approves a command)."""
+        if kind == "allow":
+            return None
+        index = self._index[kind]
+        where = directory if directory is not None else cwd
+        return match_reads(index, argv, where, cwd, home, memo or CallMemo(), inputs)
+
+    def read_deny_matcher(self, cwd: str, home: str) -> Callable[[str, str], bool] | None:
+        """A test ``(written, target) -> bool`` for "a Read deny rule covers this file", with
+        the anchors resolved once (search tools apply it to every file they would list), or
+        None when no Read deny rule exists."""
+        index = self._index["deny"]
+        if index.bare.get("Read") is not None:
+            return lambda written, target: True
+        by_anchor = index.read_paths
+        if not by_anchor:
+            return None
+        anchors = {"root": "/", "home": home, "cwd": cwd}
+        real_anchors = {"root": "/", "home": real(home), "cwd": real(cwd)}
+
+        resolved_differ = real_anchors != anchors
+
+        def denied(written: str, target: str) -> bool:
+            if match_one_path(by_anchor, anchors, written) is not None:
+                return True
+            if target != written and match_one_path(by_anchor, anchors, target) is not None:
+                return True
+            return resolved_differ and match_one_path(by_anchor, real_anchors, target) is not None
+
+        return denied
 
     def match(
         self,
@@ -376,13 +450,21 @@ class RuleSet:
         if rule is not None:
             return rule
         if tool_name == "Bash":
-            if not index.bash_by_word and index.bash_wild is None:
-                return None
-            return self._match_bash(kind, index, tool_input, memo)
+            found = None
+            if index.bash_by_word or index.bash_wild is not None:
+                found = self._match_bash(kind, index, tool_input, memo)
+            if found is None and kind != "allow" and index.read_paths:
+                found = match_bash_reads(index, tool_input, cwd, home, memo)
+            return found
         if tool_name in READ_PATH_TOOLS:
-            return _match_path(kind, index.read_paths, tool_name, tool_input, cwd, home, memo)
+            return match_path(kind, index.read_paths, tool_name, tool_input, cwd, home, memo)
         if tool_name in EDIT_PATH_TOOLS:
-            return _match_path(kind, index.edit_paths, tool_name, tool_input, cwd, home, memo)
+            rule = match_path(kind, index.edit_paths, tool_name, tool_input, cwd, home, memo)
+            if rule is not None and kind == "allow":
+                path = memo.tool_path(tool_name, tool_input, cwd, home)
+                if path is not None and hard_linked(memo.real(path)):
+                    return naming_rule(index, path, memo.real(path), cwd, home, memo)
+            return rule
         if tool_name == "WebFetch":
             return _match_domain(index, tool_input)
         if tool_name in ("Agent", "Task"):
@@ -394,7 +476,7 @@ class RuleSet:
 
     @staticmethod
     def _match_bash(
-        kind: RuleKind, index: _KindIndex, tool_input: Mapping[str, Any], memo: CallMemo
+        kind: RuleKind, index: KindIndex, tool_input: Mapping[str, Any], memo: CallMemo
     ) -> PermissionRule | None:
         command = tool_input.get("command")
         if not isinstance(command, str):
@@ -420,50 +502,7 @@ class RuleSet:
         return None
 
 
-def _match_path(
-    kind: RuleKind,
-    by_anchor: Mapping[str, _Alternation],
-    tool_name: str,
-    tool_input: Mapping[str, Any],
-    cwd: str,
-    home: str,
-    memo: CallMemo,
-) -> PermissionRule | None:
-    if not by_anchor:
-        return None
-    path = memo.tool_path(tool_name, tool_input, cwd, home)
-    if path is None:
-        return None
-    anchors = {"root": "/", "home": home, "cwd": cwd}
-    found = _match_one_path(by_anchor, anchors, path)
-    resolved = memo.real(path)
-    if resolved == path:
-        return found
-    if kind != "allow" and found is not None:
-        return found
-    if kind == "allow" and found is None:
-        return None
-    # The target of a symlink is judged against the anchors as resolved too.
-    real_anchors = {"root": "/", "home": memo.real(home), "cwd": memo.real(cwd)}
-    target = _match_one_path(by_anchor, anchors, resolved) or _match_one_path(
-        by_anchor, real_anchors, resolved
-    )
-    return target if kind != "allow" else (found if target is not None else None)
-
-
-def _match_one_path(
-    by_anchor: Mapping[str, _Alternation], anchors: Mapping[str, str], path: str
-) -> PermissionRule | None:
-    for anchor, alternation in by_anchor.items():
-        rel = relative_to(path, anchors[anchor])
-        if rel is not None:
-            rule = alternation.match(rel)
-            if rule is not None:
-                return rule
-    return None
-
-
-def _match_domain(index: _KindIndex, tool_input: Mapping[str, Any]) -> PermissionRule | None:
+def _match_domain(index: KindIndex, tool_input: Mapping[str, Any]) -> PermissionRule | None:
     url = tool_input.get("url")
     if not isinstance(url, str) or (not index.domains and index.domain_wild is None):
         return None

@@ -20,13 +20,17 @@ Custom tools follow the Agent SDK::
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 import msgspec
 import trio
 
+if TYPE_CHECKING:
+    from ..permissions.files import CheckedPath
+
 __all__ = [
+    "FileAccess",
     "SdkMcpServer",
     "SdkMcpTool",
     "Tool",
@@ -71,6 +75,20 @@ class ToolOutput:
         return cls(content=text, is_error=True)
 
 
+class FileAccess(Protocol):
+    """What the permission gate tells the file tools (``ToolContext.files``).
+
+    ``checked`` gives the check an approved call's path (``spelled`` as in the tool's input)
+    was judged on, so that the tool opens that file and no other; ``withheld`` says whether a
+    search must leave a file out of its results because a Read deny rule covers it
+    (``written`` as listed, ``target`` its real path).
+    """
+
+    def checked(self, tool_use_id: str, spelled: str) -> CheckedPath | None: ...
+
+    def withheld(self, written: str, target: str) -> bool: ...
+
+
 @attrs.define(eq=False)
 class ToolContext:
     """What a running tool may know about its caller.
@@ -82,6 +100,8 @@ class ToolContext:
     async callables the agent awaits, shielded, when it ends — so no process outlives it.
     ``complete(prompt, system)`` asks the session's model a one-shot question (WebFetch, the
     ``auto`` classifier), charged to the budget like any other response.
+    ``files`` is the permission gate's word on paths (None without a gate): see
+    :class:`FileAccess`.
     """
 
     cwd: str
@@ -96,6 +116,7 @@ class ToolContext:
     backend: Any = None  # a Backend; typed loosely until tools/web.py narrows it
     model: str = ""
     complete: Callable[[str, str | None], Awaitable[str]] | None = None
+    files: FileAccess | None = None
 
 
 Handler = Callable[[Any, ToolContext], Awaitable[ToolOutput]]

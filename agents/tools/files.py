@@ -13,6 +13,12 @@ where a thread hop would cost more than the I/O.
 
 Files are decoded as UTF-8 with ``surrogateescape``, so an edit round-trips bytes that are not
 valid UTF-8 unchanged.
+
+The file used is the file checked: a path is resolved as the kernel resolves it (symlinks
+followed before ``..``), and opened through :func:`~agents.permissions.files.open_checked`
+against the identity the permission gate took when it approved the call (``ctx.files``; without
+a gate, the identity taken when the tool starts). A symlink or directory swapped in since is
+refused with an error, never followed.
 """
 
 from __future__ import annotations
@@ -21,11 +27,19 @@ import base64
 import os
 import stat
 from collections.abc import Callable
-from typing import Annotated, Any, TypeVar
+from typing import IO, Annotated, Any, TypeVar
 
 import msgspec
 import trio
 
+from ..permissions.files import (
+    CheckedPath,
+    PathChanged,
+    absolute,
+    check_path,
+    home_dir,
+    open_checked,
+)
 from .base import Tool, ToolContext, ToolOutput
 
 __all__ = ["edit_tool", "read_tool", "write_tool"]
@@ -94,9 +108,24 @@ def _require_absolute(path: str) -> str | None:
     return None
 
 
-def _key(path: str) -> str:
-    """The read-bookkeeping key: symlinks and ``..`` resolved, so two spellings are one file."""
-    return os.path.realpath(path)
+def _checked(path: str, ctx: ToolContext) -> CheckedPath:
+    """The check this call's file was approved on (the gate's), else one taken now."""
+    found = ctx.files.checked(ctx.tool_use_id, path) if ctx.files is not None else None
+    return found if found is not None else check_path(absolute(path, ctx.cwd, home_dir()))
+
+
+def _open(checked: CheckedPath, flags: int, *, make_dirs: bool = False) -> IO[bytes]:
+    """The checked file opened as a binary file object (see ``open_checked``)."""
+    fd = open_checked(checked, flags | getattr(os, "O_CLOEXEC", 0), make_dirs=make_dirs)
+    mode = "rb" if flags & (os.O_WRONLY | os.O_RDWR) == 0 else "wb"
+    return os.fdopen(fd, mode)
+
+
+def _changed(path: str, exc: PathChanged) -> ToolOutput:
+    return ToolOutput.error(
+        f"Refused to open {path}: {exc.strerror} (a symlink or directory was swapped in after "
+        "the permission check); check the path and try again"
+    )
 
 
 def _read_files(ctx: ToolContext) -> dict[str, int]:
@@ -163,7 +192,7 @@ Usage:
 - If you read a file that exists but has empty contents you will receive a warning"""
 
 
-def _read_slice(path: str, start: int, limit: int) -> tuple[list[str], bool, bool]:
+def _read_slice(f: IO[bytes], path: str, start: int, limit: int) -> tuple[list[str], bool, bool]:
     """Lines ``start..start+limit`` (0-based) of a text file, whether more follow, whether binary.
 
     Stops reading as soon as one line past the window is seen, so a window near the top of a
@@ -171,24 +200,23 @@ def _read_slice(path: str, start: int, limit: int) -> tuple[list[str], bool, boo
     """
     lines: list[str] = []
     more = False
-    with open(path, "rb") as f:
-        head = f.read(8192)
-        if _looks_binary(path, head):
-            return [], False, True
-        f.seek(0)
-        for i, raw in enumerate(f):
-            if i < start:
-                continue
-            if len(lines) == limit:
-                more = True
-                break
-            lines.append(raw.decode(_ENCODING, _ERRORS).rstrip("\r\n"))
+    head = f.read(8192)
+    if _looks_binary(path, head):
+        return [], False, True
+    f.seek(0)
+    for i, raw in enumerate(f):
+        if i < start:
+            continue
+        if len(lines) == limit:
+            more = True
+            break
+        lines.append(raw.decode(_ENCODING, _ERRORS).rstrip("\r\n"))
     return lines, more, False
 
 
-def _count_lines(path: str) -> int:
-    with open(path, "rb") as f:
-        return sum(1 for _ in f)
+def _count_lines(f: IO[bytes]) -> int:
+    f.seek(0)
+    return sum(1 for _ in f)
 
 
 async def _read(args: ReadInput, ctx: ToolContext) -> ToolOutput:
@@ -196,20 +224,39 @@ async def _read(args: ReadInput, ctx: ToolContext) -> ToolOutput:
     if (problem := _require_absolute(path)) is not None:
         return ToolOutput.error(problem)
     try:
-        st = _stat(path)
+        checked = _checked(path, ctx)
+        if not checked.existed:
+            return ToolOutput.error(f"File does not exist: {path}")
+        f = _open(checked, os.O_RDONLY)
+    except PathChanged as exc:
+        return _changed(path, exc)
+    except FileNotFoundError:
+        return ToolOutput.error(f"File does not exist: {path}")
+    except IsADirectoryError:
+        return _directory(path)
     except OSError as exc:
         return ToolOutput.error(f"Cannot read {path}: {exc.strerror}")
-    if st is None:
-        return ToolOutput.error(f"File does not exist: {path}")
+    with f:
+        return await _read_open(f, path, checked.real, args, ctx)
+
+
+def _directory(path: str) -> ToolOutput:
+    return ToolOutput.error(
+        f"Path is a directory, not a file: {path}. Use Glob, or ls through Bash, to list it."
+    )
+
+
+async def _read_open(
+    f: IO[bytes], path: str, key: str, args: ReadInput, ctx: ToolContext
+) -> ToolOutput:
+    st = os.fstat(f.fileno())
     if stat.S_ISDIR(st.st_mode):
-        return ToolOutput.error(
-            f"Path is a directory, not a file: {path}. Use Glob, or ls through Bash, to list it."
-        )
+        return _directory(path)
     ext = os.path.splitext(path)[1].lower()
     if ext in _IMAGE_TYPES:
-        return await _read_image(path, st.st_size, ext, ctx)
+        return await _read_image(f, path, st, ext, key, ctx)
     if st.st_size == 0:
-        _read_files(ctx)[_key(path)] = st.st_mtime_ns
+        _read_files(ctx)[key] = st.st_mtime_ns
         return ToolOutput(
             "<system-reminder>Warning: the file exists but the contents are empty."
             "</system-reminder>"
@@ -217,16 +264,18 @@ async def _read(args: ReadInput, ctx: ToolContext) -> ToolOutput:
     start = max(args.offset or 1, 1) - 1
     limit = args.limit or DEFAULT_READ_LIMIT
     try:
-        lines, more, binary = await _blocking(lambda: _read_slice(path, start, limit), st.st_size)
+        lines, more, binary = await _blocking(
+            lambda: _read_slice(f, path, start, limit), st.st_size
+        )
     except OSError as exc:
         return ToolOutput.error(f"Cannot read {path}: {exc.strerror}")
     if binary:
         return ToolOutput.error(
             f"Cannot read binary file: {path} (this tool reads text files and images only)"
         )
-    _read_files(ctx)[_key(path)] = st.st_mtime_ns
+    _read_files(ctx)[key] = st.st_mtime_ns
     if not lines:
-        total = await _blocking(lambda: _count_lines(path), st.st_size)
+        total = await _blocking(lambda: _count_lines(f), st.st_size)
         return ToolOutput(
             "<system-reminder>Warning: the file exists but is shorter than the provided offset "
             f"({start + 1}). The file has {total} lines.</system-reminder>"
@@ -242,18 +291,16 @@ async def _read(args: ReadInput, ctx: ToolContext) -> ToolOutput:
     return ToolOutput(text, data=data)
 
 
-async def _read_image(path: str, size: int, ext: str, ctx: ToolContext) -> ToolOutput:
+async def _read_image(
+    f: IO[bytes], path: str, st: os.stat_result, ext: str, key: str, ctx: ToolContext
+) -> ToolOutput:
+    size = st.st_size
     if size > MAX_IMAGE_BYTES:
         return ToolOutput.error(
             f"Image too large: {path} is {size} bytes (max {MAX_IMAGE_BYTES} bytes)"
         )
-
-    def load() -> bytes:
-        with open(path, "rb") as f:
-            return f.read()
-
-    raw = await _blocking(load, size)
-    _read_files(ctx)[_key(path)] = os.stat(path).st_mtime_ns
+    raw = await _blocking(f.read, size)
+    _read_files(ctx)[key] = st.st_mtime_ns
     block = {
         "type": "image",
         "source": {
@@ -280,13 +327,15 @@ def read_tool() -> Tool:
 # --- Write and Edit: the read-first rule ---------------------------------------------------
 
 
-def _check_read_first(path: str, ctx: ToolContext, verb: str) -> str | None:
+def _check_read_first(checked: CheckedPath, path: str, ctx: ToolContext, verb: str) -> str | None:
     """Why writing ``path`` is refused (not read, or changed since read), or None if allowed."""
+    if not checked.existed:
+        return None
     try:
-        mtime = os.stat(path).st_mtime_ns
+        mtime = os.stat(checked.real).st_mtime_ns
     except FileNotFoundError:
         return None
-    seen = _read_files(ctx).get(_key(path))
+    seen = _read_files(ctx).get(checked.real)
     if seen is None:
         return f"File has not been read yet. Read it first before {verb} to it: {path}"
     if seen != mtime:
@@ -297,19 +346,19 @@ def _check_read_first(path: str, ctx: ToolContext, verb: str) -> str | None:
     return None
 
 
-def _write_text(path: str, content: str) -> int:
-    """Write ``content`` (creating parent directories); the new ``st_mtime_ns``."""
-    parent = os.path.dirname(path)
-    if parent:
-        os.makedirs(parent, exist_ok=True)
-    with open(path, "w", encoding=_ENCODING, errors=_ERRORS, newline="") as f:
-        f.write(content)
-    return os.stat(path).st_mtime_ns
+def _write_text(checked: CheckedPath, content: str) -> int:
+    """Write ``content`` to the checked file (creating parent directories); the new
+    ``st_mtime_ns``."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+    with _open(checked, flags, make_dirs=True) as f:
+        f.write(content.encode(_ENCODING, _ERRORS))
+        f.flush()
+        return os.fstat(f.fileno()).st_mtime_ns
 
 
-def _load_text(path: str) -> str:
-    with open(path, encoding=_ENCODING, errors=_ERRORS, newline="") as f:
-        return f.read()
+def _load_text(checked: CheckedPath) -> str:
+    with _open(checked, os.O_RDONLY) as f:
+        return f.read().decode(_ENCODING, _ERRORS)
 
 
 class WriteInput(msgspec.Struct, forbid_unknown_fields=False):
@@ -347,18 +396,24 @@ async def _write(args: WriteInput, ctx: ToolContext) -> ToolOutput:
     path = args.file_path
     if (problem := _require_absolute(path)) is not None:
         return ToolOutput.error(problem)
-    st = _stat(path)
+    try:
+        checked = _checked(path, ctx)
+    except OSError as exc:
+        return ToolOutput.error(f"Cannot write {path}: {exc.strerror}")
+    st = _stat(checked.real) if checked.existed else None
     if st is not None and stat.S_ISDIR(st.st_mode):
         return ToolOutput.error(f"Path is a directory, not a file: {path}")
     existed = st is not None
-    if (problem := _check_read_first(path, ctx, "writing")) is not None:
+    if (problem := _check_read_first(checked, path, ctx, "writing")) is not None:
         return ToolOutput.error(problem)
     content = args.content
     try:
-        mtime = await _blocking(lambda: _write_text(path, content), len(content))
+        mtime = await _blocking(lambda: _write_text(checked, content), len(content))
+    except PathChanged as exc:
+        return _changed(path, exc)
     except OSError as exc:
         return ToolOutput.error(f"Cannot write {path}: {exc.strerror}")
-    _read_files(ctx)[_key(path)] = mtime
+    _read_files(ctx)[checked.real] = mtime
     kind = "update" if existed else "create"
     text = (
         f"The file {path} has been updated successfully."
@@ -448,20 +503,31 @@ async def _edit(args: EditInput, ctx: ToolContext) -> ToolOutput:
         return ToolOutput.error(
             "No changes to make: old_string and new_string are exactly the same."
         )
-    st = _stat(path)
+    try:
+        checked = _checked(path, ctx)
+    except OSError as exc:
+        return ToolOutput.error(f"Cannot edit {path}: {exc.strerror}")
+    st = _stat(checked.real) if checked.existed else None
     if st is not None and stat.S_ISDIR(st.st_mode):
         return ToolOutput.error(f"Path is a directory, not a file: {path}")
     if st is None:
         if old == "":
             # Claude Code's rule: an empty old_string on a missing file creates it.
-            mtime = await _blocking(lambda: _write_text(path, new), len(new))
-            _read_files(ctx)[_key(path)] = mtime
+            try:
+                mtime = await _blocking(lambda: _write_text(checked, new), len(new))
+            except PathChanged as exc:
+                return _changed(path, exc)
+            except OSError as exc:
+                return ToolOutput.error(f"Cannot write {path}: {exc.strerror}")
+            _read_files(ctx)[checked.real] = mtime
             return ToolOutput(f"File created successfully at: {path}")
         return ToolOutput.error(f"File does not exist: {path}")
-    if (problem := _check_read_first(path, ctx, "writing")) is not None:
+    if (problem := _check_read_first(checked, path, ctx, "writing")) is not None:
         return ToolOutput.error(problem)
     try:
-        content = await _blocking(lambda: _load_text(path), st.st_size)
+        content = await _blocking(lambda: _load_text(checked), st.st_size)
+    except PathChanged as exc:
+        return _changed(path, exc)
     except OSError as exc:
         return ToolOutput.error(f"Cannot read {path}: {exc.strerror}")
     if old == "":
@@ -485,10 +551,12 @@ async def _edit(args: EditInput, ctx: ToolContext) -> ToolOutput:
         at = content.find(old)
         updated = content.replace(old, new) if args.replace_all else content.replace(old, new, 1)
     try:
-        mtime = await _blocking(lambda: _write_text(path, updated), len(updated))
+        mtime = await _blocking(lambda: _write_text(checked, updated), len(updated))
+    except PathChanged as exc:
+        return _changed(path, exc)
     except OSError as exc:
         return ToolOutput.error(f"Cannot write {path}: {exc.strerror}")
-    _read_files(ctx)[_key(path)] = mtime
+    _read_files(ctx)[checked.real] = mtime
     data = {"file_path": path, "replace_all": args.replace_all}
     if args.replace_all:
         text = (

@@ -12,6 +12,13 @@ an ``rg --glob`` that happens to match a directory whitelists it past ``.gitigno
 Each search is one ``trio.run_process`` in its own process group, killed (the whole group) when
 the call is cancelled (DESIGN rule 6). ``.gitignore`` files are honoured even outside a git
 repository (``--no-require-git``); hidden files are searched, ``.git`` itself never.
+
+Search results obey the Read deny rules in every mode: a file a rule covers (as listed, or by
+its real path) is left out of the names, counts and lines returned, and the result says how many
+files were withheld (``ctx.files``, from the permission gate). ripgrep runs on the real path of
+the search root and never follows a symlink beneath it, so every file it lists has the real path
+it is listed under; the results name files under the root as it was spelled. Paths printed by
+ripgrep are NUL-terminated (``--null``) so that a file name cannot pass for another.
 """
 
 from __future__ import annotations
@@ -29,13 +36,14 @@ from typing import Any, Literal
 import msgspec
 import trio
 
+from ..permissions.files import absolute, home_dir, real
 from .base import Tool, ToolContext, ToolOutput, truncate
 
 __all__ = ["find_ripgrep", "glob_tool", "grep_tool", "run_ripgrep"]
 
 #: Paths returned by Glob at most (Claude Code's cap).
 GLOB_LIMIT = 100
-#: Characters of Grep output kept (SPEC T8's default cap).
+#: Characters of Grep output kept (the default cap on tool output).
 GREP_OUTPUT_CAP = 30_000
 #: Longest line ripgrep prints in content mode (longer ones become a placeholder).
 MAX_COLUMNS = 500
@@ -93,9 +101,43 @@ def _kind(path: str) -> str | None:
 
 
 def _resolve(path: str | None, cwd: str) -> str:
+    """``path`` absolute against ``cwd``: ``~``/``~user`` expanded and ``..`` applied as the
+    kernel does, with the gate's own function."""
     if not path:
         return cwd
-    return os.path.normpath(os.path.join(cwd, os.path.expanduser(path)))
+    return absolute(path, cwd, home_dir())
+
+
+class _Shown:
+    """Maps paths ripgrep printed (under the real root) to the root as spelled, and keeps out
+    the files a Read deny rule covers, counting them."""
+
+    def __init__(self, ctx: ToolContext, root: str, real_root: str) -> None:
+        self.root = root
+        self.real_root = real_root
+        self.files = ctx.files
+        self.withheld: set[str] = set()
+        self._last: tuple[str, str | None] = ("\0", None)  # content mode repeats a name
+
+    def show(self, printed: str) -> str | None:
+        """The name to show for ``printed``, or None if it is withheld."""
+        if printed == self._last[0]:
+            return self._last[1]
+        name = printed
+        if printed.startswith(self.real_root):
+            name = self.root + printed[len(self.real_root) :]
+        shown: str | None = name
+        if self.files is not None and self.files.withheld(name, printed):
+            self.withheld.add(printed)
+            shown = None
+        self._last = (printed, shown)
+        return shown
+
+    def note(self) -> str:
+        n = len(self.withheld)
+        if not n:
+            return ""
+        return f"\n\n({n} file{'s' if n != 1 else ''} withheld: a Read deny rule covers them)"
 
 
 def _split_absolute_pattern(pattern: str) -> tuple[str, str]:
@@ -236,27 +278,43 @@ async def _glob(args: GlobInput, ctx: ToolContext) -> ToolOutput:
         return ToolOutput("No files found", data={"filenames": [], "numFiles": 0})
     # rg lists the files (parallel, .gitignore-aware); the glob is matched here, because an rg
     # --glob that matches a directory would whitelist it past .gitignore.
-    code, out, err = await run_ripgrep(["--files", *_COMMON_RG, base], cwd=base)
+    real_base = real(base)
+    if ctx.files is not None and ctx.files.withheld(base, real_base):
+        return ToolOutput.error(f"Permission to read {base} is denied by a Read deny rule")
+    code, out, err = await run_ripgrep(["--files", "--null", *_COMMON_RG, real_base], cwd=real_base)
     if code not in (0, 1) and not out:
         return ToolOutput.error(f"Glob failed: {err.decode(errors='replace').strip()}")
     matcher = glob_regex(rest).fullmatch
-    cut = len(base) + 1
-    paths = [p for p in out.decode(errors="surrogateescape").splitlines() if matcher(p[cut:])]
+    cut = len(real_base.rstrip("/")) + 1
+    shown = _Shown(ctx, base.rstrip("/"), real_base.rstrip("/"))
+    paths = []
+    for printed in out.decode(errors="surrogateescape").split("\0"):
+        if printed and matcher(printed[cut:]):
+            name = shown.show(printed)
+            if name is not None:
+                paths.append(name)
+    note = shown.note()
     if not paths:
-        return ToolOutput("No files found", data={"filenames": [], "numFiles": 0})
+        data = {"filenames": [], "numFiles": 0, "withheld": len(shown.withheld)}
+        return ToolOutput("No files found" + note, data=data)
     if len(paths) > 2_000:
         paths = await trio.to_thread.run_sync(_newest_first, paths)
     else:
         paths = _newest_first(paths)
-    shown = paths[:GLOB_LIMIT]
-    text = "\n".join(shown)
+    listed = paths[:GLOB_LIMIT]
+    text = "\n".join(listed)
     if len(paths) > GLOB_LIMIT:
         text += (
             f"\n(Results are truncated: showing {GLOB_LIMIT} of {len(paths)} files. "
             "Consider using a more specific path or pattern.)"
         )
-    data = {"filenames": shown, "numFiles": len(paths), "truncated": len(paths) > GLOB_LIMIT}
-    return ToolOutput(text, data=data)
+    data = {
+        "filenames": listed,
+        "numFiles": len(paths),
+        "truncated": len(paths) > GLOB_LIMIT,
+        "withheld": len(shown.withheld),
+    }
+    return ToolOutput(text + note, data=data)
 
 
 def glob_tool() -> Tool:
@@ -391,7 +449,10 @@ def _grep_args(args: GrepInput, target: str, is_dir: bool) -> list[str]:
     elif args.output_mode == "count":
         argv.append("--count-matches")
     else:
-        argv.append("--line-number" if args.line_numbers else "--no-line-number")
+        # in a directory the numbers are always asked for: they tell match lines (``12:``)
+        # from context lines (``12-``) once the NUL-terminated name is cut off
+        numbers = args.line_numbers or is_dir
+        argv.append("--line-number" if numbers else "--no-line-number")
         if args.context is not None:
             argv += ["-C", str(args.context)]
         else:
@@ -400,7 +461,7 @@ def _grep_args(args: GrepInput, target: str, is_dir: bool) -> list[str]:
             if args.before is not None:
                 argv += ["-B", str(args.before)]
     if is_dir:
-        argv.append("--with-filename")
+        argv += ["--with-filename", "--null"]
     # -e keeps a pattern that starts with "-" from being read as a flag.
     argv += ["-e", args.pattern, "--", target]
     return argv
@@ -417,9 +478,42 @@ def _split_globs(spec: str) -> list[str]:
     return out
 
 
+_NUMBERED = re.compile(r"(\d+)([:-])")
+
+
+def _grep_lines(out: str, mode: str, shown: _Shown, numbers: bool) -> list[str]:
+    """ripgrep's NUL-terminated output as the lines to show, withheld files left out."""
+    if mode == "files_with_matches":
+        return [name for p in out.split("\0") if p and (name := shown.show(p)) is not None]
+    lines: list[str] = []
+    for line in out.splitlines():
+        printed, nul, rest = line.partition("\0")
+        if not nul:  # a `--` between context groups
+            if lines and lines[-1] != "--":
+                lines.append(line)
+            continue
+        name = shown.show(printed)
+        if name is None:
+            continue
+        if mode == "count":
+            lines.append(f"{name}:{rest}")
+            continue
+        m = _NUMBERED.match(rest)
+        if m is None:
+            lines.append(f"{name}:{rest}")
+        elif numbers:
+            lines.append(f"{name}{m.group(2)}{rest}")
+        else:
+            lines.append(f"{name}{m.group(2)}{rest[m.end() :]}")
+    while lines and lines[-1] == "--":
+        lines.pop()
+    return lines
+
+
 async def _grep(args: GrepInput, ctx: ToolContext) -> ToolOutput:
     target = _resolve(args.path, ctx.cwd)
-    kind = _kind(target)
+    real_target = real(target)
+    kind = _kind(real_target)
     if kind is None:
         return ToolOutput.error(f"Path does not exist: {target}")
     for name, value in (("-A", args.after), ("-B", args.before), ("-C", args.context)):
@@ -429,12 +523,21 @@ async def _grep(args: GrepInput, ctx: ToolContext) -> ToolOutput:
         return ToolOutput.error(f"head_limit must be >= 0, got {args.head_limit}")
     if find_ripgrep() is None:
         return ToolOutput.error(RG_MISSING)
-    cwd = target if kind == "dir" else os.path.dirname(target)
-    code, out, err = await run_ripgrep(_grep_args(args, target, kind == "dir"), cwd=cwd)
+    if ctx.files is not None and ctx.files.withheld(target, real_target):
+        return ToolOutput.error(f"Permission to read {target} is denied by a Read deny rule")
+    is_dir = kind == "dir"
+    cwd = real_target if is_dir else os.path.dirname(real_target)
+    code, out, err = await run_ripgrep(_grep_args(args, real_target, is_dir), cwd=cwd)
     if code == 2 and not out:
         return ToolOutput.error(f"Grep failed: {err.decode(errors='replace').strip()}")
-    lines = out.decode(errors="replace").splitlines()
     mode = args.output_mode
+    shown = _Shown(ctx, target.rstrip("/"), real_target.rstrip("/"))
+    text_out = out.decode(errors="replace")
+    if is_dir:
+        lines = _grep_lines(text_out, mode, shown, args.line_numbers)
+    else:
+        lines = text_out.splitlines()
+    note = shown.note()
     if mode == "files_with_matches" and len(lines) > 1:
         if len(lines) <= 2_000:
             lines = _newest_first(lines)
@@ -444,15 +547,16 @@ async def _grep(args: GrepInput, ctx: ToolContext) -> ToolOutput:
     start = max(args.offset, 0)
     end = None if args.head_limit in (None, 0) else start + args.head_limit
     window = lines[start:end]
-    data: dict[str, Any] = {"mode": mode, "numLines": total}
+    data: dict[str, Any] = {"mode": mode, "numLines": total, "withheld": len(shown.withheld)}
     if mode == "files_with_matches":
         data["numFiles"] = total
         if not window:
-            return ToolOutput("No files found", data=data)
+            return ToolOutput("No files found" + note, data=data)
         head = f"Found {total} file{'s' if total != 1 else ''}"
         if len(window) < total:
             head += f" (showing {len(window)} from entry {start + 1})"
-        return ToolOutput(truncate(head + "\n" + "\n".join(window), GREP_OUTPUT_CAP), data=data)
+        body = truncate(head + "\n" + "\n".join(window), GREP_OUTPUT_CAP)
+        return ToolOutput(body + note, data=data)
     if mode == "count":
         matches = 0
         for line in lines:
@@ -460,18 +564,18 @@ async def _grep(args: GrepInput, ctx: ToolContext) -> ToolOutput:
             matches += int(n) if n.isdigit() else 0
         data.update(numFiles=total, numMatches=matches)
         if not window:
-            return ToolOutput("No matches found", data=data)
+            return ToolOutput("No matches found" + note, data=data)
         tail = (
             f"\n\nFound {matches} total occurrence{'s' if matches != 1 else ''} across "
             f"{total} file{'s' if total != 1 else ''}."
         )
-        return ToolOutput(truncate("\n".join(window), GREP_OUTPUT_CAP) + tail, data=data)
+        return ToolOutput(truncate("\n".join(window), GREP_OUTPUT_CAP) + tail + note, data=data)
     if not window:
-        return ToolOutput("No matches found", data=data)
+        return ToolOutput("No matches found" + note, data=data)
     text = "\n".join(window)
     if len(window) < total:
         text += f"\n\n(Showing {len(window)} of {total} lines; use offset/head_limit for more.)"
-    return ToolOutput(truncate(text, GREP_OUTPUT_CAP), data=data)
+    return ToolOutput(truncate(text, GREP_OUTPUT_CAP) + note, data=data)
 
 
 def grep_tool() -> Tool:

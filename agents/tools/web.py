@@ -4,10 +4,11 @@
 HTML into Markdown with ``html2text``, and asks the session's model ``prompt`` over it through
 ``ctx.complete`` — so a 200 KB page costs the main context only the answer. Limits, as Claude
 Code's: ``http`` is upgraded to ``https`` (except for ``localhost``/``127.0.0.1``/``::1``), at most
-10 redirects are followed and only within the same host (a redirect elsewhere is reported to the
-model, which may fetch it knowingly), bodies over 10 MB are cut, and the whole fetch has a cancel
-scope. Pages are cached per session for 15 minutes (Trio time). With no ``ctx.complete`` (unit
-tests, a bare context) the converted page itself is returned, with a note.
+10 redirects are followed and only within the same scheme, host and port (a redirect elsewhere is
+reported to the model, which may fetch it knowingly, with its own permission check), bodies over 10
+MB are cut, and the whole fetch has a cancel scope. Pages are cached per session for 15 minutes
+(Trio time). With no ``ctx.complete`` (unit tests, a bare context) the converted page itself is
+returned, with a note.
 
 **WebSearch** ``{query, allowed_domains?, blocked_domains?}`` uses the Messages API's server-side
 ``web_search`` tool, so it needs the Anthropic backend (checked by class name, so ``anthropic`` is
@@ -76,7 +77,7 @@ WEB_FETCH_DESCRIPTION = """- Fetches content from a specified URL and processes 
 - Returns the model's response about the content
 - HTTP URLs will be automatically upgraded to HTTPS
 - Includes a self-cleaning 15-minute cache for faster responses when repeatedly accessing the same URL
-- When a URL redirects to a different host, the tool will inform you and provide the redirect URL. You should then make a new WebFetch request with the redirect URL to fetch the content."""  # noqa: E501
+- When a URL redirects to a different host (or port, or scheme), the tool will inform you and provide the redirect URL. You should then make a new WebFetch request with the redirect URL to fetch the content."""  # noqa: E501
 
 
 def _is_local(host: str) -> bool:
@@ -88,11 +89,20 @@ def _is_local(host: str) -> bool:
         return False
 
 
-def _same_site(a: str, b: str) -> bool:
-    def strip(host: str) -> str:
-        return host[4:] if host.startswith("www.") else host
+_DEFAULT_PORTS = {"http": 80, "https": 443}
 
-    return strip(a.lower()) == strip(b.lower())
+
+def _origin(url: Any) -> tuple[str, str, int | None]:
+    """An ``httpx.URL``'s scheme, host (lower case) and port (the scheme's default if none)."""
+    scheme = str(url.scheme).lower()
+    return scheme, str(url.host).lower(), url.port or _DEFAULT_PORTS.get(scheme)
+
+
+def _same_origin(a: Any, b: Any) -> bool:
+    """Whether a redirect from ``b`` to ``a`` stays on the same scheme, host and port: only
+    then is it followed (another port or scheme is another service the call was not approved
+    for)."""
+    return _origin(a) == _origin(b)
 
 
 def _to_markdown(html: str, base_url: str) -> str:
@@ -116,7 +126,7 @@ async def _fetch(url: str) -> tuple[str, Mapping[str, Any]] | ToolOutput:
             async with client.stream("GET", current) as response:
                 if response.is_redirect and "location" in response.headers:
                     target = current.join(response.headers["location"])
-                    if not _same_site(target.host, current.host):
+                    if not _same_origin(target, current):
                         text = (
                             "REDIRECT DETECTED: The URL redirects to a different host.\n\n"
                             f"Original URL: {url}\nRedirect URL: {target}\n"

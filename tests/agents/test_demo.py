@@ -16,8 +16,39 @@ def test_demo_runs_a_hierarchy_whose_budget_trips() -> None:
     text = out.getvalue()
     assert "[init]" in text and "[spawn] researcher (foreground)" in text
     assert "[task_notification] main/style-auditor-1 stopped" in text
-    assert "├─ main/researcher-1" in text and "completed" in text
-    assert "(tripped)" in text
+    assert "└─ researcher-1  explain the store" in text and " done " in text
+    assert "(130%) reached" in text or "reached" in text.splitlines()[-2]
+
+
+def test_demo_shows_its_budget_from_the_start() -> None:
+    import agents._demo as demo
+
+    out = io.StringIO()
+    assert demo.run_demo(fast=True, out=out) == 0
+    assert out.getvalue().splitlines()[1].startswith("budget: $0.08 for the whole tree (a soft cap")
+
+
+def test_demo_explains_the_result_with_zero_turns() -> None:
+    """The notification turn refused by the tripped budget says so under its result."""
+    import agents._demo as demo
+
+    out = io.StringIO()
+    assert demo.run_demo(fast=True, out=out) == 0
+    lines = out.getvalue().splitlines()
+    i = next(i for i, line in enumerate(lines) if "error_max_budget_usd · 0 turns" in line)
+    assert lines[i + 2].startswith("  ↳ 0 turns: the auditors' reports came back as a new prompt")
+
+
+def test_demo_cuts_nothing_with_an_ellipsis() -> None:
+    """Tool inputs and system messages are printed whole; long outputs say how many lines follow."""
+    import agents._demo as demo
+
+    out = io.StringIO()
+    assert demo.run_demo(fast=True, out=out) == 0
+    text = out.getvalue()
+    assert "…" not in text
+    assert '[tool_use] Grep pattern="TODO" output_mode="content" -n=true' in text
+    assert "(+4 more lines)" in text
 
 
 def test_demo_leaves_nothing_in_the_data_directory() -> None:
@@ -39,7 +70,7 @@ def test_demo_without_budget_completes(capsys: object) -> None:
     out = io.StringIO()
     assert demo.run_demo(fast=True, budget=10.0, out=out) == 0
     text = out.getvalue()
-    assert "(tripped)" not in text and "stopped" not in text and "failed" not in text
+    assert "reached" not in text and "stopped" not in text and "failed" not in text
     assert text.count("[result] success") == 3
 
 

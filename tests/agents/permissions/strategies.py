@@ -51,3 +51,47 @@ def command_lines(draw: st.DrawFn) -> tuple[str, list[tuple[str, list[str]]]]:
         text += f"{spacing}{operator}{spacing}{piece_text}"
         runs += piece_runs
     return text, runs
+
+
+#: Names a random tree is built from.
+TREE_NAMES = ("a", "b", "c")
+
+
+@st.composite
+def trees(draw: st.DrawFn) -> dict[str, list[tuple[str, ...]]]:
+    """A small tree of directories, files and symlinks below a root holding ``proj`` (the
+    working directory) and ``out`` (outside it): paths as component tuples, links with their
+    target (a path from the root, made relative or absolute at build time)."""
+    dirs: list[tuple[str, ...]] = [("proj",), ("out",)]
+    for _ in range(draw(st.integers(0, 5))):
+        parent = draw(st.sampled_from(dirs))
+        if len(parent) < 4:
+            child = (*parent, draw(st.sampled_from(TREE_NAMES)))
+            if child not in dirs:
+                dirs.append(child)
+    files: list[tuple[str, ...]] = []
+    for _ in range(draw(st.integers(1, 4))):
+        name = (*draw(st.sampled_from(dirs)), "f" + draw(st.sampled_from(TREE_NAMES)))
+        if name not in files and name not in dirs:
+            files.append(name)
+    links: list[tuple[str, ...]] = []
+    placed: set[tuple[str, ...]] = set()
+    for _ in range(draw(st.integers(1, 4))):
+        at = (*draw(st.sampled_from(dirs)), "l" + draw(st.sampled_from(TREE_NAMES)))
+        target = draw(st.sampled_from(dirs + files))
+        relative = draw(st.booleans())
+        if at not in placed:
+            placed.add(at)
+            links.append((*at, "->", "rel" if relative else "abs", *target))
+    return {"dirs": dirs, "files": files, "links": links}
+
+
+@st.composite
+def spellings(draw: st.DrawFn) -> str:
+    """A path spelled from the working directory with names, links, `.` and `..`."""
+    words = st.sampled_from(
+        [*TREE_NAMES, *(f"f{n}" for n in TREE_NAMES), *(f"l{n}" for n in TREE_NAMES)] * 2
+        + ["..", "..", "..", "."]
+    )
+    parts = draw(st.lists(words, min_size=1, max_size=6))
+    return "/".join(parts)

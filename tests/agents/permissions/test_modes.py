@@ -27,7 +27,8 @@ def cwd(tmp_path: Path) -> str:
         ("Glob", {"pattern": "**/*.py"}, True),
         ("Glob", {"pattern": "../../*"}, False),
         ("Grep", {"pattern": "x", "path": "src"}, True),
-        ("WebSearch", {"query": "trio"}, True),
+        ("WebSearch", {"query": "trio"}, False),
+        ("WebFetch", {"url": "https://example.com", "prompt": "p"}, False),
         ("Write", {"file_path": "src/a.py", "content": ""}, False),
         ("Bash", {"command": "ls"}, False),
         ("mcp__s__mutate", {}, False),
@@ -36,7 +37,8 @@ def cwd(tmp_path: Path) -> str:
 async def test_default_mode_passes_reads_inside_the_working_dirs_only(
     cwd: str, tool: str, tool_input: dict[str, str], approved: bool
 ) -> None:
-    """default: read-only tools pass when their path is inside cwd; the rest asks."""
+    """default: read-only tools pass when their path is inside cwd, except network egress;
+    the rest asks."""
     callback = Recorder(PermissionResultDeny(message="no"))
     outcome = await decide(make_gate(cwd, callback=callback), tool, tool_input)
     assert (outcome.behavior == "allow") is approved

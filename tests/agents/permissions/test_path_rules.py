@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from agents.permissions import RuleSet
-from agents.permissions._paths import compile_path_pattern
+from agents.permissions._paths import (
+    absolute,
+    compile_path_pattern,
+    expand_home,
+    real,
+    resolve,
+)
 
 
 @pytest.fixture
@@ -170,10 +177,6 @@ def test_odd_path_inputs_never_raise(bad: object, tree: tuple[Path, Path]) -> No
 
 def test_real_agrees_with_os_path_realpath(tmp_path: Path) -> None:
     """The fast resolver gives os.path.realpath's answer for links, new files and dangling links."""
-    import os
-
-    from agents.permissions._paths import real
-
     (tmp_path / "d").mkdir()
     (tmp_path / "ln").symlink_to(tmp_path / "d")
     (tmp_path / "dangling").symlink_to(tmp_path / "nowhere" / "x")
@@ -181,3 +184,117 @@ def test_real_agrees_with_os_path_realpath(tmp_path: Path) -> None:
     for rel in ["d", "ln", "ln/new/file", "dangling", "nope/a/b", "ln/../d", "loop"]:
         path = str(tmp_path / rel)
         assert real(path) == os.path.realpath(path), rel
+
+
+# -- paths resolved as the kernel resolves them -----------------------------------------------
+
+
+@pytest.fixture
+def linked(tmp_path: Path) -> Path:
+    """``proj/src/out -> outside/deep`` and ``proj/sub/l -> proj/inner``."""
+    proj = tmp_path / "proj"
+    for d in (proj / "src", proj / "sub", proj / "inner", tmp_path / "outside" / "deep"):
+        d.mkdir(parents=True)
+    (proj / "src" / "out").symlink_to(tmp_path / "outside" / "deep")
+    (proj / "sub" / "l").symlink_to(proj / "inner")
+    return proj
+
+
+@pytest.mark.parametrize(
+    ("spelled", "landed"),
+    [
+        ("src/out/../pwned", "../outside/pwned"),
+        ("src/out/new/../x", "../outside/deep/x"),
+        ("sub/l/../.env", ".env"),
+        ("src/../sub/./l/../a", "a"),
+        ("inner/../../proj/x", "x"),
+    ],
+)
+def test_dotdot_is_applied_after_the_links_before_it(
+    linked: Path, spelled: str, landed: str
+) -> None:
+    """`absolute` and `resolve` land where the kernel's `open` would."""
+    expected = os.path.normpath(linked / landed)
+    assert resolve(spelled, str(linked)) == expected
+    assert absolute(spelled, str(linked), "/h") == expected
+    if os.path.exists(linked / spelled):
+        assert os.path.realpath(linked / spelled) == expected
+
+
+def test_a_path_without_dotdot_keeps_its_spelling(linked: Path) -> None:
+    """Links not followed by `..` are not resolved by `absolute` (rules see the link's name)."""
+    assert absolute("src/out/f", str(linked), "/h") == f"{linked}/src/out/f"
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("~", "/home/u"),
+        ("~/notes", "/home/u/notes"),
+        ("~root/x", "/root/x"),
+        ("~root", "/root"),
+        ("~no-such-user-here/x", "~no-such-user-here/x"),
+        ("a/~", "a/~"),
+    ],
+)
+def test_tilde_and_tilde_user_expand_once_for_everyone(path: str, expected: str) -> None:
+    assert expand_home(path, "/home/u") == expected
+
+
+def test_a_rule_on_a_home_directory_covers_its_tilde_user_spelling(tmp_path: Path) -> None:
+    rules = RuleSet.from_strings(deny=["Read(//root/**)"])
+    found = rules.match(
+        "deny", "Glob", {"pattern": "*", "path": "~root"}, cwd=str(tmp_path), home="/h"
+    )
+    assert str(found) == "Read(//root/**)"
+
+
+def test_deny_through_dotdot_after_a_symlink(linked: Path) -> None:
+    """deny Read(./.env) covers `sub/l/../.env`; allow Edit(./src/**) does not cover
+    `src/out/../pwned`."""
+    home = str(linked.parent / "home")
+    deny = RuleSet.from_strings(deny=["Read(./.env)"])
+    found = deny.match("deny", "Read", {"file_path": "sub/l/../.env"}, cwd=str(linked), home=home)
+    assert str(found) == "Read(./.env)"
+    allow = RuleSet.from_strings(allow=["Edit(./src/**)"])
+    spelled = {"file_path": "src/out/../pwned"}
+    assert allow.match("allow", "Write", spelled, cwd=str(linked), home=home) is None
+    inside = {"file_path": "src/new.py"}
+    assert str(allow.match("allow", "Write", inside, cwd=str(linked), home=home)) == (
+        "Edit(./src/**)"
+    )
+
+
+# -- hard links ----------------------------------------------------------------------------
+
+
+def test_only_an_allow_rule_naming_a_hard_linked_file_approves_writing_it(
+    tree: tuple[Path, Path], tmp_path: Path
+) -> None:
+    cwd, _ = tree
+    (tmp_path / "outside.txt").write_text("x")
+    os.link(tmp_path / "outside.txt", cwd / "src" / "pkg" / "twin.txt")
+    call = {"file_path": "src/pkg/twin.txt"}
+    wide = RuleSet.from_strings(allow=["Edit(./src/**)", "Edit(src/pkg/*.txt)"])
+    assert match(wide, "allow", "Write", call, tree) is None
+    exact = RuleSet.from_strings(allow=["Edit(./src/**)", "Edit(./src/pkg/twin.txt)"])
+    assert match(exact, "allow", "Write", call, tree) == "Edit(./src/pkg/twin.txt)"
+    single = {"file_path": "src/pkg/m.py"}  # one link: the wide rule still approves
+    assert match(wide, "allow", "Write", single, tree) == "Edit(./src/**)"
+
+
+# -- the matcher search tools use ----------------------------------------------------------
+
+
+def test_read_deny_matcher_judges_the_listed_name_and_the_real_path(
+    tree: tuple[Path, Path],
+) -> None:
+    cwd, home = tree
+    rules = RuleSet.from_strings(deny=["Read(./secrets/**)", "Read(*.pem)"])
+    denied = rules.read_deny_matcher(str(cwd), str(home))
+    assert denied is not None
+    assert denied(f"{cwd}/secrets/k", f"{cwd}/secrets/k")
+    assert denied(f"{cwd}/a/innocent", f"{cwd}/secrets/k")  # a link into secrets/
+    assert denied(f"{cwd}/a/key.pem", f"{cwd}/src/pkg/m.py")  # a denied name
+    assert not denied(f"{cwd}/src/pkg/m.py", f"{cwd}/src/pkg/m.py")
+    assert RuleSet.from_strings(deny=["Bash(rm *)"]).read_deny_matcher(str(cwd), "/h") is None

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agents.permissions import PermissionCheck, PermissionGate, _checked
 from agents.tools.base import ToolContext, ToolInputError
 from agents.tools.files import count_occurrences, edit_tool, read_tool, write_tool
 
@@ -301,3 +304,137 @@ async def test_edit_changes_file_iff_old_string_occurs_once(
     assert out.is_error == (not occurs_once)
     if occurs_once:
         assert after == content.replace(old, new, 1)
+
+
+# --- the file used is the file checked -----------------------------------------------------
+
+
+@pytest.fixture
+def outside(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory outside the tool's working directory holding a secret."""
+    root = tmp_path_factory.mktemp("outside")
+    (root / "secret.txt").write_text("the secret\n")
+    return root
+
+
+def swap_in(monkeypatch: pytest.MonkeyPatch, action: Any) -> list[str]:
+    """Run ``action`` between the check and the open (the seam), once; records the paths."""
+    seen: list[str] = []
+
+    def between(checked: Any) -> None:
+        if not seen:
+            action()
+        seen.append(checked.real)
+
+    monkeypatch.setattr(_checked, "_between_check_and_open", between)
+    return seen
+
+
+def replace_with_link(path: Path, target: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink()
+    path.symlink_to(target)
+
+
+async def test_a_link_swapped_in_after_the_gates_check_is_not_followed(
+    tmp_path: Path, outside: Path, ctx: ToolContext
+) -> None:
+    """The gate approves reading a plain file; it is then replaced by a link to a secret: the
+    Read opens nothing."""
+    f = tmp_path / "notes.txt"
+    f.write_text("notes\n")
+    gate = PermissionGate(mode="default", cwd=str(tmp_path), home="/nonexistent")
+    check = PermissionCheck("Read", {"file_path": str(f)}, ctx.tool_use_id, read_only=True)
+    assert (await gate.check(check, {})).behavior == "allow"
+    replace_with_link(f, outside / "secret.txt")
+    ctx.files = gate.files
+    out = await call(READ, {"file_path": str(f)}, ctx)
+    assert out.is_error and text_of(out).startswith(f"Refused to open {f}")
+    assert "the secret" not in text_of(out)
+
+
+async def test_reading_a_file_swapped_for_a_link_at_the_open_is_refused(
+    tmp_path: Path, outside: Path, ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    f = tmp_path / "notes.txt"
+    f.write_text("notes\n")
+    swap_in(monkeypatch, lambda: replace_with_link(f, outside / "secret.txt"))
+    out = await call(READ, {"file_path": str(f)}, ctx)
+    assert out.is_error and "the secret" not in text_of(out)
+
+
+async def test_editing_a_file_swapped_for_a_link_is_refused(
+    tmp_path: Path, outside: Path, ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    f = tmp_path / "notes.txt"
+    f.write_text("the secret\n")
+    await call(READ, {"file_path": str(f)}, ctx)
+    swap_in(monkeypatch, lambda: replace_with_link(f, outside / "secret.txt"))
+    raw = {"file_path": str(f), "old_string": "the secret", "new_string": "pwned"}
+    out = await call(EDIT, raw, ctx)
+    assert out.is_error and text_of(out).startswith(f"Refused to open {f}")
+    assert (outside / "secret.txt").read_text() == "the secret\n"
+
+
+async def test_writing_under_a_directory_swapped_for_a_link_is_refused(
+    tmp_path: Path, outside: Path, ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new file in ``d/``: ``d`` becomes a link to another directory before the open."""
+    d = tmp_path / "d"
+    d.mkdir()
+    swap_in(monkeypatch, lambda: replace_with_link(d, outside))
+    out = await call(WRITE, {"file_path": str(d / "secret.txt"), "content": "pwned"}, ctx)
+    assert out.is_error and text_of(out).startswith("Refused to open")
+    assert (outside / "secret.txt").read_text() == "the secret\n"
+
+
+async def test_creating_a_file_where_a_link_appeared_is_refused(
+    tmp_path: Path, outside: Path, ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file did not exist at the check; a link to the secret appears at its name."""
+    f = tmp_path / "new.txt"
+    swap_in(monkeypatch, lambda: f.symlink_to(outside / "secret.txt"))
+    out = await call(WRITE, {"file_path": str(f), "content": "pwned"}, ctx)
+    assert out.is_error and text_of(out).startswith(f"Refused to open {f}")
+    assert (outside / "secret.txt").read_text() == "the secret\n"
+
+
+async def test_a_write_creates_missing_directories_without_following_links(
+    tmp_path: Path, ctx: ToolContext
+) -> None:
+    out = await call(WRITE, {"file_path": str(tmp_path / "x" / "y" / "f.txt"), "content": "z"}, ctx)
+    assert not out.is_error
+    assert (tmp_path / "x" / "y" / "f.txt").read_text() == "z"
+
+
+async def test_read_follows_dotdot_after_a_link_as_the_kernel_does(
+    tmp_path: Path, outside: Path, ctx: ToolContext
+) -> None:
+    """``link/../secret.txt`` is the secret beside the link's target, as ``open`` finds it."""
+    (outside / "deep").mkdir()
+    (tmp_path / "link").symlink_to(outside / "deep")
+    out = await call(READ, {"file_path": f"{tmp_path}/link/../secret.txt"}, ctx)
+    assert text_of(out) == "     1\tthe secret"
+
+
+async def test_a_link_before_dotdot_repointed_after_the_check_is_not_followed(
+    tmp_path: Path, outside: Path, ctx: ToolContext
+) -> None:
+    """``a/../notes.txt`` was checked with ``a`` inside the project; ``a`` then points
+    outside, where a ``notes.txt`` waits: the Read still opens the checked file."""
+    (tmp_path / "inner").mkdir()
+    (tmp_path / "notes.txt").write_text("notes\n")
+    (outside / "deep").mkdir()
+    (outside / "notes.txt").write_text("the secret\n")
+    (tmp_path / "a").symlink_to(tmp_path / "inner")
+    path = f"{tmp_path}/a/../notes.txt"
+    gate = PermissionGate(mode="default", cwd=str(tmp_path), home="/nonexistent")
+    check = PermissionCheck("Read", {"file_path": path}, ctx.tool_use_id, read_only=True)
+    assert (await gate.check(check, {})).behavior == "allow"
+    (tmp_path / "a").unlink()
+    (tmp_path / "a").symlink_to(outside / "deep")
+    ctx.files = gate.files
+    out = await call(READ, {"file_path": path}, ctx)
+    assert text_of(out) == "     1\tnotes"

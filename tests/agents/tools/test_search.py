@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 import trio
 
+from agents.permissions import RuleSet
+from agents.permissions._checked import FileAccess
 from agents.tools import search
 from agents.tools.base import ToolContext
 from agents.tools.search import GLOB_LIMIT, glob_tool, grep_tool
@@ -311,3 +313,109 @@ async def test_grep_cancellation_kills_the_search_process_group(
     assert scope.cancelled_caught
     pgid = int(pid_file.read_text())
     assert await wait_gone(pgid)
+
+
+# --- search results obey Read deny rules ----------------------------------------------------
+
+
+@pytest.fixture
+def guarded(tmp_path: Path, ctx: ToolContext) -> Path:
+    """A project with `.env` and `secrets/` that deny rules cover; `ctx.files` applies them."""
+    _tree(
+        tmp_path,
+        {
+            ".env": "SECRET=alpha\n",
+            "secrets/k.txt": "SECRET=beta\n",
+            "sub/.env": "SECRET=gamma\n",
+            "app.py": "a\nSECRET = None\nb\n",
+        },
+    )
+    rules = RuleSet.from_strings(deny=["Read(./.env)", "Read(./secrets/**)"])
+    ctx.files = FileAccess(str(tmp_path), "/h", rules.read_deny_matcher(str(tmp_path), "/h"))
+    return tmp_path
+
+
+@pytest.mark.parametrize("mode", ["files_with_matches", "content", "count"])
+async def test_grep_withholds_denied_files_in_every_output_mode(
+    guarded: Path, ctx: ToolContext, mode: str
+) -> None:
+    """An ancestor of the denied files is searched; their names and lines are left out and the
+    result says how many files were withheld."""
+    out = await call(GREP, {"pattern": "SECRET", "output_mode": mode}, ctx)
+    text = text_of(out)
+    assert "alpha" not in text and "beta" not in text
+    assert f"{guarded}/.env" not in text and "secrets" not in text
+    assert str(guarded / "app.py") in text and str(guarded / "sub" / ".env") in text
+    assert text.endswith("(2 files withheld: a Read deny rule covers them)")
+    assert out.data is not None and out.data["withheld"] == 2
+
+
+async def test_grep_content_keeps_its_format_around_withheld_files(
+    guarded: Path, ctx: ToolContext
+) -> None:
+    """Match and context lines keep ``path:n:`` / ``path-n-``; without numbers ``path:``."""
+    base = {"pattern": "SECRET", "output_mode": "content", "glob": "*.py"}
+    out = text_of(await call(GREP, {**base, "-C": 1}, ctx))
+    app = guarded / "app.py"
+    assert out.splitlines() == [f"{app}-1-a", f"{app}:2:SECRET = None", f"{app}-3-b"]
+    out = text_of(await call(GREP, {**base, "-n": False}, ctx))
+    assert out == f"{app}:SECRET = None"
+
+
+async def test_glob_withholds_denied_files(guarded: Path, ctx: ToolContext) -> None:
+    out = await call(GLOB, {"pattern": "**/*"}, ctx)
+    text = text_of(out)
+    assert set(text.split("\n\n")[0].splitlines()) == {
+        str(guarded / "app.py"),
+        str(guarded / "sub" / ".env"),
+    }
+    assert out.data is not None and out.data["withheld"] == 2
+    assert "2 files withheld" in text
+
+
+async def test_glob_that_only_finds_denied_files_says_so(guarded: Path, ctx: ToolContext) -> None:
+    out = text_of(await call(GLOB, {"pattern": "*/k.txt"}, ctx))
+    assert out == "No files found\n\n(1 file withheld: a Read deny rule covers them)"
+
+
+async def test_a_search_rooted_in_a_denied_directory_is_refused(
+    guarded: Path, ctx: ToolContext
+) -> None:
+    for tool, args in (
+        (GLOB, {"pattern": "secrets/*"}),
+        (GREP, {"pattern": "x", "path": "secrets"}),
+    ):
+        out = await call(tool, args, ctx)
+        assert out.is_error
+        assert text_of(out) == f"Permission to read {guarded}/secrets is denied by a Read deny rule"
+
+
+async def test_a_search_through_a_linked_root_withholds_by_real_path(
+    guarded: Path, ctx: ToolContext, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A root reached through a link: files are listed under the link, judged by their real
+    path too."""
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    (elsewhere / "view").symlink_to(guarded / "secrets")
+    out = await call(GREP, {"pattern": "SECRET", "path": str(elsewhere / "view")}, ctx)
+    assert out.is_error and "denied by a Read deny rule" in text_of(out)
+    (elsewhere / "all").symlink_to(guarded)
+    out = await call(GREP, {"pattern": "SECRET", "path": str(elsewhere / "all")}, ctx)
+    assert text_of(out).splitlines()[:3] == [
+        "Found 2 files",
+        str(elsewhere / "all" / "app.py"),
+        str(elsewhere / "all" / "sub" / ".env"),
+    ]
+    assert "2 files withheld" in text_of(out)
+
+
+async def test_searches_without_deny_rules_withhold_nothing(code: Path, ctx: ToolContext) -> None:
+    ctx.files = FileAccess(str(code), "/h", RuleSet().read_deny_matcher(str(code), "/h"))
+    out = await call(GREP, {"pattern": "foo"}, ctx)
+    assert "withheld" not in text_of(out) and text_of(out).startswith("Found 2 files")
+
+
+async def test_grep_and_glob_expand_tilde_user_like_the_gate(ctx: ToolContext) -> None:
+    """``~root`` is root's home directory, as the permission rules read it."""
+    out = await call(GLOB, {"pattern": "nothing-matches-this-*", "path": "~root"}, ctx)
+    assert text_of(out) == "No files found"

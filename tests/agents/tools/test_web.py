@@ -52,6 +52,10 @@ class Server:
             return "302 Found", [("location", "/page")], b""
         if path == "/offsite":
             return "301 Moved", [("location", "http://elsewhere.example/new")], b""
+        if path == "/other-port":
+            return "302 Found", [("location", f"http://127.0.0.1:{self.port + 1}/page")], b""
+        if path == "/other-scheme":
+            return "302 Found", [("location", f"https://127.0.0.1:{self.port}/page")], b""
         if path == "/loop":
             return "302 Found", [("location", "/loop")], b""
         if path == "/big":
@@ -128,6 +132,19 @@ async def test_fetch_reports_cross_host_redirects(server: Server, ctx: ToolConte
     assert not out.is_error
     assert text_of(out).startswith("REDIRECT DETECTED: The URL redirects to a different host.")
     assert "Redirect URL: http://elsewhere.example/new" in text_of(out)
+
+
+@pytest.mark.parametrize("route", ["/other-port", "/other-scheme"])
+async def test_fetch_reports_redirects_to_another_port_or_scheme(
+    server: Server, ctx: ToolContext, route: str
+) -> None:
+    """A redirect is followed only to the same scheme, host and port: another port of the same
+    host is another service, which the call was not approved for."""
+    out = await call(FETCH, {"url": server.url(route), "prompt": "p"}, ctx)
+    assert not out.is_error
+    assert text_of(out).startswith("REDIRECT DETECTED: The URL redirects to a different host.")
+    assert out.data is not None and "/page" in out.data["redirect"]
+    assert "/page" not in server.hits
 
 
 async def test_fetch_limits_redirects(server: Server, ctx: ToolContext) -> None:

@@ -1,0 +1,235 @@
+"""Path rules at work: a path judged as written and as its real target, exact rules for files
+with several hard links, the fixed part of a pattern, and the files Bash commands read.
+
+Split from :mod:`._rules`, which compiles the rules into indexes; the functions here read those
+indexes (``KindIndex`` fields ``read_paths``, ``edit_paths``, ``read_bases``, ``edit_literals``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from ._bash import basename, command_start
+from ._memo import CallMemo
+from ._paths import absolute, relative_to, within
+from ._reading import ReadArgument, reading_paths
+
+if TYPE_CHECKING:
+    from ._rules import Alternation, KindIndex, PermissionRule
+
+__all__ = [
+    "fixed_part",
+    "match_bash_reads",
+    "match_one_path",
+    "match_path",
+    "match_reads",
+    "naming_rule",
+]
+
+_PATH_GLOB = re.compile(r"[*?\[]")
+_Kind = Literal["deny", "ask", "allow"]
+
+
+def fixed_part(spec: str) -> tuple[str, bool, bool]:
+    """A path rule's leading components without wildcards (relative to its anchor), whether
+    it matches at any depth (a bare name), and whether it has no wildcard at all."""
+    rest = spec
+    for prefix in ("//", "~/", "/", "./"):
+        if rest.startswith(prefix):
+            rest = rest[len(prefix) :]
+            break
+    else:
+        if spec == "~":
+            rest = ""
+    any_depth = not spec.startswith(("/", "~", "./")) and "/" not in spec.rstrip("/")
+    fixed: list[str] = []
+    components = [c for c in rest.split("/") if c and c != "."]
+    for component in components:
+        if _PATH_GLOB.search(component):
+            break
+        fixed.append(component)
+    literal = len(fixed) == len(components) and not any_depth
+    base = "" if any_depth else posixpath_norm("/".join(fixed))
+    return base, any_depth, literal
+
+
+def posixpath_norm(rel: str) -> str:
+    """``rel`` with ``.`` and ``..`` applied lexically (rule text is not a filesystem path)."""
+    out: list[str] = []
+    for component in rel.split("/"):
+        if component == "..":
+            if out:
+                out.pop()
+        elif component and component != ".":
+            out.append(component)
+    return "/".join(out)
+
+
+def match_path(
+    kind: _Kind,
+    by_anchor: Mapping[str, Alternation],
+    tool_name: str,
+    tool_input: Mapping[str, Any],
+    cwd: str,
+    home: str,
+    memo: CallMemo,
+) -> PermissionRule | None:
+    if not by_anchor:
+        return None
+    path = memo.tool_path(tool_name, tool_input, cwd, home)
+    if path is None:
+        return None
+    return _judge_path(kind, by_anchor, path, cwd, home, memo)
+
+
+def _judge_path(
+    kind: _Kind,
+    by_anchor: Mapping[str, Alternation],
+    path: str,
+    cwd: str,
+    home: str,
+    memo: CallMemo,
+) -> PermissionRule | None:
+    """The rule covering the absolute ``path`` as written and as its real target: for deny and
+    ask either suffices, for allow both must match (the rule returned matched as written)."""
+    anchors = {"root": "/", "home": home, "cwd": cwd}
+    found = match_one_path(by_anchor, anchors, path)
+    resolved = memo.real(path)
+    if resolved == path:
+        return found
+    if kind != "allow" and found is not None:
+        return found
+    if kind == "allow" and found is None:
+        return None
+    # The target of a symlink is judged against the anchors as resolved too.
+    real_anchors = {"root": "/", "home": memo.real(home), "cwd": memo.real(cwd)}
+    target = match_one_path(by_anchor, anchors, resolved) or match_one_path(
+        by_anchor, real_anchors, resolved
+    )
+    return target if kind != "allow" else (found if target is not None else None)
+
+
+def naming_rule(
+    index: KindIndex, path: str, target: str, cwd: str, home: str, memo: CallMemo
+) -> PermissionRule | None:
+    """An Edit rule without wildcards that names ``path`` or its real ``target`` exactly."""
+    if not index.edit_literals:
+        return None
+    anchors = {"root": "/", "home": home, "cwd": cwd}
+    real_anchors = {"root": "/", "home": memo.real(home), "cwd": memo.real(cwd)}
+    for anchor, rel, rule in index.edit_literals:
+        for base in {anchors[anchor], real_anchors[anchor]}:
+            named = base if not rel else base.rstrip("/") + "/" + rel
+            if named in (path, target):
+                return rule
+    return None
+
+
+_RUNNERS = frozenset({"sudo", "doas", "exec", "builtin"})
+
+
+def match_bash_reads(
+    index: KindIndex, tool_input: Mapping[str, Any], cwd: str, home: str, memo: CallMemo
+) -> PermissionRule | None:
+    """A Read rule covering a file that one of the command's reading commands reads."""
+    command = tool_input.get("command")
+    if not isinstance(command, str):
+        return None
+    for part in memo.split(command):
+        words = part.words
+        start = command_start(words, strip_env=True)
+        while start < len(words) and basename(words[start]) in _RUNNERS:
+            start += 1
+            while start < len(words) and words[start].startswith("-"):
+                start += 1
+            start += command_start(words[start:], strip_env=True)
+        argv, inputs = _without_redirections(words[start:], part.raw[start:])
+        rule = match_reads(index, argv, cwd, cwd, home, memo, inputs)
+        if rule is not None:
+            return rule
+    return None
+
+
+_REDIRECTION = re.compile(r"\d*(?:<<<|<<-?|<>|<|>>|>\||>|&>>|&>)(?:&[\d-]*)?")
+
+
+def _without_redirections(
+    words: tuple[str, ...], raws: tuple[str, ...]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A simple command's words without its redirections, and the files its input
+    redirections (``< file``, ``<> file``) read."""
+    argv: list[str] = []
+    inputs: list[str] = []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if raws[i] == word and _REDIRECTION.fullmatch(word):
+            operator = word.lstrip("0123456789")
+            takes_target = "&" not in operator[1:] or operator.startswith("&>")
+            if takes_target and i + 1 < len(words):
+                if operator in ("<", "<>"):
+                    inputs.append(words[i + 1])
+                i += 1
+            i += 1
+            continue
+        argv.append(word)
+        i += 1
+    return tuple(argv), tuple(inputs)
+
+
+def match_reads(
+    index: KindIndex,
+    argv: tuple[str, ...],
+    directory: str,
+    cwd: str,
+    home: str,
+    memo: CallMemo,
+    inputs: Sequence[str] = (),
+) -> PermissionRule | None:
+    """The Read rule of ``index`` covering a file the simple command ``argv`` (wrappers and
+    redirections removed, ``argv[0]`` the command) reads when run in ``directory`` — its file
+    arguments and the ``inputs`` its input redirections name — or None; rules are anchored at
+    the session's ``cwd``."""
+    if not index.read_paths:
+        return None
+    arguments = [ReadArgument(absolute(p, directory, home)) for p in inputs if p]
+    arguments += reading_paths(argv, directory, home)
+    for argument in arguments:
+        rule = _match_read_argument(index, argument, cwd, home, memo)
+        if rule is not None:
+            return rule
+    return None
+
+
+def _match_read_argument(
+    index: KindIndex, argument: ReadArgument, cwd: str, home: str, memo: CallMemo
+) -> PermissionRule | None:
+    rule = _judge_path("deny", index.read_paths, argument.path, cwd, home, memo)
+    if rule is not None or not argument.recursive:
+        return rule
+    # A directory read with everything beneath it: any rule whose fixed part lies inside it
+    # (or contains it) may cover a file it reads.
+    target = memo.real(argument.path)
+    anchors = {"root": "/", "home": home, "cwd": cwd}
+    real_anchors = {"root": "/", "home": memo.real(home), "cwd": memo.real(cwd)}
+    for anchor, base, _any_depth, rule in index.read_bases:
+        for root in {anchors[anchor], real_anchors[anchor]}:
+            fixed = root if not base else root.rstrip("/") + "/" + base
+            for path in (argument.path, target):
+                if within(fixed, path) or within(path, fixed):
+                    return rule
+    return None
+
+
+def match_one_path(
+    by_anchor: Mapping[str, Alternation], anchors: Mapping[str, str], path: str
+) -> PermissionRule | None:
+    for anchor, alternation in by_anchor.items():
+        rel = relative_to(path, anchors[anchor])
+        if rel is not None:
+            rule = alternation.match(rel)
+            if rule is not None:
+                return rule
+    return None

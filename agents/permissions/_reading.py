@@ -1,0 +1,237 @@
+"""Which files a well-known reading command reads: a second line of defence for Read deny rules.
+
+A Read deny rule keeps a file from the Read, Glob and Grep tools; ``cat .env`` through Bash would
+walk around it. :func:`reading_paths` names the file arguments of the common reading commands
+(``cat``, ``head``, ``tail``, ``less``, ``more``, ``grep``, ``rg``, ``sed``, ``awk``, ``cut``,
+``sort``, ``base64``, ``xxd``, ``od``, ``strings``, ``diff``, ``cp``'s sources and a few more), so
+that the rules can judge them like a Read of each file. It is best effort, not a sandbox: a
+program it does not know (``python -c``, ``dd``, a script) reads what it likes, and a word whose
+value is only known at run time (``$FILE``) is not followed. Deny rules only ever gain from it.
+
+Directory arguments of recursive readers (``grep -r``, ``rg``, ``cp -r``, ``diff -r``) come back
+with ``recursive=True``: the rules then deny them when a Read deny rule could cover something
+beneath.
+
+>>> [r.path for r in reading_paths(["head", "-n", "5", "notes.txt"], "/repo")]
+['/repo/notes.txt']
+"""
+
+from __future__ import annotations
+
+import glob
+import posixpath
+import re
+from collections.abc import Sequence
+
+import attrs
+
+from ._paths import absolute, home_dir
+
+__all__ = ["READING_COMMANDS", "ReadArgument", "reading_paths"]
+
+_GLOB = re.compile(r"[*?\[]")
+
+
+@attrs.frozen
+class ReadArgument:
+    """One path a command reads: absolute, ``..`` applied; ``recursive`` if a directory's whole
+    contents are read."""
+
+    path: str
+    recursive: bool = False
+
+
+@attrs.frozen
+class _Syntax:
+    """How a command's arguments are laid out: options taking a value, the value options that
+    name a file read (``grep -f``), a leading non-file operand (the pattern or program), the
+    options making it recursive, and whether no file operand means "the current directory"."""
+
+    valued: frozenset[str] = frozenset()
+    file_options: frozenset[str] = frozenset()
+    operand_first: bool = False
+    operand_options: frozenset[str] = frozenset()  # options that supply the leading operand
+    recursive_options: frozenset[str] = frozenset()
+    default_dir: bool = False
+    last_is_destination: bool = False
+
+
+def _s(*words: str) -> frozenset[str]:
+    return frozenset(words)
+
+
+_PLAIN = _Syntax()
+#: Command name → argument layout. Every non-option operand is a file read unless said otherwise.
+READING_COMMANDS: dict[str, _Syntax] = {
+    **{name: _PLAIN for name in ("cat", "tac", "nl", "less", "more", "strings", "wc", "zcat")},
+    **{
+        name: _PLAIN
+        for name in ("md5sum", "sha1sum", "sha256sum", "sha512sum", "cmp", "comm", "paste")
+    },
+    "head": _Syntax(valued=_s("-n", "-c", "--lines", "--bytes")),
+    "tail": _Syntax(valued=_s("-n", "-c", "--lines", "--bytes", "-s", "--pid")),
+    "cut": _Syntax(
+        valued=_s("-d", "-f", "-c", "-b", "--delimiter", "--fields", "--output-delimiter")
+    ),
+    "sort": _Syntax(
+        valued=_s("-k", "-t", "-o", "-S", "-T", "--key", "--output", "--field-separator")
+    ),
+    "uniq": _Syntax(valued=_s("-f", "-s", "-w")),
+    "base64": _Syntax(valued=_s("-w", "--wrap")),
+    "xxd": _Syntax(valued=_s("-s", "-l", "-c", "-g", "-o", "-n")),
+    "od": _Syntax(valued=_s("-A", "-j", "-N", "-t", "-w", "-S")),
+    "hexdump": _Syntax(valued=_s("-n", "-s", "-e", "-f")),
+    "diff": _Syntax(
+        valued=_s("-x", "-X", "--exclude", "-I", "-L", "--label"),
+        file_options=_s("-X", "--exclude-from"),
+        recursive_options=_s("-r", "--recursive"),
+    ),
+    "grep": _Syntax(
+        valued=_s("-e", "-f", "-m", "-A", "-B", "-C", "--regexp", "--file", "--max-count"),
+        file_options=_s("-f", "--file"),
+        operand_first=True,
+        operand_options=_s("-e", "-f", "--regexp", "--file"),
+        recursive_options=_s("-r", "-R", "--recursive", "--dereference-recursive"),
+    ),
+    "rg": _Syntax(
+        valued=_s(
+            "-e",
+            "-f",
+            "-g",
+            "-t",
+            "-T",
+            "-m",
+            "-A",
+            "-B",
+            "-C",
+            "-j",
+            "-M",
+            "-E",
+            "--regexp",
+            "--file",
+            "--glob",
+            "--type",
+            "--type-not",
+            "--max-count",
+            "--threads",
+            "--max-columns",
+            "--encoding",
+            "--iglob",
+            "--ignore-file",
+        ),
+        file_options=_s("-f", "--file", "--ignore-file"),
+        operand_first=True,
+        operand_options=_s("-e", "-f", "--regexp", "--file"),
+        default_dir=True,
+    ),
+    "awk": _Syntax(
+        valued=_s("-F", "-v", "-f"),
+        file_options=_s("-f"),
+        operand_first=True,
+        operand_options=_s("-f"),
+    ),
+    "sed": _Syntax(
+        valued=_s("-e", "-f", "-l", "--expression", "--file", "--line-length"),
+        file_options=_s("-f", "--file"),
+        operand_first=True,
+        operand_options=_s("-e", "-f", "--expression", "--file"),
+    ),
+    "cp": _Syntax(
+        valued=_s("-t", "-S", "--target-directory", "--suffix"),
+        recursive_options=_s("-r", "-R", "-a", "--recursive", "--archive"),
+        last_is_destination=True,
+    ),
+}
+READING_COMMANDS["gawk"] = READING_COMMANDS["mawk"] = READING_COMMANDS["awk"]
+READING_COMMANDS["egrep"] = READING_COMMANDS["fgrep"] = READING_COMMANDS["grep"]
+
+
+def reading_paths(
+    argv: Sequence[str], cwd: str, home: str | None = None
+) -> tuple[ReadArgument, ...]:
+    """The files ``argv`` (a simple command's words, quotes removed, wrappers already skipped,
+    ``argv[0]`` the command) reads, made absolute against ``cwd``; () for other commands.
+
+    A word with glob characters stands for the files it matches in the tree now (and for the
+    pattern itself). ``-`` (standard input) is not a file.
+    """
+    if not argv:
+        return ()
+    name = posixpath.basename(argv[0])
+    syntax = READING_COMMANDS.get(name)
+    if syntax is None:
+        return ()
+    home = home if home is not None else home_dir()
+    operands: list[str] = []
+    option_files: list[str] = []
+    recursive = False
+    operand_given = False
+    target_dir = False
+    args = list(argv[1:])
+    i = 0
+    options_done = False
+    while i < len(args):
+        word = args[i]
+        i += 1
+        if options_done or word == "-" or not word.startswith("-"):
+            operands.append(word)
+            continue
+        if word == "--":
+            options_done = True
+            continue
+        option, eq, attached = word.partition("=")
+        if not word.startswith("--") and len(word) > 2:
+            # clustered short options: `-rn`, or a value glued on: `-n5`, `-fpatterns.txt`
+            for k, letter in enumerate(word[1:], start=1):
+                flag = "-" + letter
+                if flag in syntax.recursive_options:
+                    recursive = True
+                if flag in syntax.valued:
+                    value = word[k + 1 :]
+                    option, eq, attached = flag, "=" if value else "", value
+                    break
+            else:
+                continue
+        if option in syntax.recursive_options:
+            recursive = True
+        if option in syntax.valued:
+            value = attached if eq else (args[i] if i < len(args) else "")
+            if not eq:
+                i += 1
+            if option in syntax.operand_options:
+                operand_given = True
+            if option in syntax.file_options:
+                option_files.append(value)
+            if name == "cp" and option in ("-t", "--target-directory"):
+                target_dir = True
+    if syntax.operand_first and not operand_given and operands:
+        operands = operands[1:]
+    if name == "awk" or name in ("gawk", "mawk"):
+        operands = [w for w in operands if "=" not in w]
+    if syntax.last_is_destination and not target_dir and operands:
+        operands = operands[:-1]
+    if not operands and syntax.default_dir:
+        operands, recursive = ["."], True
+    elif syntax.default_dir:
+        recursive = True
+    found: list[ReadArgument] = []
+    for word in option_files:
+        found.extend(_expand(word, cwd, home, recursive=False))
+    for word in operands:
+        if word != "-":
+            found.extend(_expand(word, cwd, home, recursive=recursive))
+    return tuple(dict.fromkeys(found))
+
+
+def _expand(word: str, cwd: str, home: str, *, recursive: bool) -> list[ReadArgument]:
+    if not word:
+        return []
+    path = absolute(word, cwd, home)
+    out = [ReadArgument(path, recursive)]
+    if _GLOB.search(word):
+        try:
+            matches = sorted(glob.glob(path))[:1000]
+        except (OSError, ValueError):
+            matches = []
+        out += [ReadArgument(absolute(m, cwd, home), recursive) for m in matches]
+    return out
