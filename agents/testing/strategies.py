@@ -100,10 +100,13 @@ class TreeSpec:
     ``ceil(request bytes * billing)`` input tokens instead (the request's JSON size: messages,
     system prompt and tools), the way input grows with the history. ``classify``: ``auto``
     permission mode, so mutating tool calls ask the classifier (a model request of its own).
+    ``verbose``: every response's output is its request's whole ``max_tokens``.
     ``compact``: a context window small enough that compaction requests happen."""
 
     root: NodeSpec
     billing: float | None = None
+    #: every response runs to its request's ``max_tokens`` (a model that writes until cut off)
+    verbose: bool = False
     classify: bool = False
     compact: bool = False
     side: StepSpec = StepSpec(input_tokens=50, output_tokens=20, latency=0.0)
@@ -151,7 +154,7 @@ class TreeSpec:
         """The scripted backend playing this tree, billing like the API (see
         :class:`BilledBackend`)."""
         scripted = ScriptedBackend(self.script(), retry_base_delay=0.5, retry_max_delay=4.0)
-        return BilledBackend(scripted, self.billing)
+        return BilledBackend(scripted, self.billing, fill=self.verbose)
 
     def options(self, backend: Any, **overrides: Any) -> AgentOptions:
         agents = {
@@ -228,11 +231,14 @@ class BilledBackend:
     """Wraps a backend and bills like the API: ``ceil(request bytes * per_byte)`` input tokens
     in place of the scripted count (input that grows with the request; ``per_byte=None`` keeps
     the scripted count), and never more output tokens than the request's ``max_tokens`` (a
-    response stops there). ``clamp=False`` lets the script's output through, however large."""
+    response stops there). ``clamp=False`` lets the script's output through, however large;
+    ``fill=True`` bills every response its whole ``max_tokens``."""
 
     inner: Any
     per_byte: float | None = None
     clamp: bool = True
+    #: bill every response the request's whole ``max_tokens`` of output
+    fill: bool = False
 
     @property
     def max_retries(self) -> int:
@@ -260,9 +266,9 @@ class BilledBackend:
                     message = dict(event.message)
                     message["usage"] = {**(message.get("usage") or {}), "input_tokens": billed}
                     event = MessageStart(message=message)
-                elif isinstance(event, MessageDelta) and self.clamp:
+                elif isinstance(event, MessageDelta) and (self.clamp or self.fill):
                     output = event.usage.get("output_tokens")
-                    if output is not None and output > request.max_tokens:
+                    if self.fill or (output is not None and output > request.max_tokens):
                         usage = {**event.usage, "output_tokens": request.max_tokens}
                         event = MessageDelta(delta=event.delta, usage=usage)
                 yield event
@@ -350,6 +356,7 @@ def trees(
     return attrs.evolve(
         tree,
         billing=draw(st.sampled_from([None, 0.25, 0.5, 1.0])) if billing else None,
+        verbose=draw(st.booleans()) if billing else False,
         classify=draw(st.booleans()) if side_requests else False,
         compact=draw(st.booleans()) if side_requests else False,
         side=draw(_step_costs.map(lambda s: attrs.evolve(s, fault=None))),
