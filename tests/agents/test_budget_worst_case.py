@@ -116,14 +116,14 @@ def test_the_worst_case_covers_what_the_api_can_bill(
 
 operations = st.one_of(
     st.tuples(st.just("append"), messages),
-    st.tuples(st.just("compact"), st.lists(messages, max_size=4)),
+    st.tuples(st.just("compact"), st.lists(messages, max_size=3)),
     st.tuples(st.just("same length"), messages),
     st.tuples(st.just("tools"), tools),
 )
 
 
 @PROPERTY
-@given(ops=st.lists(operations, min_size=1, max_size=12), system=systems, first=tools)
+@given(ops=st.lists(operations, min_size=1, max_size=8), system=systems, first=tools)
 def test_the_incremental_estimate_is_the_whole_request_measured_again(
     ops: list[tuple[str, Any]], system: Any, first: Any
 ) -> None:
