@@ -35,6 +35,7 @@ from typing import Any
 
 import attrs
 import msgspec
+import trio
 from hypothesis import strategies as st
 
 from ..backends.base import Backend, BackendEvent, MessageDelta, MessageStart, ModelRequest
@@ -75,6 +76,8 @@ class StepSpec:
     children: tuple[NodeSpec, ...] = ()
     tools: int = 0
     mutating: bool = False
+    #: how long each of its tool calls takes (Trio time): crossings land between tool calls
+    tool_latency: float = 0.0
 
 
 @attrs.frozen
@@ -133,7 +136,10 @@ class TreeSpec:
                     for child in spec.children
                 ]
                 calls += [
-                    tool_use(PROBE_TOOL, {"agent": node.name, "write": spec.mutating})
+                    tool_use(
+                        PROBE_TOOL,
+                        {"agent": node.name, "write": spec.mutating, "wait": spec.tool_latency},
+                    )
                     for _ in range(spec.tools)
                 ]
                 steps += _steps(spec, calls)
@@ -211,19 +217,19 @@ def probe_server(backend: Any) -> Any:
     backend has one (a :class:`~agents.testing.probe.ProbeBackend`)."""
     note = getattr(backend, "note_tool", None)
 
-    @tool("work", "Does nothing; the tests record when it starts.", {"agent": str, "write": bool})
+    schema = {"agent": str, "write": bool, "wait": float}
+    mutating = ToolAnnotations(readOnlyHint=False)
+
+    @tool("work", "Waits; the tests record when it starts.", schema, annotations=mutating)
     async def work(args: dict[str, Any]) -> dict[str, Any]:
         if note is not None:
             note(str(args.get("agent", "")))
+        wait = float(args.get("wait") or 0.0)
+        if wait:
+            await trio.sleep(wait)
         return {"content": "done"}
 
-    read_only = tool(
-        "work",
-        "Does nothing; the tests record when it starts.",
-        {"agent": str, "write": bool},
-        annotations=ToolAnnotations(readOnlyHint=False),
-    )(work.handler)
-    return create_sdk_mcp_server("probe", tools=[read_only])
+    return create_sdk_mcp_server("probe", tools=[work])
 
 
 @attrs.define(eq=False)
@@ -314,6 +320,7 @@ _step_costs = st.builds(
     fault=st.sampled_from(FAULTS),
     cut_after=st.integers(1, 4),
     mutating=st.booleans(),
+    tool_latency=st.sampled_from([0.0, 0.0, 0.5, 1.25]),
 )
 
 
