@@ -478,3 +478,26 @@ async def test_when_the_main_agent_cannot_start_a_request_the_whole_query_ends(
     assert all(r.subtype != "success" for r in results[first:])
     notes = system(messages, "task_notification")
     assert [n.data["status"] for n in notes] == ["stopped"]
+
+
+async def test_an_agents_total_cost_is_the_cost_of_its_subtree(project: Path) -> None:
+    """A spawned agent's ResultMessage.total_cost_usd is what it (and its children) cost, not
+    the tree's total; the main agent's is the whole tree."""
+    backend = ScriptedBackend(
+        {
+            "main": [Step([text("hi")], usage=usage(100_000, 0))],  # $0.1
+            "researcher": [Step([text("found")], usage=usage(20_000, 0))],  # $0.02
+        }
+    )
+    options = AgentOptions(
+        cwd=str(project), backend=backend, agents=AGENTS, model="m",
+        pricing={"m": {"input": 1.0, "output": 0.0}},
+    )  # fmt: skip
+    async with AgentClient(options) as client:
+        await client.query("hi")
+        main_results = [m async for m in client.receive_response() if isinstance(m, ResultMessage)]
+        researcher = await client.spawn("researcher")
+        result = await researcher.ask("go")
+        assert result.total_cost_usd == pytest.approx(0.02)
+        assert main_results[0].total_cost_usd == pytest.approx(0.1)
+        assert client.spend()["total_cost_usd"] == pytest.approx(0.12)
