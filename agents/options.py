@@ -208,6 +208,8 @@ class AgentOptions:
     #: agent types that run on other hosts (``agents.remote``); None: every subagent runs here
     remote_agents: RemoteAgents | None = None
     budget_mode: str = attrs.field(default="soft", validator=_one_of("budget_mode", BUDGET_MODES))
+    #: reserve mode lowers a request's max_tokens to what the budget pays for, never below this
+    min_output_tokens: int = attrs.field(default=1024, validator=_at_least("min_output_tokens", 1))
     pricing: Mapping[str, Any] | None = None
     # -- sessions and context ---------------------------------------------------------------------
     resume: str | None = None

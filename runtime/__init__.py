@@ -10,9 +10,12 @@ from ._errors import ConcurrencyLimitReached as ConcurrencyLimitReached
 from ._errors import DepthLimitReached as DepthLimitReached
 from ._errors import RuntimeKernelError as RuntimeKernelError
 from ._errors import SpawnRefused as SpawnRefused
+from ._ledger import ForeignReservation as ForeignReservation
 from ._ledger import Ledger as Ledger
 from ._ledger import LedgerStatistics as LedgerStatistics
 from ._ledger import Reservation as Reservation
+from ._ledger import Settlement as Settlement
+from ._ledger import affordable_output_tokens as affordable_output_tokens
 from ._mailbox import Mailbox as Mailbox
 from ._mailbox import MailboxStatistics as MailboxStatistics
 from ._scheduler import SchedulerStatistics as SchedulerStatistics
@@ -27,6 +30,7 @@ __all__ = [
     "BudgetExhausted",
     "ConcurrencyLimitReached",
     "DepthLimitReached",
+    "ForeignReservation",
     "Ledger",
     "LedgerStatistics",
     "Mailbox",
@@ -34,10 +38,12 @@ __all__ = [
     "Reservation",
     "RuntimeKernelError",
     "SchedulerStatistics",
+    "Settlement",
     "SpawnRefused",
     "Supervisor",
     "SupervisorStatistics",
     "ToolScheduler",
+    "affordable_output_tokens",
     "open_supervisor",
     "partition",
 ]

@@ -1,4 +1,4 @@
-"""The read/write tool scheduler (SPEC T5/T6).
+"""The read/write tool scheduler: read-only calls fan out, mutating calls run alone, in order.
 
 The calls of one model response are partitioned, in order, into maximal runs of consecutive
 read-only calls and single mutating calls. A read-only run executes concurrently; a mutating

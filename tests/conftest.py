@@ -9,6 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import Phase, settings
+
+# ``--hypothesis-profile=mutation`` (benchmarks/mutation.py): find a failure, do not shrink it
+settings.register_profile("mutation", phases=[Phase.explicit, Phase.reuse, Phase.generate])
 
 _real_connect = socket.socket.connect
 

@@ -25,6 +25,7 @@ import attrs
 import trio
 
 from .._features.hookpoints import hook_input
+from .._loop.budget import admit, overrun_message
 from .._loop.contracts import Verdict
 from .._loop.model_call import request_size
 from .._loop.response import ResponseBuilder
@@ -213,12 +214,12 @@ def default_classifier(session: Session) -> Classifier:
             agent_type=check.agent_type or "main",
             purpose="classifier",
         )
-        reservation = None
-        if session.options.budget_mode == "reserve" and session.ledger.cap is not None:
-            worst = session.worst_case(model, request_size(request), request.max_tokens)
-            reservation = session.ledger.try_reserve(agent_id, worst)
-            if reservation is None:  # no room left for the question: no opinion
-                return None
+        reserve = session.options.budget_mode == "reserve"
+        size = request_size(request) if reserve else 0
+        admitted = admit(session, agent_id, request, size, reserve=reserve)
+        if admitted is None:  # no room left for the question: no opinion
+            return None
+        request, reservation = admitted
         builder = ResponseBuilder()
         try:
             async with aclosing(session.backend.stream(request)) as events:  # type: ignore[type-var]
@@ -230,7 +231,11 @@ def default_classifier(session: Session) -> Classifier:
             if cut.usage or reservation is not None:
                 session.charge(agent_id, cut.model or model, cut.usage, reservation)
             raise
-        session.charge(agent_id, response.model or model, response.usage, reservation)
+        _, _, settlement = session.charge_response(
+            agent_id, response.model or model, response.usage, reservation
+        )
+        if settlement is not None and settlement.overrun:
+            await session.emit(overrun_message(settlement))
         verdict = parse_verdict(response.text)
         if verdict is None:
             log.info("auto-mode classifier gave no yes/no (%r): asking", response.text[:200])

@@ -299,7 +299,7 @@ class AgentLoop:
             is_error=subtype != "success",
             num_turns=run.turns,
             session_id=session.session_id,
-            total_cost_usd=session.ledger.total,
+            total_cost_usd=self.subtree_cost(),
             usage=dict(usage),
             model_usage={k: dict(v) for k, v in session.model_usage.items()},
             result=result,
@@ -310,6 +310,11 @@ class AgentLoop:
             structured_output=run.structured_output,
             uuid=new_id(),
         )
+
+    def subtree_cost(self) -> float:
+        """What this agent and every agent below it have cost (the main agent: the tree)."""
+        ledger = self.session.ledger
+        return ledger.total if self.is_main else ledger.subtree_spent(self.agent_id)
 
     # -- one turn: the model's response (its tools: ``self.tool_calls.run``) --------------------
 

@@ -21,6 +21,15 @@ import trio
 
 from ..backends.base import BackendError, ModelNotAvailable, ModelRequest, retry_delay
 from ..messages import StreamEvent, SystemMessage
+from .budget import (
+    MESSAGE_MARGIN,
+    REQUEST_MARGIN,
+    TOOLS_ALLOWANCE,
+    admit,
+    allowances,
+    overrun_message,
+    watching_the_budget,
+)
 from .response import Response, ResponseBuilder
 from .run import RunEnd, budget_end, new_id
 
@@ -36,19 +45,27 @@ _encode = msgspec.json.Encoder().encode
 
 
 def _measure(messages: list[dict[str, Any]]) -> int:
-    """The JSON size of ``messages`` plus a margin of 16 bytes each."""
-    return sum(len(_encode(entry)) + 16 for entry in messages)
+    """The JSON size of ``messages`` plus a margin each, plus the allowance of each image or
+    document block in them."""
+    total = 0
+    for entry in messages:
+        encoded = _encode(entry)
+        total += len(encoded) + MESSAGE_MARGIN + allowances(encoded)
+    return total
 
 
 def _fixed_size(request: ModelRequest) -> int:
-    """The JSON size of a request's parts besides its messages, plus a margin."""
+    """The JSON size of a request's parts besides its messages, plus a margin, plus what the
+    API adds to a request with tools."""
     parts = (request.system, request.tools, request.thinking, request.output_format)
-    return sum(len(_encode(part)) for part in parts) + 256
+    size = sum(len(_encode(part)) for part in parts) + REQUEST_MARGIN
+    return size + TOOLS_ALLOWANCE if request.tools else size
 
 
 def request_size(request: ModelRequest) -> int:
     """An upper bound on ``request``'s input tokens, measured whole: its JSON size in bytes plus
-    a margin per message (a token is at least one byte)."""
+    a margin per message (a token is at least one byte), plus the allowances for tools, images
+    and documents (``agents._loop.budget``)."""
     return _measure(request.messages) + _fixed_size(request)
 
 
@@ -137,7 +154,10 @@ class ModelCall:
                         },
                     )
                 )
-                await trio.sleep(delay)
+                with watching_the_budget(loop.session.ledger) as wait:
+                    await trio.sleep(delay)  # cut short when the budget trips meanwhile
+                if wait.cancelled_caught:
+                    raise budget_end(loop.session.ledger.cap) from None
             except (msgspec.ValidationError, KeyError, TypeError) as exc:
                 # A malformed event from the backend: an API error, never a crash.
                 log.exception("malformed model response")
@@ -147,17 +167,26 @@ class ModelCall:
 
     async def charged(self, loop: AgentLoop, request: ModelRequest) -> tuple[Response, bool]:
         """Stream one attempt and charge it: the whole response once complete, or what it used
-        (its usage so far) when it is cut, fails or is cancelled. In ``reserve`` budget mode the
-        request starts only once its worst case is booked."""
+        (its usage so far) when it is cut, fails or is cancelled.
+
+        The budget gate is passed right before the request is sent (nothing awaited between):
+        refused once the ledger has tripped, and in ``reserve`` budget mode only sent once its
+        worst case is booked, its ``max_tokens`` fitted to what is left. A refusal ends the run
+        on the budget; the main agent's refusal exhausts the whole tree. A response that cost
+        more than its booking trips the ledger and is reported (``budget_overrun``)."""
         session = loop.session
-        reservation = None
-        if self.reserve:
-            worst = session.worst_case(
-                request.model, self.input_estimate(loop, request), request.max_tokens
-            )
-            reservation = session.ledger.try_reserve(loop.agent_id, worst)
-            if reservation is None:
-                raise budget_end(session.ledger.cap)
+        admitted = admit(
+            session,
+            loop.agent_id,
+            request,
+            self.input_estimate(loop, request) if self.reserve else 0,
+            reserve=self.reserve,
+        )
+        if admitted is None:
+            if loop.is_main:
+                session.ledger.exhaust()  # one exhausted state, whatever the mode
+            raise budget_end(session.ledger.cap)
+        request, reservation = admitted
         builder = ResponseBuilder()
         try:
             response = await self.stream_once(loop, request, builder)
@@ -168,9 +197,12 @@ class ModelCall:
                     loop.agent_id, partial.model or request.model, partial.usage, reservation
                 )
             raise
-        _, tripped = session.charge(
+        _, tripped, settlement = session.charge_response(
             loop.agent_id, response.model or request.model, response.usage, reservation
         )
+        if settlement is not None and settlement.overrun:
+            log.warning("agent %s: a response cost more than its booking", loop.agent_id)
+            await loop.publish(overrun_message(settlement))
         return response, tripped
 
     def input_estimate(self, loop: AgentLoop, request: ModelRequest) -> int:
@@ -214,10 +246,10 @@ class ModelCall:
                 emit = session.emit
                 sid = session.session_id
                 async for event in events:
+                    feed(event)  # recorded before emitted: a slow reader cannot lose its usage
                     await emit(
                         StreamEvent(uuid=new_id(), session_id=sid, event=_to_builtins(event))
                     )
-                    feed(event)
             else:
                 async for event in events:
                     feed(event)

@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from runtime import Ledger, Reservation, Supervisor
+from runtime import Ledger, Reservation, Settlement, Supervisor
 
 from ..backends.base import Backend
 from ..backends.pricing import PriceTable
@@ -118,13 +118,16 @@ class Session:
         return Transcript(transcripts.store, key)
 
     def summary(self) -> dict[str, Any]:
-        """The tree's spend: total, cap, and cost and turns per agent."""
+        """The tree's spend: total, cap, and cost and turns per agent; what is still booked
+        (``reserved_usd``, 0 once every request is done) and how many responses were charged."""
         ledger = self.ledger
         return {
             "total_cost_usd": ledger.total,
             "max_budget_usd": ledger.cap,
             "cost_by_agent": ledger.per_agent(),
             "turns_by_agent": dict(self.turns_by_agent),
+            "reserved_usd": ledger.reserved,
+            "charges": ledger.charges,
         }
 
     @property
@@ -143,6 +146,20 @@ class Session:
         Called exactly once per response, whichever messages later carry its usage; with a
         ``reservation`` (the hard cap) the booked worst case is settled to the actual cost.
         """
+        cost, tripped, _ = self.charge_response(agent_id, model, usage, reservation)
+        return cost, tripped
+
+    def charge_response(
+        self,
+        agent_id: str,
+        model: str,
+        usage: dict[str, Any],
+        reservation: Reservation | None = None,
+    ) -> tuple[float, bool, Settlement | None]:
+        """:meth:`charge`, also returning the settlement of ``reservation`` (whether the cost
+        overran the booking). A reservation is settled on the ledger that issued it, which is
+        not the current one after a ``/clear`` replaced it mid-request: the booking is released
+        where it was made and the cost recorded there, never on another ledger's booking."""
         cost = self.prices.cost(model, usage)
         if cost is None:
             if model not in self._unpriced:
@@ -155,17 +172,25 @@ class Session:
         for key in Usage.KEYS:
             entry[key] += usage.get(key) or 0
         entry["cost_usd"] += cost
-        if reservation is not None:
-            return cost, self.ledger.settle(reservation, cost)
-        return cost, self.ledger.charge(agent_id, cost)
+        if reservation is None:
+            return cost, self.ledger.charge(agent_id, cost), None
+        issuer = reservation.issuer if reservation.issuer is not None else self.ledger
+        settlement = issuer.settle_and_report(reservation, cost)
+        return cost, settlement.tripped, settlement
+
+    def prices_per_mtok(self, model: str) -> tuple[float, float]:
+        """The dearest input-side price (cache writes and reads included) and the dearest
+        output price of ``model`` (USD per million tokens, long-context tier included); an
+        unknown model costs 0."""
+        info = self.prices.get(model)
+        if info is None:
+            return 0.0, 0.0
+        tiers = [info] if info.long_context is None else [info, info.long_context]
+        per_in = max(max(t.input, t.cache_write_5m, t.cache_write_1h, t.cache_read) for t in tiers)
+        return per_in, max(t.output for t in tiers)
 
     def worst_case(self, model: str, input_tokens: int, max_tokens: int) -> float:
         """The most a request can cost: every input token at the dearest input-side price
         (cache writes included) and ``max_tokens`` of output. Unknown models cost 0."""
-        info = self.prices.get(model)
-        if info is None:
-            return 0.0
-        tiers = [info] if info.long_context is None else [info, info.long_context]
-        per_in = max(max(t.input, t.cache_write_5m, t.cache_write_1h, t.cache_read) for t in tiers)
-        per_out = max(t.output for t in tiers)
+        per_in, per_out = self.prices_per_mtok(model)
         return (input_tokens * per_in + max_tokens * per_out) / 1_000_000

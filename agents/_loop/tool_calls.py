@@ -22,7 +22,8 @@ from runtime import ToolScheduler
 
 from ..messages import SystemMessage, ToolResultBlock, ToolUseBlock, UserMessage
 from ..tools.base import Tool, ToolContext, ToolInputError, ToolOutput, truncate
-from .run import INTERRUPTED_TEXT, Run, new_id
+from .budget import watching_the_budget
+from .run import BUDGET_LIMIT_TEXT, INTERRUPTED_TEXT, Run, new_id
 
 if TYPE_CHECKING:
     from .agent import AgentLoop
@@ -129,7 +130,16 @@ async def _execute(
     except ToolInputError as exc:
         return ToolOutput.error(str(exc)), None
     gate = loop.gate
-    verdict = None if gate is None else await gate.check(loop, call, tool)
+    verdict = None
+    if gate is not None:
+        ledger = loop.session.ledger
+        if ledger.cap is None:  # no budget to trip: the gate decides alone (the hot path)
+            verdict = await gate.check(loop, call, tool)
+        else:
+            with watching_the_budget(ledger) as wait:  # a pending prompt or hook ends at the trip
+                verdict = await gate.check(loop, call, tool)
+            if wait.cancelled_caught:
+                return ToolOutput.error(BUDGET_LIMIT_TEXT), None
     tool_input = call.input
     context: tuple[str, ...] = ()  # PreToolUse hooks' additionalContext
     if verdict is not None:
@@ -144,6 +154,8 @@ async def _execute(
             except ToolInputError as exc:
                 failed = ToolOutput.error(str(exc))
                 return await after_tool(loop, call, tool_input, failed, context, run), None
+    if loop.session.ledger.exhausted:  # no tool starts after the trip (nothing awaited between)
+        return ToolOutput.error(BUDGET_LIMIT_TEXT), None
     output, raised = await _run_handler(loop, call, tool, parsed)
     if raised:
         return await after_tool(loop, call, tool_input, output, context, run), None

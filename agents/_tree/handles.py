@@ -19,7 +19,8 @@ from runtime import Actor, BudgetExhausted
 from .._features.hookpoints import fire, has_hooks
 from .._loop.agent import AgentLoop
 from .._loop.contracts import Content, Prompt
-from ..messages import ResultMessage
+from .._loop.run import Run, budget_end
+from ..messages import ResultError, ResultMessage
 from .serve import INPUT_END, recording_results, serve
 from .subagents import adopt, definitions, make_child, release_transcript, take_actor
 
@@ -56,19 +57,42 @@ class AgentHandle:
         return self.loop.agent_type
 
     async def send(self, prompt: Content, *, max_turns: int | None = None) -> None:
-        """Queue a prompt; it runs as its own turn once the agent is free."""
+        """Queue a prompt; it runs as its own turn once the agent is free.
+
+        Raises :class:`~agents.ResultError` if the agent has ended (its ``result`` says why:
+        ``error_max_budget_usd`` once the tree's budget is spent)."""
         actor = self.loop.links.actor
         assert actor is not None
-        await actor.mailbox.send(Prompt(prompt, max_turns=max_turns))
+        try:
+            await actor.mailbox.send(Prompt(prompt, max_turns=max_turns))
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            ended = self._ended()
+            raise ResultError(ended.subtype, ended.errors or [], ended.session_id, ended) from None
 
     async def result(self) -> ResultMessage:
-        """The next result of this agent (in prompt order)."""
-        return await self._results.receive()
+        """The next result of this agent (in prompt order). An agent that ended without one —
+        cancelled when the tree's budget tripped, stopped — answers with an error result
+        (``error_max_budget_usd`` for the budget), never with a Trio exception."""
+        try:
+            return await self._results.receive()
+        except (trio.EndOfChannel, trio.ClosedResourceError):
+            return self._ended()
 
     async def ask(self, prompt: Content) -> ResultMessage:
-        """``send`` then ``result``."""
+        """``send`` then ``result``: a ``ResultMessage``, or :class:`~agents.ResultError` when
+        the agent had ended before the prompt could be queued."""
         await self.send(prompt)
         return await self.result()
+
+    def _ended(self) -> ResultMessage:
+        """The result of a prompt this agent will never answer: the budget's if it is spent."""
+        loop = self.loop
+        run = Run(started=trio.current_time())
+        if loop.session.ledger.exhausted:
+            end = budget_end(loop.session.ledger.cap)
+            return loop.result(run, end.subtype, errors=end.errors, terminal=end.terminal_reason)
+        errors = [f"agent {loop.agent_id} has ended"]
+        return loop.result(run, "error_during_execution", errors=errors, terminal="stopped")
 
     async def close(self) -> None:
         """No more prompts: the agent ends once its queued prompts and children are done."""

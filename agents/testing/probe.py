@@ -2,8 +2,10 @@
 
 It logs, in one global sequence, when each response starts and ends and what it *delivered*
 (the usage the loop saw: input on ``message_start``, output on ``message_delta``), priced with
-the session's table. From that log :func:`check_soft_cap` and :func:`check_hard_cap` verify
-the budget bounds on a finished run (the soft cap, and the hard cap with reservations)::
+the session's table, and when each probe tool starts (:meth:`ProbeBackend.note_tool`). From that
+log :func:`check_soft_cap` and :func:`check_hard_cap` verify the budget's guarantees on a
+finished run: the ledger holds what was delivered, nothing starts after the cap is crossed,
+the total stays within its bound::
 
     probe = ProbeBackend(ScriptedBackend(script), prices=options.price_table())
     ... run the query with AgentOptions(backend=probe, max_budget_usd=cap) ...
@@ -13,7 +15,8 @@ the budget bounds on a finished run (the soft cap, and the hard cap with reserva
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import aclosing
 from typing import Any
 
 import attrs
@@ -22,7 +25,7 @@ import trio
 from ..backends.base import Backend, BackendEvent, MessageDelta, MessageStart, ModelRequest
 from ..backends.pricing import PriceTable
 
-__all__ = ["ProbeBackend", "ResponseRecord", "check_hard_cap", "check_soft_cap"]
+__all__ = ["ProbeBackend", "ResponseRecord", "ToolStart", "check_hard_cap", "check_soft_cap"]
 
 
 @attrs.define(eq=False)
@@ -40,18 +43,45 @@ class ResponseRecord:
     cost: float = 0.0
 
 
+@attrs.frozen
+class ToolStart:
+    """A probe tool call starting, in the responses' sequence."""
+
+    agent: str
+    seq: int
+    at: float
+
+
 @attrs.define(eq=False)
 class ProbeBackend:
-    """Wraps a backend; ``records`` lists every response in start order."""
+    """Wraps a backend; ``records`` lists every response in start order, ``tool_starts`` every
+    probe tool call as it starts."""
 
     inner: Backend
     prices: PriceTable
     records: list[ResponseRecord] = attrs.Factory(list)
+    tool_starts: list[ToolStart] = attrs.Factory(list)
     _seq: Any = attrs.Factory(itertools.count)
 
     @property
     def max_retries(self) -> int:
         return int(getattr(self.inner, "max_retries", 10))
+
+    @property
+    def retry_base_delay(self) -> float:
+        return float(getattr(self.inner, "retry_base_delay", 0.5))
+
+    @property
+    def retry_max_delay(self) -> float:
+        return float(getattr(self.inner, "retry_max_delay", 32.0))
+
+    def mark(self) -> int:
+        """A place in the sequence, for a test to compare with the records' (a result seen)."""
+        return int(next(self._seq))
+
+    def note_tool(self, agent: str) -> None:
+        """Record that a tool of ``agent`` starts now (the strategies' probe tool calls it)."""
+        self.tool_starts.append(ToolStart(agent, next(self._seq), trio.current_time()))
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[BackendEvent]:
         record = ResponseRecord(
@@ -62,13 +92,15 @@ class ProbeBackend:
         )
         self.records.append(record)
         try:
-            async for event in self.inner.stream(request):
-                if isinstance(event, MessageStart):
-                    record.usage = dict(event.message.get("usage") or {})
-                    record.model = event.message.get("model") or record.model
-                elif isinstance(event, MessageDelta):
-                    record.usage.update({k: v for k, v in event.usage.items() if v is not None})
-                yield event
+            async with aclosing(self.inner.stream(request)) as events:  # type: ignore[type-var]
+                async for event in events:
+                    if isinstance(event, MessageStart):
+                        record.usage = dict(event.message.get("usage") or {})
+                        record.model = event.message.get("model") or record.model
+                    elif isinstance(event, MessageDelta):
+                        usage = event.usage.items()
+                        record.usage.update({k: v for k, v in usage if v is not None})
+                    yield event
             record.completed = True
         finally:
             record.end_seq = next(self._seq)
@@ -85,9 +117,17 @@ def _crossing(records: Sequence[ResponseRecord], cap: float) -> ResponseRecord |
     return None
 
 
-def check_soft_cap(records: Sequence[ResponseRecord], cap: float, total: float) -> None:
-    """The soft cap: the ledger total is what the responses delivered; no response started after the
-    crossing; total < cap + the cost of the responses in flight at the crossing."""
+def check_soft_cap(
+    records: Sequence[ResponseRecord],
+    cap: float,
+    total: float,
+    tool_starts: Sequence[ToolStart] = (),
+    background: Callable[[str], bool] | None = None,
+) -> None:
+    """Soft cap: the ledger total is what the responses delivered; no response and no tool
+    started after the crossing; total < cap + the cost of the responses in flight at the
+    crossing; with ``background`` (agent id → in a background subtree), every such response
+    in flight at the crossing ended at the crossing's instant (cancelled then)."""
     delivered = sum(r.cost for r in records)
     assert abs(total - delivered) < 1e-9, f"ledger total {total} != delivered {delivered}"
     crossing = _crossing(records, cap)
@@ -96,13 +136,26 @@ def check_soft_cap(records: Sequence[ResponseRecord], cap: float, total: float) 
         return
     late = [r for r in records if r.start_seq > crossing.end_seq]
     assert not late, f"{len(late)} responses started after the cap was crossed: {late[:3]}"
+    late_tools = [t for t in tool_starts if t.seq > crossing.end_seq]
+    assert not late_tools, f"{len(late_tools)} tools started after the crossing: {late_tools[:3]}"
     in_flight = [r for r in records if r.end_seq >= crossing.end_seq]
     bound = cap + sum(r.cost for r in in_flight)
     assert total < bound + 1e-12, f"total {total} >= cap {cap} + in-flight {bound - cap}"
+    if background is not None:
+        lingering = [
+            r for r in in_flight if background(r.agent_id) and r.end > crossing.end + 1e-9
+        ]
+        assert not lingering, f"background responses outlived the crossing: {lingering[:3]}"
 
 
-def check_hard_cap(records: Sequence[ResponseRecord], cap: float, total: float) -> None:
-    """The hard cap: with reservations the total never exceeds the cap."""
+def check_hard_cap(
+    records: Sequence[ResponseRecord],
+    cap: float,
+    total: float,
+    overrun: float = 0.0,
+) -> None:
+    """Hard cap: the ledger total is what the responses delivered and never exceeds the cap,
+    except by ``overrun`` (what reported overruns charged above their reservations)."""
     delivered = sum(r.cost for r in records)
     assert abs(total - delivered) < 1e-9, f"ledger total {total} != delivered {delivered}"
-    assert total <= cap + 1e-12, f"total {total} > cap {cap}"
+    assert total <= cap + overrun + 1e-12, f"total {total} > cap {cap} (+ overruns {overrun})"

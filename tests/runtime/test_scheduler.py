@@ -1,6 +1,10 @@
 from __future__ import annotations
 
+import itertools
+import math
+from collections import Counter
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import attrs
 import pytest
@@ -250,7 +254,7 @@ def test_max_concurrency_is_validated() -> None:
         ToolScheduler(max_concurrency=0)
 
 
-@settings(deadline=None, max_examples=200)
+@settings(deadline=None, max_examples=1_000)
 @given(st.lists(st.tuples(st.booleans(), st.integers(min_value=0, max_value=5)), max_size=12))
 def test_scheduling_property(spec: list[tuple[bool, int]]) -> None:
     """Writes overlap nothing, each run starts together, total time = sum of run maxima."""
@@ -279,3 +283,107 @@ def test_scheduling_property(spec: list[tuple[bool, int]]) -> None:
         for other in calls:
             if other is not w:
                 assert not overlaps(spans[w.name], spans[other.name])
+
+
+def counting(limit: int) -> tuple[dict[str, Any], Callable[[Call], Awaitable[str]]]:
+    """An execute that records each call's start, how often it ran, which have finished and
+    the most running at once; a call named ``...!`` fails after its sleep."""
+    seen: dict[str, Any] = {"starts": {}, "runs": Counter(), "done": set(), "running": 0, "most": 0}
+
+    async def execute(call: Call) -> str:
+        seen["runs"][call.name] += 1
+        seen["starts"][call.name] = trio.current_time()
+        seen["running"] += 1
+        seen["most"] = max(seen["most"], seen["running"])
+        assert seen["running"] <= limit, f"{seen['running']} calls running, limit {limit}"
+        try:
+            await trio.sleep(call.duration)
+        finally:
+            seen["running"] -= 1
+        seen["done"].add(call.name)
+        if call.name.endswith("!"):
+            raise ValueError(call.name)
+        return call.name.upper()
+
+    return seen, execute
+
+
+async def watch_slots(calls: list[Call], limit: int, seen: dict[str, Any]) -> None:
+    """Between the calls' integer start/end instants, check that no slot is idle while a call
+    of the current run waits: exactly min(limit, unfinished calls of the run) are running."""
+    runs = partition([c.read_only for c in calls])
+    origin = trio.current_time()
+    for k in itertools.count():
+        await trio.sleep_until(origin + k + 0.25)
+        active = next((r for r in runs if any(calls[i].name not in seen["done"] for i in r)), None)
+        if active is None:
+            return
+        unfinished = sum(1 for i in active if calls[i].name not in seen["done"])
+        assert seen["running"] == min(limit, unfinished), (k, seen["running"], unfinished)
+
+
+scheduler_calls = st.lists(
+    st.tuples(st.booleans(), st.integers(min_value=0, max_value=4)), min_size=1, max_size=14
+)
+
+
+@settings(deadline=None, max_examples=1_000)
+@given(
+    spec=scheduler_calls,
+    limit=st.integers(min_value=1, max_value=5),
+    cut=st.one_of(st.none(), st.integers(0, 12).map(lambda n: n + 0.5)),
+    failing=st.one_of(st.none(), st.integers(0, 13)),
+)
+def test_a_drawn_concurrency_limit_is_respected_and_every_call_runs_once(
+    spec: list[tuple[bool, int]], limit: int, cut: float | None, failing: int | None
+) -> None:
+    """Under a drawn limit no more calls run at once than it allows and no slot idles while a
+    call waits; every call runs exactly once and results come in call order; a run cut mid-way
+    or failing runs nothing twice, starts nothing after, and leaves every slot free."""
+    first = [Call(f"a{i}" + ("!" if i == failing else ""), ro, d) for i, (ro, d) in enumerate(spec)]
+    second = [Call(f"b{i}", ro, d) for i, (ro, d) in enumerate(spec)]
+
+    async def main() -> tuple[dict[str, Any], list[str], float, BaseException | None]:
+        seen, execute = counting(limit)
+        seen["stats"] = []
+        scheduler = ToolScheduler(max_concurrency=limit)
+        error: BaseException | None = None
+        with trio.move_on_after(cut if cut is not None else math.inf):
+            try:
+                await scheduler.run(first, execute, read_only=is_read_only)
+            except* ValueError as group:  # bare from a lone call, grouped from a run
+                error = group
+        t1 = trio.current_time()
+        seen["stats"].append(scheduler.statistics())
+        async with trio.open_nursery() as nursery:  # the same scheduler: all slots came back
+            nursery.start_soon(watch_slots, second, limit, seen)
+            results = await scheduler.run(second, execute, read_only=is_read_only)
+        seen["stats"].append(scheduler.statistics())
+        return seen, results, t1, error
+
+    seen, results, t1, error = trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    assert results == [c.name.upper() for c in second]
+    assert all(seen["runs"][c.name] == 1 for c in second)
+    assert all(seen["runs"][c.name] <= 1 for c in first)
+    assert seen["most"] <= limit
+    ran = [c for c in first if seen["runs"][c.name]]
+    if cut is not None:
+        assert all(seen["starts"][c.name] <= cut for c in ran)
+    bad = next((c for c in ran if c.name.endswith("!") and c.name in seen["done"]), None)
+    if bad is not None:
+        failed_at = seen["starts"][bad.name] + bad.duration
+        assert error is not None
+        assert all(seen["starts"][c.name] <= failed_at for c in ran)
+    elif error is None and (cut is None or t1 < cut):
+        assert ran == first  # nothing stopped the first run: it ran whole
+    # the limit is met whenever a read-only run has more calls that wait than slots
+    runs = partition([c.read_only for c in second])
+    waiting = [sum(1 for i in r if second[i].duration) for r in runs]
+    if all(c.duration for c in second):
+        assert seen["most"] == min(limit, max(waiting))
+    # the statistics count what happened
+    before, after = seen["stats"]
+    assert after.calls_total == sum(seen["runs"].values())
+    assert after.calls_total - before.calls_total == len(second)
+    assert after.runs_total - before.runs_total == len(runs)
+    assert after.max_parallel_seen == seen["most"]

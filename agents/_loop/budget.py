@@ -1,0 +1,127 @@
+"""The budget gate every model request passes, and what settling a response reports.
+
+One gate for every kind of request — a turn, each retry attempt, a compaction summary, auto
+mode's classifier, a structured-output re-prompt, a one-shot completion, every subagent's —
+passed immediately before the request is sent: :func:`admit` is synchronous, so nothing runs
+between its check and the send.
+
+* soft cap (``budget_mode="soft"``): a request is refused once the ledger has tripped.
+* hard cap (``budget_mode="reserve"``): the request's worst case (:func:`worst_input_tokens` at
+  the dearest input-side price, plus ``max_tokens`` at the output price) is booked first, with
+  ``max_tokens`` lowered to what the rest of the budget pays for, never below
+  ``min_output_tokens``; only when not even that fits is the request refused.
+
+A response whose usage turns out above its booking is charged in full, trips the ledger, and is
+reported (:func:`overrun_message`). :func:`watching_the_budget` is the cancel scope that ends a
+wait (a permission prompt, a hook, a retry backoff) at the instant the ledger trips.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+import msgspec
+import trio
+
+from runtime import Ledger, Reservation, Settlement
+
+from ..backends.base import ModelRequest
+from ..messages import SystemMessage
+
+if TYPE_CHECKING:
+    from .session import Session
+
+__all__ = [
+    "DOCUMENT_ALLOWANCE",
+    "IMAGE_ALLOWANCE",
+    "MESSAGE_MARGIN",
+    "REQUEST_MARGIN",
+    "TOOLS_ALLOWANCE",
+    "admit",
+    "allowances",
+    "overrun_message",
+    "watching_the_budget",
+]
+
+#: bytes counted per message on top of its JSON (role and separators the API adds)
+MESSAGE_MARGIN = 16
+#: bytes counted per request on top of its JSON
+REQUEST_MARGIN = 256
+#: input tokens the API adds to a request that has tools (its tool-use system prompt is
+#: documented at 313-346 tokens; a margin on top)
+TOOLS_ALLOWANCE = 1_000
+#: input tokens per image block: an image costs about width x height / 750 tokens and the API
+#: scales images down to about 1.15 megapixels, so at most about 1 600 tokens
+IMAGE_ALLOWANCE = 1_600
+#: input tokens per document block on top of its bytes: a PDF's pages are each read as an image
+#: and as text; this covers about 20 pages of images (the text is bounded by the bytes only if
+#: it is not compressed in the file: documents are the one place where the bound is an estimate)
+DOCUMENT_ALLOWANCE = 32_000
+
+_IMAGE = b'"type":"image"'
+_DOCUMENT = b'"type":"document"'
+
+
+def allowances(encoded: bytes) -> int:
+    """The extra input tokens of the image and document blocks inside one encoded entry."""
+    extra = 0
+    if _IMAGE in encoded:
+        extra += IMAGE_ALLOWANCE * encoded.count(_IMAGE)
+    if _DOCUMENT in encoded:
+        extra += DOCUMENT_ALLOWANCE * encoded.count(_DOCUMENT)
+    return extra
+
+
+def admit(
+    session: Session, agent_id: str, request: ModelRequest, input_tokens: int, *, reserve: bool
+) -> tuple[ModelRequest, Reservation | None] | None:
+    """The budget gate: the request to send (``max_tokens`` fitted in reserve mode) and its
+    booking, or None when the budget refuses it. Synchronous: send right after it.
+
+    ``input_tokens`` is the request's worst-case input (see ``ModelCall.input_estimate``)."""
+    ledger = session.ledger
+    if ledger.exhausted:
+        return None
+    if not reserve or ledger.cap is None:
+        return request, None
+    per_in, per_out = session.prices_per_mtok(request.model)
+    reservation = ledger.try_reserve_request(
+        agent_id,
+        input_cost_usd=input_tokens * per_in / 1_000_000,
+        output_usd_per_mtok=per_out,
+        max_tokens=request.max_tokens,
+        min_output_tokens=session.options.min_output_tokens,
+    )
+    if reservation is None:
+        return None
+    fitted = reservation.max_tokens
+    if fitted is not None and fitted != request.max_tokens:
+        request = msgspec.structs.replace(request, max_tokens=fitted)
+    return request, reservation
+
+
+def overrun_message(settlement: Settlement) -> SystemMessage:
+    """What the stream says when a response cost more than its booking."""
+    return SystemMessage(
+        subtype="budget_overrun",
+        data={
+            "agent_id": settlement.agent_id,
+            "reserved_usd": settlement.reserved_usd,
+            "actual_usd": settlement.actual_usd,
+        },
+    )
+
+
+@contextmanager
+def watching_the_budget(ledger: Ledger) -> Iterator[trio.CancelScope]:
+    """A cancel scope cancelled at the instant ``ledger`` trips (at once if it has already):
+    what an agent waits on inside it — a permission prompt, a hook, a retry backoff — ends
+    with the budget. Check ``scope.cancelled_caught`` afterwards."""
+    with trio.CancelScope() as scope:
+        ledger.add_trip_callback(scope.cancel)
+        try:
+            yield scope
+        finally:
+            ledger.remove_trip_callback(scope.cancel)
