@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, get_args
 
 import attrs
 import trio
@@ -28,6 +28,7 @@ __all__ = [
     "USER_PROMPT_HOOK_TIMEOUT",
     "HookCallback",
     "HookContext",
+    "HookEvent",
     "HookMatcher",
     "HookResult",
     "HookRunner",
@@ -35,8 +36,8 @@ __all__ = [
 
 logger = logging.getLogger("agents.hooks")
 
-#: The hook events, in the order the Agent SDK documentation lists them.
-HOOK_EVENTS: tuple[str, ...] = (
+#: A hook event's name; :data:`HOOK_EVENTS` lists them, in the Agent SDK documentation's order.
+HookEvent: TypeAlias = Literal[
     "PreToolUse",
     "PostToolUse",
     "PostToolUseFailure",
@@ -49,7 +50,8 @@ HOOK_EVENTS: tuple[str, ...] = (
     "PermissionRequest",
     "SessionStart",
     "SessionEnd",
-)
+]
+HOOK_EVENTS: tuple[str, ...] = get_args(HookEvent)
 #: Seconds a hook may run when its matcher sets no timeout.
 DEFAULT_HOOK_TIMEOUT = 600.0
 #: ...except for ``UserPromptSubmit``, which holds up the user's prompt.

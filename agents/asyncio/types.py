@@ -24,6 +24,7 @@ from typing import Any, Literal, TypeAlias
 
 from ..hooks import HookCallback as HookCallback
 from ..hooks import HookContext as HookContext
+from ..hooks import HookEvent as HookEvent
 from ..hooks import HookMatcher as HookMatcher
 from ..messages import AssistantMessage as AssistantMessage
 from ..messages import ContentBlock as ContentBlock
@@ -116,20 +117,6 @@ EffortLevel: TypeAlias = Literal["low", "medium", "high", "xhigh", "max"]
 PermissionBehavior: TypeAlias = Literal["allow", "deny", "ask"]
 PermissionUpdateDestination: TypeAlias = Literal[
     "userSettings", "projectSettings", "localSettings", "session"
-]
-HookEvent: TypeAlias = Literal[
-    "PreToolUse",
-    "PostToolUse",
-    "PostToolUseFailure",
-    "UserPromptSubmit",
-    "Stop",
-    "SubagentStart",
-    "SubagentStop",
-    "PreCompact",
-    "Notification",
-    "PermissionRequest",
-    "SessionStart",
-    "SessionEnd",
 ]
 
 # -- plain dictionaries ---------------------------------------------------------------------------
