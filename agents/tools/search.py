@@ -49,6 +49,9 @@ GREP_OUTPUT_CAP = 30_000
 #: Longest line ripgrep prints in content mode (longer ones become a placeholder).
 MAX_COLUMNS = 500
 
+#: Directory entries Glob walks in-process at most; past them (or at 0) ripgrep lists the files.
+WALK_LIMIT = 2_000
+
 _GLOB_CHARS = frozenset("*?[]{}")
 
 
@@ -249,7 +252,7 @@ def _literal_prefix(pattern: str) -> tuple[str, str]:
 async def list_files(real_base: str) -> list[str] | str:
     """The files ``rg --files`` lists under ``real_base`` (an error text if it failed): walked
     here for a small tree, which costs a fraction of a process start, else by ripgrep."""
-    walked = walk_files(real_base)
+    walked = walk_files(real_base, WALK_LIMIT) if WALK_LIMIT > 0 else None
     if walked is not None:
         await trio.lowlevel.checkpoint()
         return walked

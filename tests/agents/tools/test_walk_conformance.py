@@ -240,7 +240,7 @@ async def test_glob_past_the_limit_lists_with_ripgrep_and_finds_the_same(
         return await original(args, cwd)
 
     monkeypatch.setattr(search, "run_ripgrep", counting)
-    monkeypatch.setattr(search, "walk_files", lambda root: _walk.list_files(root, 10))
+    monkeypatch.setattr(search, "WALK_LIMIT", 10)
     big = await call(glob_tool(), {"pattern": "**/*.py"}, ctx)
     assert len(started) == 1
     assert text_of(big) == text_of(small)
