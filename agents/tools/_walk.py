@@ -33,7 +33,7 @@ __all__ = ["list_files"]
 IGNORE_FILES = (".rgignore", ".ignore", ".gitignore")
 
 #: Directory entries walked at most before giving the tree to ripgrep.
-WALK_LIMIT = 2_000
+WALK_LIMIT = 1_000
 
 
 #: The character classes translated: letters, digits, ``.``, ``_`` and ``a-z`` ranges.
@@ -139,24 +139,46 @@ def parse_ignore(text: str) -> _Rules:
     return rules
 
 
-def _verdict(rules: _Rules, rel: str, is_dir: bool) -> bool | None:
-    """True if ``rules`` ignore ``rel``, False if they re-include it, None if none matches (the
-    last matching rule decides)."""
-    for regex, negated, only_dirs in reversed(rules):
-        if only_dirs and not is_dir:
-            continue
-        if regex.fullmatch(rel):
-            return not negated
-    return None
+class _Matcher:
+    """One ignore file's rules, with each kind of entry's patterns joined into one regex: most
+    entries match none of them, which one regex says at once."""
+
+    __slots__ = ("any_dir", "any_file", "rules")
+
+    def __init__(self, rules: _Rules) -> None:
+        self.rules = rules
+        self.any_dir = _joined([r for r, _, _ in rules])
+        self.any_file = _joined([r for r, _, only_dirs in rules if not only_dirs])
+
+    def verdict(self, rel: str, is_dir: bool) -> bool | None:
+        """True if the rules ignore ``rel``, False if they re-include it, None if no rule
+        matches (the last matching rule decides)."""
+        joined = self.any_dir if is_dir else self.any_file
+        if joined is None or joined.fullmatch(rel) is None:
+            return None
+        for regex, negated, only_dirs in reversed(self.rules):
+            if only_dirs and not is_dir:
+                continue
+            if regex.fullmatch(rel):
+                return not negated
+        return None  # pragma: no cover - the joined regex matched, so one of its parts does
 
 
-def _read_rules(directory: str) -> list[_Rules | None]:
-    """The rules of ``directory``'s ignore files, one slot per kind (None: no such file)."""
-    found: list[_Rules | None] = []
+def _joined(regexes: list[re.Pattern[str]]) -> re.Pattern[str] | None:
+    if not regexes:
+        return None
+    return re.compile("|".join(f"(?:{r.pattern})" for r in regexes), re.DOTALL)
+
+
+def _read_rules(directory: str) -> list[_Matcher | None]:
+    """The rules of ``directory``'s ignore files, one slot per kind (None: no such file or no
+    rule in it)."""
+    found: list[_Matcher | None] = []
     for name in IGNORE_FILES:
         try:
             with open(os.path.join(directory, name), encoding="utf-8", errors="replace") as f:
-                found.append(parse_ignore(f.read()))
+                rules = parse_ignore(f.read())
+            found.append(_Matcher(rules) if rules else None)
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             found.append(None)
         except OSError:
@@ -193,7 +215,7 @@ def _global_ignore_may_apply() -> bool:
 
 #: A chain of ignore files, root first: (the directory with a trailing "/", its rules per
 #: kind, and for a directory above the search root the root's path relative to it, else None).
-_Chain = list[tuple[str, list[_Rules | None], str | None]]
+_Chain = list[tuple[str, list[_Matcher | None], str | None]]
 
 
 def _ignored(chain: _Chain, path: str, name: str, is_dir: bool) -> bool:
@@ -209,7 +231,7 @@ def _ignored(chain: _Chain, path: str, name: str, is_dir: bool) -> bool:
             kind_rules = rules[kind]
             if kind_rules:
                 rel = path[len(directory) :] if root_rel is None else root_rel + name
-                verdict = _verdict(kind_rules, rel, is_dir)
+                verdict = kind_rules.verdict(rel, is_dir)
                 if verdict is not None:
                     return verdict
     return False

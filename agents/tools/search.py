@@ -7,7 +7,10 @@ parallel, which a Python walk cannot match. The binary is found once per process
 error result saying how to install it.
 
 Glob lists files with ``rg --files`` and matches the pattern itself (:func:`glob_regex`), because
-an ``rg --glob`` that happens to match a directory whitelists it past ``.gitignore``.
+an ``rg --glob`` that happens to match a directory whitelists it past ``.gitignore``. A small tree
+(up to ``WALK_LIMIT`` directory entries) is listed in-process instead, with ripgrep's ignore rules
+(:mod:`agents.tools._walk`): a process start costs more than the whole walk. Grep always runs
+ripgrep (its regex syntax is Rust's, not Python's).
 
 Each search is one ``trio.run_process`` in its own process group, killed (the whole group) when
 the call is cancelled (DESIGN rule 6). ``.gitignore`` files are honoured even outside a git
@@ -50,7 +53,7 @@ GREP_OUTPUT_CAP = 30_000
 MAX_COLUMNS = 500
 
 #: Directory entries Glob walks in-process at most; past them (or at 0) ripgrep lists the files.
-WALK_LIMIT = 2_000
+WALK_LIMIT = 1_000
 
 _GLOB_CHARS = frozenset("*?[]{}")
 
