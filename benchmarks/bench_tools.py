@@ -291,9 +291,7 @@ def main() -> None:
         bench_grep(root, files, runs)
         bench_small_grep(root, 5 if opts.quick else 50)
         bench_read(Path(tmp), runs, 100 if opts.quick else 1000)
-        bench_glob_small(
-            Path(tmp), 5 if opts.quick else 50, [20] if opts.quick else [20, 200, 900]
-        )
+        bench_glob_small(Path(tmp), 5 if opts.quick else 50, [20] if opts.quick else [20, 200, 900])
         bench_scenario(
             Path(tmp), opts.old_python or None, 1 if opts.quick else 5, 3 if opts.quick else 30
         )
