@@ -32,6 +32,9 @@ __all__ = ["list_files"]
 #: The ignore files, highest precedence first (ripgrep's custom, then its own, then git's).
 IGNORE_FILES = (".rgignore", ".ignore", ".gitignore")
 
+#: The names whose presence in a directory the walk looks at: its ignore files and ``.git``.
+_SPECIAL = frozenset({*IGNORE_FILES, ".git"})
+
 #: Directory entries walked at most before giving the tree to ripgrep.
 WALK_LIMIT = 1_000
 
@@ -170,11 +173,14 @@ def _joined(regexes: list[re.Pattern[str]]) -> re.Pattern[str] | None:
     return re.compile("|".join(f"(?:{r.pattern})" for r in regexes), re.DOTALL)
 
 
-def _read_rules(directory: str) -> list[_Matcher | None]:
+def _read_rules(directory: str, present: list[str] | None = None) -> list[_Matcher | None]:
     """The rules of ``directory``'s ignore files, one slot per kind (None: no such file or no
-    rule in it)."""
+    rule in it); ``present``, when known, names the entries that may be ignore files."""
     found: list[_Matcher | None] = []
     for name in IGNORE_FILES:
+        if present is not None and name not in present:
+            found.append(None)
+            continue
         try:
             with open(os.path.join(directory, name), encoding="utf-8", errors="replace") as f:
                 rules = parse_ignore(f.read())
@@ -269,31 +275,35 @@ def _list(root: str, limit: int) -> list[str] | None:
     stack: list[tuple[str, _Chain]] = [(root, chain)]
     while stack:
         directory, dir_chain = stack.pop()
-        if _has_git_excludes(directory):
-            return None
-        rules = _read_rules(directory)
-        if any(rules):
-            dir_chain = [*dir_chain, (directory + "/", rules, None)]
         try:
-            entries = os.scandir(directory)
+            with os.scandir(directory) as listing:
+                entries = list(listing)
         except OSError:
             continue  # ripgrep reports it on stderr and lists the rest
-        with entries:
-            for entry in entries:
-                seen += 1
-                if seen > limit:
-                    return None
-                if entry.name == ".git":
-                    continue
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        path = entry.path
-                        if not (dir_chain and _ignored(dir_chain, path, entry.name, True)):
-                            stack.append((path, dir_chain))
-                    elif entry.is_file(follow_symlinks=False):
-                        path = entry.path
-                        if not (dir_chain and _ignored(dir_chain, path, entry.name, False)):
-                            files.append(path)
-                except OSError:
-                    continue
+        seen += len(entries)
+        if seen > limit:
+            return None
+        # the directory's own ignore files, known from its listing: no open() of absent ones
+        present = [e.name for e in entries if e.name in _SPECIAL]
+        if present:
+            if ".git" in present and _has_git_excludes(directory):
+                return None
+            rules = _read_rules(directory, present)
+            if any(rules):
+                dir_chain = [*dir_chain, (directory + "/", rules, None)]
+        for entry in entries:
+            name = entry.name
+            if name == ".git":
+                continue
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    path = entry.path
+                    if not (dir_chain and _ignored(dir_chain, path, name, True)):
+                        stack.append((path, dir_chain))
+                elif entry.is_file(follow_symlinks=False):
+                    path = entry.path
+                    if not (dir_chain and _ignored(dir_chain, path, name, False)):
+                        files.append(path)
+            except OSError:
+                continue
     return files
