@@ -14,7 +14,8 @@ runs after one warm-up, so both sides search a tree already in the page cache.
 * ``scenario_gap``: the per-turn gap of a two-turn query (turn 1: text + Read, Read, Glob, Grep
   on a 60-file project; turn 2: the answer; a zero-latency scripted model) — from the first
   request to the second — for this build and, alternated in the same run, the previous build
-  (``--old-python``, by default ``/work/main/.venv/bin/python`` when it exists).
+  (``--old-python``, by default ``/work/main/.venv/bin/python`` when it exists; not with
+  ``--quick``).
 """
 
 from __future__ import annotations
@@ -270,6 +271,10 @@ def bench_scenario(tmp: Path, old_python: str | None, rounds: int, queries: int)
     emit(bench="scenario_gap", rounds=rounds, queries=queries, **fields)
 
 
+#: The previous build's interpreter on this project's machine (the main branch's venv).
+_PREVIOUS_BUILD = "/work/main/.venv/bin/python"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes (smoke test)")
@@ -277,10 +282,13 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument(
         "--old-python",
-        default="/work/main/.venv/bin/python" if os.path.exists("/work/main/.venv") else None,
-        help="the previous build's interpreter, for the scenario's control ('' for none)",
+        default=None,
+        help="the previous build's interpreter, for the scenario's control ('' for none; "
+        "by default /work/main/.venv/bin/python when it exists, except with --quick)",
     )
     opts = parser.parse_args()
+    if opts.old_python is None and not opts.quick and os.path.exists(_PREVIOUS_BUILD):
+        opts.old_python = _PREVIOUS_BUILD
     files = 300 if opts.quick else opts.files
     runs = 2 if opts.quick else opts.runs
     with tempfile.TemporaryDirectory(prefix="bench-tools-") as tmp:
