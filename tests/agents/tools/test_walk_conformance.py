@@ -136,7 +136,7 @@ def rg_files(root: str) -> set[str]:
     return {p for p in done.stdout.decode(errors="surrogateescape").split("\0") if p}
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tree=trees())
 def test_the_walk_lists_what_ripgrep_lists(tree: dict[str, str]) -> None:
     """Over generated trees the in-process listing equals ripgrep's, at the root and in each
