@@ -149,8 +149,8 @@ async def bench_overhead(cwd: str, turns: int) -> None:
             turns=turns,
             per_call_us=round(per_call * 1e6, 1),
             per_turn_us=round(per_turn * 1e6, 1),
-            target_call_us=50,
-            target_turn_us=300,
+            target_call_us=30,
+            target_turn_us=150,
         )
 
 
@@ -188,6 +188,7 @@ def _instructions(turns: int, calls: int) -> int:
         ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c",
          code],
         capture_output=True, text=True, check=True,
+        env={**os.environ, "PYTHONHASHSEED": "0"},  # the same dict layouts in every run
     )  # fmt: skip
     for line in done.stderr.splitlines():
         if "Collected :" in line:
@@ -204,7 +205,8 @@ def bench_instructions(turns: int) -> None:
     per_call = (many - one) / (turns * 10)
     per_turn = one / (turns + 1) - per_call
     emit(bench="overhead", clock="instructions", turns=turns,
-         per_call_instructions=round(per_call), per_turn_instructions=round(per_turn))
+         per_call_instructions=round(per_call), per_turn_instructions=round(per_turn),
+         target_call_instructions=120_000, target_turn_instructions=250_000)
 
 
 def bench_import(repeats: int) -> None:

@@ -53,6 +53,9 @@ class Features:
         """PostToolUse / PostToolUseFailure hooks."""
         return await hookpoints.after_tool(loop, call, tool_input, output, context, run)
 
+    def sees_tool_output(self, loop: AgentLoop, failed: bool) -> bool:
+        return hookpoints.has_hooks(loop, "PostToolUseFailure" if failed else "PostToolUse")
+
     async def pre_compact(
         self, loop: AgentLoop, trigger: str, instructions: str | None
     ) -> HookResult:

@@ -49,7 +49,7 @@ from .history import History
 from .model_call import ModelCall
 from .no_seams import NO_SEAMS
 from .response import Response
-from .run import BUDGET_LIMIT_TEXT, INTERRUPTED_TEXT, Run, RunEnd, Usage, budget_end, new_id
+from .run import BUDGET_LIMIT_TEXT, INTERRUPTED_TEXT, Run, RunEnd, budget_end, new_id
 from .session import Session
 from .tool_calls import ToolCalls
 
@@ -335,7 +335,7 @@ class AgentLoop:
         run.turns += 1
         run.stop_reason = response.stop_reason
         if not tripped:  # the response that reached the cap is left out of the run's usage
-            run.usage += Usage.of(response.usage)
+            run.usage = run.usage.plus(response.usage)
         self.history.append({"role": "assistant", "content": response.api_content})
         self.session.turns_by_agent[self.agent_id] = (
             self.session.turns_by_agent.get(self.agent_id, 0) + 1

@@ -126,6 +126,12 @@ class Seams(Protocol):
         hooks added."""
         ...
 
+    def sees_tool_output(self, loop: AgentLoop, failed: bool) -> bool:
+        """Whether :meth:`after_tool` may change a call's output (a PostToolUse or
+        PostToolUseFailure hook is set); when it says no and the gate's hooks added no context,
+        the loop skips ``after_tool`` (a cheap check on every tool call)."""
+        ...
+
     async def pre_compact(
         self, loop: AgentLoop, trigger: str, instructions: str | None
     ) -> HookResult:

@@ -49,6 +49,9 @@ class NoSeams:
     ) -> ToolOutput:
         return with_context(output, context)
 
+    def sees_tool_output(self, loop: AgentLoop, failed: bool) -> bool:
+        return False
+
     async def pre_compact(
         self, loop: AgentLoop, trigger: str, instructions: str | None
     ) -> HookResult:

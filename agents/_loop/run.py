@@ -55,6 +55,17 @@ class Usage:
             get("cache_read_input_tokens") or 0,
         )
 
+    def plus(self, usage: Mapping[str, Any]) -> Usage:
+        """These counts plus an API usage mapping's (``self + Usage.of(usage)`` in one object:
+        this runs once per turn)."""
+        get = usage.get
+        return Usage(
+            self.input_tokens + (get("input_tokens") or 0),
+            self.output_tokens + (get("output_tokens") or 0),
+            self.cache_creation_input_tokens + (get("cache_creation_input_tokens") or 0),
+            self.cache_read_input_tokens + (get("cache_read_input_tokens") or 0),
+        )
+
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             self.input_tokens + other.input_tokens,

@@ -119,7 +119,6 @@ async def _execute(
     """One call: the tool looked up, its input validated, the gate, the handler, the output cap
     and PostToolUse. The input is validated before the gate is asked: an input that fails the
     tool's schema is an error naming the field in every mode, with no permission asked."""
-    after_tool = loop.seams.after_tool  # PostToolUse / PostToolUseFailure hooks
     tool = loop.tools.get(call.name)
     if tool is None:
         return _no_such_tool(loop, call), None
@@ -153,14 +152,23 @@ async def _execute(
                 parsed = tool.validate(tool_input)
             except ToolInputError as exc:
                 failed = ToolOutput.error(str(exc))
-                return await after_tool(loop, call, tool_input, failed, context, run), None
+                failed = await loop.seams.after_tool(loop, call, tool_input, failed, context, run)
+                return failed, None
     if loop.session.ledger.exhausted:  # no tool starts after the trip (nothing awaited between)
         return ToolOutput.error(BUDGET_LIMIT_TEXT), None
-    output, raised = await _run_handler(loop, call, tool, parsed)
-    if raised:
-        return await after_tool(loop, call, tool_input, output, context, run), None
-    output = await after_tool(loop, call, tool_input, capped(tool, output), context, run)
-    return output, output.data
+    # the handler awaited here, not in a helper coroutine: this runs for every call
+    raised = False
+    try:
+        output = await tool.handler(parsed, _context(loop, call))
+    except Exception as exc:
+        raised = True
+        output = _raised(call, exc)
+    else:
+        output = capped(tool, output)
+    # PostToolUse hooks and the gate's hook context, only where there are some (every call)
+    if context or loop.seams.sees_tool_output(loop, output.is_error):
+        output = await loop.seams.after_tool(loop, call, tool_input, output, context, run)
+    return output, None if raised else output.data
 
 
 def _defer(loop: AgentLoop, call: ToolUseBlock, tool_input: dict[str, Any], run: Run) -> bool:
@@ -209,14 +217,12 @@ async def _refusal(
     return refused
 
 
-async def _run_handler(
-    loop: AgentLoop, call: ToolUseBlock, tool: Tool, parsed: Any
-) -> tuple[ToolOutput, bool]:
-    """The tool's handler on its validated input, and whether it raised (its exception is then
-    the error result)."""
+def _context(loop: AgentLoop, call: ToolUseBlock) -> ToolContext:
+    """What the call's handler may know about its caller."""
     session = loop.session
+    gate = loop.gate
     # positional, in field order: a keyword call costs twice as much, once per tool call
-    ctx = ToolContext(
+    return ToolContext(
         session.cwd,  # cwd
         loop.agent_id,  # agent_id
         call.id,  # tool_use_id
@@ -229,15 +235,14 @@ async def _run_handler(
         session.backend,  # backend
         loop.model,  # model
         loop.complete,  # complete
-        None if loop.gate is None else loop.gate.files,  # files: the gate's word on paths
+        None if gate is None else gate.files,  # files: the gate's word on paths
     )
-    try:
-        return await tool.handler(parsed, ctx), False
-    except Exception as exc:
-        log.info("tool %s raised", call.name, exc_info=True)
-        return ToolOutput.error(
-            f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-        ), True
+
+
+def _raised(call: ToolUseBlock, exc: Exception) -> ToolOutput:
+    """The error result of a handler that raised ``exc``."""
+    log.info("tool %s raised", call.name, exc_info=True)
+    return ToolOutput.error(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
 
 
 @attrs.define(eq=False)
@@ -264,7 +269,16 @@ class _Turn:
         block = ToolResultBlock(
             tool_use_id=call.id, content=output.content, is_error=True if output.is_error else None
         )
-        await _emit_result(loop, block, data)
+        # ``_emit_result`` inlined: one coroutine less per call
+        await loop.publish(
+            UserMessage(
+                content=[block],
+                parent_tool_use_id=loop.parent_tool_use_id,
+                tool_use_result=data,
+                uuid=new_id(),
+                session_id=loop.session.session_id,
+            )
+        )
         self.results[call.id] = block
         if call.id == self.run.interrupt_call:
             # only now: the denial's own result is kept, the other calls are interrupted

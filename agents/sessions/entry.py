@@ -132,8 +132,14 @@ def is_large(entries: Sequence[TranscriptEntry], limit: int = LARGE_APPEND_BYTES
                 total += len(content)
             else:
                 for block in content:
-                    if type(block) is ToolResultBlock and type(block.content) is str:
-                        total += len(block.content) + _ITEM_BYTES
+                    if type(block) is ToolResultBlock:
+                        inner = block.content
+                        if type(inner) is str:
+                            total += len(inner) + _ITEM_BYTES
+                        elif type(inner) is list:  # content items: texts measured by length
+                            total += _ITEM_BYTES + _items(inner, limit - total)
+                        else:
+                            total += _walk(block, limit - total)
                     else:
                         total += _walk(block, limit - total)
                     if total > limit:
@@ -145,6 +151,21 @@ def is_large(entries: Sequence[TranscriptEntry], limit: int = LARGE_APPEND_BYTES
         if total > limit:
             return True
     return False
+
+
+def _items(items: list[dict[str, Any]], budget: int) -> int:
+    """The rough size of a tool result's content items: a text item (``{"type": "text",
+    "text": ...}``, what most tools return) by its text's length, anything else walked."""
+    total = 0
+    for item in items:
+        text = item.get("text") if type(item) is dict and len(item) == 2 else None
+        if type(text) is str and item.get("type") == "text":
+            total += len(text) + 4 * _ITEM_BYTES  # at least what the walk counts for it
+        else:
+            total += _walk(item, budget - total)
+        if total > budget:
+            break
+    return total
 
 
 def _walk(root: Any, budget: int) -> int:

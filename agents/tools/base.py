@@ -176,6 +176,17 @@ _JSON_TYPES: dict[str, Callable[[Any], bool]] = {
     "object": lambda v: isinstance(v, dict),
     "null": lambda v: v is None,
 }
+#: the exact types each JSON type accepts at once (what a JSON decoder gives); other values go
+#: through the full check above (subclasses, bools that are not integers)
+_EXACT_TYPES: dict[str, frozenset[type]] = {
+    "string": frozenset({str}),
+    "integer": frozenset({int}),
+    "number": frozenset({int, float}),
+    "boolean": frozenset({bool}),
+    "array": frozenset({list}),
+    "object": frozenset({dict}),
+    "null": frozenset({type(None)}),
+}
 _ANNOTATION_KEYS = frozenset({"description", "title", "default", "examples"})
 
 
@@ -191,7 +202,7 @@ def _simple_validator(schema: Mapping[str, Any]) -> Callable[[Any], str | None] 
         or schema.get("type") != "object"
     ):
         return None
-    checks: list[tuple[str, str, Callable[[Any], bool]]] = []
+    checks: list[tuple[str, str, frozenset[type], Callable[[Any], bool]]] = []
     for name, prop in (schema.get("properties") or {}).items():
         if not isinstance(prop, Mapping) or set(prop) - _ANNOTATION_KEYS - {"type"}:
             return None
@@ -200,7 +211,7 @@ def _simple_validator(schema: Mapping[str, Any]) -> Callable[[Any], str | None] 
             continue
         if not isinstance(kind, str) or kind not in _JSON_TYPES:
             return None
-        checks.append((name, kind, _JSON_TYPES[kind]))
+        checks.append((name, kind, _EXACT_TYPES[kind], _JSON_TYPES[kind]))
     required = tuple(schema.get("required") or ())
 
     def check(instance: Any) -> str | None:
@@ -209,9 +220,11 @@ def _simple_validator(schema: Mapping[str, Any]) -> Callable[[Any], str | None] 
         for name in required:
             if name not in instance:
                 return f"{name!r} is a required property - at `$`"
-        for name, kind, ok in checks:
-            if name in instance and not ok(instance[name]):
-                return f"{instance[name]!r} is not of type {kind!r} - at `$.{name}`"
+        for name, kind, exact, ok in checks:
+            if name in instance:
+                value = instance[name]
+                if type(value) not in exact and not ok(value):
+                    return f"{value!r} is not of type {kind!r} - at `$.{name}`"
         return None
 
     return check
@@ -342,14 +355,17 @@ def create_sdk_mcp_server(
 def _wrap_sdk_tool(full_name: str, sdk: SdkMcpTool) -> Tool:
     async def run(args: Any, ctx: ToolContext) -> ToolOutput:
         result = await sdk.handler(args)
-        if not isinstance(result, Mapping) or "content" not in result:
+        # ``type(...) is dict`` first: the ABC check costs more than the rest of this wrapper
+        if (type(result) is not dict and not isinstance(result, Mapping)) or (
+            "content" not in result
+        ):
             return ToolOutput.error(
                 f"tool {full_name} returned {type(result).__name__}; expected a dict with 'content'"
             )
         content = result["content"]
         if isinstance(content, str):
             content = [{"type": "text", "text": content}]
-        return ToolOutput(content=list(content), is_error=bool(result.get("is_error", False)))
+        return ToolOutput(list(content), bool(result.get("is_error", False)))
 
     read_only = bool(sdk.annotations and sdk.annotations.readOnlyHint)
     return Tool(

@@ -7,7 +7,10 @@ parallel, which a Python walk cannot match. The binary is found once per process
 error result saying how to install it.
 
 Glob lists files with ``rg --files`` and matches the pattern itself (:func:`glob_regex`), because
-an ``rg --glob`` that happens to match a directory whitelists it past ``.gitignore``.
+an ``rg --glob`` that happens to match a directory whitelists it past ``.gitignore``. A small tree
+(up to ``WALK_LIMIT`` directory entries) is listed in-process instead, with ripgrep's ignore rules
+(:mod:`agents.tools._walk`): a process start costs more than the whole walk. Grep always runs
+ripgrep (its regex syntax is Rust's, not Python's).
 
 Each search is one ``trio.run_process`` in its own process group, killed (the whole group) when
 the call is cancelled (DESIGN rule 6). ``.gitignore`` files are honoured even outside a git
@@ -37,6 +40,7 @@ import msgspec
 import trio
 
 from ..permissions.files import absolute, home_dir, real
+from ._walk import list_files as walk_files
 from .base import Tool, ToolContext, ToolOutput, truncate
 
 __all__ = ["find_ripgrep", "glob_tool", "grep_tool", "run_ripgrep"]
@@ -47,6 +51,9 @@ GLOB_LIMIT = 100
 GREP_OUTPUT_CAP = 30_000
 #: Longest line ripgrep prints in content mode (longer ones become a placeholder).
 MAX_COLUMNS = 500
+
+#: Directory entries Glob walks in-process at most; past them (or at 0) ripgrep lists the files.
+WALK_LIMIT = 1_000
 
 _GLOB_CHARS = frozenset("*?[]{}")
 
@@ -245,6 +252,19 @@ def _literal_prefix(pattern: str) -> tuple[str, str]:
     return "/".join(parts[:i]), "/".join(parts[i:])
 
 
+async def list_files(real_base: str) -> list[str] | str:
+    """The files ``rg --files`` lists under ``real_base`` (an error text if it failed): walked
+    here for a small tree, which costs a fraction of a process start, else by ripgrep."""
+    walked = walk_files(real_base, WALK_LIMIT) if WALK_LIMIT > 0 else None
+    if walked is not None:
+        await trio.lowlevel.checkpoint()
+        return walked
+    code, out, err = await run_ripgrep(["--files", "--null", *_COMMON_RG, real_base], cwd=real_base)
+    if code not in (0, 1) and not out:
+        return f"Glob failed: {err.decode(errors='replace').strip()}"
+    return [p for p in out.decode(errors="surrogateescape").split("\0") if p]
+
+
 def _newest_first(paths: list[str]) -> list[str]:
     """Sorted by modification time, newest first; ties (and unstat-able paths) by name."""
 
@@ -281,15 +301,15 @@ async def _glob(args: GlobInput, ctx: ToolContext) -> ToolOutput:
     real_base = real(base)
     if ctx.files is not None and ctx.files.withheld(base, real_base):
         return ToolOutput.error(f"Permission to read {base} is denied by a Read deny rule")
-    code, out, err = await run_ripgrep(["--files", "--null", *_COMMON_RG, real_base], cwd=real_base)
-    if code not in (0, 1) and not out:
-        return ToolOutput.error(f"Glob failed: {err.decode(errors='replace').strip()}")
+    listed = await list_files(real_base)
+    if isinstance(listed, str):
+        return ToolOutput.error(listed)
     matcher = glob_regex(rest).fullmatch
     cut = len(real_base.rstrip("/")) + 1
     shown = _Shown(ctx, base.rstrip("/"), real_base.rstrip("/"))
     paths = []
-    for printed in out.decode(errors="surrogateescape").split("\0"):
-        if printed and matcher(printed[cut:]):
+    for printed in listed:
+        if matcher(printed[cut:]):
             name = shown.show(printed)
             if name is not None:
                 paths.append(name)

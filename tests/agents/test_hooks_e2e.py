@@ -236,6 +236,33 @@ async def test_post_tool_use_failure_fires_for_error_results_with_the_error(
     assert last_tool_result(backend)["is_error"] is True
 
 
+async def test_pre_tool_use_context_alone_reaches_the_model(project: Path) -> None:
+    """With no PostToolUse hook, PreToolUse additionalContext still joins the tool result."""
+    out = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": "pre"}}
+    backend = ScriptedBackend([Step([tool_use("mcp__t__echo", {"x": "a"})]), Step([text("ok")])])
+    hooks = {"PreToolUse": [HookMatcher(hooks=[recorder([], out)])]}
+    _, error = await collect("go", options(project, backend, hooks))
+    assert error is None
+    assert last_tool_result(backend)["content"] == [
+        {"type": "text", "text": "echo a"},
+        {"type": "text", "text": "pre"},
+    ]
+
+
+async def test_a_failure_hook_alone_fires_for_a_failing_tool(project: Path) -> None:
+    """Only PostToolUseFailure set: it fires for an error result (and its context is kept)."""
+    failed: list[dict[str, Any]] = []
+    out = {
+        "hookSpecificOutput": {"hookEventName": "PostToolUseFailure", "additionalContext": "why"}
+    }
+    backend = ScriptedBackend([Step([tool_use("mcp__t__fail", {"x": "1"})]), Step([text("ok")])])
+    hooks = {"PostToolUseFailure": [HookMatcher(hooks=[recorder(failed, out)])]}
+    _, error = await collect("go", options(project, backend, hooks))
+    assert error is None
+    assert [d["tool_name"] for d in failed] == ["mcp__t__fail"]
+    assert last_tool_result(backend)["content"][-1] == {"type": "text", "text": "why"}
+
+
 async def test_continue_false_on_post_tool_use_stops_the_run(project: Path) -> None:
     """continue_: False after a tool: no further model call; success with hook_stopped."""
     out = {"continue_": False, "stopReason": "enough"}

@@ -71,6 +71,22 @@ def test_is_large_measures_texts_and_stops_early() -> None:
     assert is_large(chain(20_000))
 
 
+def test_is_large_measures_text_items_of_a_tool_result_by_length() -> None:
+    """A tool result given as text items (an MCP tool's) counts each text by its length, and
+    any other item by the walk."""
+
+    def entry(items: list[dict[str, Any]]) -> TranscriptEntry:
+        message = UserMessage(content=[ToolResultBlock("t", items)])
+        return TranscriptEntry(uuid="u", parent_uuid=None, session_id="s", timestamp=0.0,
+                               message=message)  # fmt: skip
+
+    half = "x" * (LARGE_APPEND_BYTES // 2)
+    assert not is_large([entry([{"type": "text", "text": "ok"}])])
+    assert is_large([entry([{"type": "text", "text": half}, {"type": "text", "text": half}])])
+    image = {"type": "image", "source": {"data": half + half}}
+    assert is_large([entry([{"type": "text", "text": "ok"}, image])])
+
+
 @pytest.mark.parametrize("store_kind", ["file", "memory"])
 async def test_a_huge_tool_result_is_encoded_off_the_event_loop(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store_kind: str
