@@ -33,6 +33,7 @@ from ..settings import (
     SlashCommand,
     expand_command,
     load_commands,
+    load_mcp_json,
     load_settings,
     load_skills,
     shell_hook_matchers,
@@ -62,12 +63,8 @@ def external_servers(options: AgentOptions) -> dict[str, Any]:
                     )
             elif isinstance(entry, Mapping):
                 for key, config in entry.items():
-                    if isinstance(config, SdkMcpServer):
-                        raise NotImplementedError(
-                            f"agents[{name!r}].mcp_servers[{key!r}]: in-process servers per "
-                            "agent are not built yet; put it in AgentOptions.mcp_servers"
-                        )
-                    out.setdefault(key, config)
+                    if not isinstance(config, SdkMcpServer):  # in-process: see for_child
+                        out.setdefault(key, config)
             else:
                 raise ValueError(
                     f"agents[{name!r}].mcp_servers entries must be server names or "
@@ -100,9 +97,14 @@ class SessionSources:
     servers: McpServers | None
     cwd: str
     deferred: DeferredTools | None = None
+    #: the project's ``.mcp.json`` servers the options do not name (the options win)
+    project_servers: dict[str, Any] = attrs.Factory(dict)
 
     def apply(self, options: AgentOptions) -> AgentOptions:
         """``options`` with the settings merged in below the options' own values."""
+        if self.project_servers:
+            merged = {**options.mcp_servers, **self.project_servers}
+            options = attrs.evolve(options, mcp_servers=merged)
         s = self.settings
         if not (
             s.allow
@@ -181,6 +183,9 @@ class SessionSources:
         for entry in definition.mcp_servers or ():
             names.extend([entry] if isinstance(entry, str) else list(entry))
         for tool in self.tools_for(names) if names else ():
+            if tool.name not in registry and tool.name not in denied:
+                registry.add(tool)
+        for tool in _in_process_tools(definition):
             if tool.name not in registry and tool.name not in denied:
                 registry.add(tool)
         if self.deferred is not None and "ToolSearch" in registry:  # the parent's deferral too
@@ -276,6 +281,17 @@ class SessionSources:
         return prompt
 
 
+def _in_process_tools(definition: AgentDefinition) -> list[Tool]:
+    """The tools of the ``create_sdk_mcp_server`` servers a definition lists as its own."""
+    out: list[Tool] = []
+    for entry in definition.mcp_servers or ():
+        if isinstance(entry, Mapping):
+            for key, server in entry.items():
+                if isinstance(server, SdkMcpServer):
+                    out.extend(server.as_tools(key))
+    return out
+
+
 def _union(first: list[str], second: tuple[str, ...] | list[str]) -> list[str]:
     return [*first, *(x for x in second if x not in first)]
 
@@ -285,15 +301,17 @@ async def open_session_sources(options: AgentOptions, cwd: str) -> AsyncIterator
     """Load the files and connect the servers of a session; close the servers at the end."""
     sources = options.setting_sources
     if sources or options.settings is not None:
-        settings, skills, commands = await trio.to_thread.run_sync(
+        settings, skills, commands, from_file = await trio.to_thread.run_sync(
             _load_files, cwd, sources or [], options.settings
         )
     else:
-        settings, skills, commands = Settings(), {}, {}
+        settings, skills, commands, from_file = Settings(), {}, {}, {}
     _check_agent_skills(options, skills)
+    project = {k: v for k, v in from_file.items() if k not in options.mcp_servers}
     external = external_servers(options)
+    external.update({k: v for k, v in project.items() if k not in external})
     if not external:
-        yield SessionSources(settings, skills, commands, None, cwd)
+        yield SessionSources(settings, skills, commands, None, cwd, project_servers=project)
         return
     env_overrides = {**settings.env, **options.env}
     configs = {k: _with_env(v, env_overrides) for k, v in external.items()}
@@ -309,7 +327,7 @@ async def open_session_sources(options: AgentOptions, cwd: str) -> AsyncIterator
             )
         ),
     ) as servers:
-        yield SessionSources(settings, skills, commands, servers, cwd)
+        yield SessionSources(settings, skills, commands, servers, cwd, project_servers=project)
 
 
 def _check_agent_skills(options: AgentOptions, skills: Mapping[str, SkillFile]) -> None:
@@ -332,6 +350,7 @@ def _with_env(config: Any, env: Mapping[str, str]) -> Any:
 
 def _load_files(
     cwd: str, sources: list[str], extra: Any
-) -> tuple[Settings, dict[str, SkillFile], dict[str, SlashCommand]]:
+) -> tuple[Settings, dict[str, SkillFile], dict[str, SlashCommand], dict[str, Any]]:
     settings = load_settings(cwd, sources, extra=extra)
-    return settings, load_skills(cwd, sources), load_commands(cwd, sources)
+    servers = load_mcp_json(cwd) if "project" in sources else {}
+    return settings, load_skills(cwd, sources), load_commands(cwd, sources), servers

@@ -15,6 +15,8 @@ from ._files import SettingsError as SettingsError
 from ._files import load_settings as load_settings
 from ._files import settings_files as settings_files
 from ._frontmatter import FrontMatterError as FrontMatterError
+from ._mcp_json import load_mcp_json as load_mcp_json
+from ._mcp_json import mcp_json_path as mcp_json_path
 from ._shell_hooks import shell_hook as shell_hook
 from ._shell_hooks import shell_hook_matchers as shell_hook_matchers
 from ._skills import SkillFile as SkillFile
@@ -31,8 +33,10 @@ __all__ = [
     "SlashCommand",
     "expand_command",
     "load_commands",
+    "load_mcp_json",
     "load_settings",
     "load_skills",
+    "mcp_json_path",
     "settings_files",
     "shell_hook",
     "shell_hook_matchers",

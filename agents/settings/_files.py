@@ -93,7 +93,7 @@ def load_settings(
     loaded: list[tuple[Path, Mapping[str, Any]]] = []
     for path in settings_files(cwd, setting_sources, home):
         if path.is_file():
-            loaded.append((path, _read_json(path)))
+            loaded.append((path, read_json(path)))
     if extra is not None:
         loaded.append(_extra(extra, cwd))
     for path, data in loaded:
@@ -152,10 +152,10 @@ def _extra(extra: str | Mapping[str, Any], cwd: str) -> tuple[Path, Mapping[str,
         return Path(cwd) / ".claude" / "<settings option>", data
     path = Path(extra).expanduser()
     path = path if path.is_absolute() else Path(cwd) / path
-    return path, _read_json(path)
+    return path, read_json(path)
 
 
-def _read_json(path: Path) -> Mapping[str, Any]:
+def read_json(path: Path) -> Mapping[str, Any]:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
