@@ -22,7 +22,16 @@ from typing import Any
 
 import attrs
 
-__all__ = ["HookCommand", "Settings", "SettingsError", "load_settings", "settings_files"]
+__all__ = [
+    "HookCommand",
+    "HttpHook",
+    "Settings",
+    "SettingsError",
+    "SettingsHook",
+    "load_settings",
+    "read_json",
+    "settings_files",
+]
 
 _PERMISSION_MODES = ("default", "acceptEdits", "plan", "dontAsk", "auto", "bypassPermissions")
 
@@ -43,6 +52,23 @@ class HookCommand:
 
 
 @attrs.frozen
+class HttpHook:
+    """One ``{"type": "http", "url", "headers"?, "allowedEnvVars"?, "timeout"?}`` entry: the hook
+    input is POSTed to ``url``; ``$VAR`` in header values is filled only for ``allowedEnvVars``."""
+
+    event: str
+    matcher: str | None
+    url: str
+    source: str
+    headers: Mapping[str, str] = attrs.field(factory=dict)
+    allowed_env_vars: tuple[str, ...] = ()
+    timeout: float | None = None
+
+
+SettingsHook = HookCommand | HttpHook
+
+
+@attrs.frozen
 class Settings:
     """The merged settings of the loaded files (empty when no source is enabled)."""
 
@@ -52,7 +78,7 @@ class Settings:
     additional_directories: tuple[str, ...] = ()
     default_mode: str | None = None
     env: Mapping[str, str] = attrs.field(factory=dict)
-    hooks: tuple[HookCommand, ...] = ()
+    hooks: tuple[SettingsHook, ...] = ()
     files: tuple[str, ...] = ()
 
 
@@ -88,7 +114,7 @@ def load_settings(
     dirs: list[str] = []
     mode: str | None = None
     env: dict[str, str] = {}
-    hooks: list[HookCommand] = []
+    hooks: list[SettingsHook] = []
     files: list[str] = []
     loaded: list[tuple[Path, Mapping[str, Any]]] = []
     for path in settings_files(cwd, setting_sources, home):
@@ -185,10 +211,10 @@ def _str_list(data: Mapping[str, Any], path: Path, key: str, field: str) -> list
     return value
 
 
-def _hooks(data: Mapping[str, Any], path: Path) -> list[HookCommand]:
+def _hooks(data: Mapping[str, Any], path: Path) -> list[SettingsHook]:
     from ..hooks import HOOK_EVENTS
 
-    out: list[HookCommand] = []
+    out: list[SettingsHook] = []
     for event, matchers in data.items():
         where = f"hooks.{event}"
         if event not in HOOK_EVENTS:
@@ -215,18 +241,10 @@ def _hooks(data: Mapping[str, Any], path: Path) -> list[HookCommand]:
 
 def _hook_command(
     hook: Any, path: Path, where: str, event: str, matcher: str | None
-) -> HookCommand:
+) -> SettingsHook:
     if not isinstance(hook, Mapping):
         raise SettingsError(f"{path}: {where} must be an object, got {hook!r}")
     kind = hook.get("type", "command")
-    if kind != "command":
-        raise NotImplementedError(
-            f"{path}: {where}.type {kind!r}: only 'command' hooks are built "
-            "(prompt, agent and http hooks are not)"
-        )
-    command = hook.get("command")
-    if not isinstance(command, str) or not command.strip():
-        raise SettingsError(f"{path}: {where}.command must be a non-empty string, got {command!r}")
     timeout = hook.get("timeout")
     if timeout is not None and (
         isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
@@ -234,10 +252,51 @@ def _hook_command(
         raise SettingsError(
             f"{path}: {where}.timeout must be a number of seconds > 0, got {timeout!r}"
         )
+    seconds = None if timeout is None else float(timeout)
+    if kind == "http":
+        return _http_hook(hook, path, where, event, matcher, seconds)
+    if kind != "command":
+        raise NotImplementedError(
+            f"{path}: {where}.type {kind!r}: only 'command' and 'http' hooks are built "
+            "(prompt and agent hooks are not)"
+        )
+    command = hook.get("command")
+    if not isinstance(command, str) or not command.strip():
+        raise SettingsError(f"{path}: {where}.command must be a non-empty string, got {command!r}")
     return HookCommand(
+        event=event, matcher=matcher, command=command, timeout=seconds, source=str(path)
+    )
+
+
+def _http_hook(
+    hook: Mapping[str, Any],
+    path: Path,
+    where: str,
+    event: str,
+    matcher: str | None,
+    timeout: float | None,
+) -> HttpHook:
+    url = hook.get("url")
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        raise SettingsError(f"{path}: {where}.url must be an http:// or https:// URL, got {url!r}")
+    headers = hook.get("headers", {})
+    if not isinstance(headers, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in headers.items()
+    ):
+        raise SettingsError(
+            f"{path}: {where}.headers must be an object of strings, got {headers!r}"
+        )
+    allowed = hook.get("allowedEnvVars", [])
+    if not isinstance(allowed, list) or not all(isinstance(v, str) for v in allowed):
+        raise SettingsError(
+            f"{path}: {where}.allowedEnvVars must be a list of variable names, got {allowed!r}"
+        )
+    return HttpHook(
         event=event,
         matcher=matcher,
-        command=command,
-        timeout=None if timeout is None else float(timeout),
+        url=url,
         source=str(path),
+        headers=dict(headers),
+        allowed_env_vars=tuple(allowed),
+        timeout=timeout,
     )

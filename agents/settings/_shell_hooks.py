@@ -25,7 +25,8 @@ from typing import Any
 import trio
 
 from ..hooks import HookCallback, HookContext, HookMatcher
-from ._files import HookCommand
+from ._files import HookCommand, SettingsHook
+from ._http_hooks import HTTP_HOOK_MARGIN, http_hook
 
 __all__ = ["shell_hook", "shell_hook_matchers"]
 
@@ -35,13 +36,19 @@ _CONTEXT_EVENTS = ("UserPromptSubmit", "SessionStart")
 
 
 def shell_hook_matchers(
-    commands: tuple[HookCommand, ...], cwd: str, env: Mapping[str, str]
+    commands: tuple[SettingsHook, ...], cwd: str, env: Mapping[str, str]
 ) -> dict[str, list[HookMatcher]]:
-    """``hooks=`` entries for the settings' commands, one matcher each (its own timeout)."""
+    """``hooks=`` entries for the settings' hooks (commands and http), one matcher each (its own
+    timeout; an http hook bounds itself, the runner waits a little longer)."""
     out: dict[str, list[HookMatcher]] = {}
     for command in commands:
-        callback = shell_hook(command.command, command.event, cwd, env)
-        matcher = HookMatcher(matcher=command.matcher, hooks=[callback], timeout=command.timeout)
+        if isinstance(command, HookCommand):
+            callback = shell_hook(command.command, command.event, cwd, env)
+            timeout = command.timeout
+        else:
+            callback = http_hook(command, env)
+            timeout = None if command.timeout is None else command.timeout + HTTP_HOOK_MARGIN
+        matcher = HookMatcher(matcher=command.matcher, hooks=[callback], timeout=timeout)
         out.setdefault(command.event, []).append(matcher)
     return out
 

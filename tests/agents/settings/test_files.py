@@ -129,7 +129,7 @@ def test_prompt_hooks_are_not_built_yet(project: Path, home: Path) -> None:
         project / ".claude" / "settings.json",
         {"hooks": {"Stop": [{"hooks": [{"type": "prompt", "prompt": "x"}]}]}},
     )
-    with pytest.raises(NotImplementedError, match=r"only 'command' hooks are built"):
+    with pytest.raises(NotImplementedError, match=r"prompt and agent hooks are not"):
         load_settings(str(project), ["project"], home)
 
 
