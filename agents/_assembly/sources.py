@@ -172,6 +172,8 @@ class SessionSources:
             self.deferred = DeferredTools.of(deferred)
             registry.defer(self.deferred.names())
             registry.add(tool_search_tool(self.deferred))
+        if self.servers is not None:  # a server's changed tool list reaches this registry
+            self.servers.watch(lambda name: self.refresh_tools(registry, name, hidden))
 
     def for_child(
         self, definition: AgentDefinition, registry: ToolRegistry
@@ -266,11 +268,32 @@ class SessionSources:
         return (await self._external(name, options).toggle(name, enabled)).to_dict()
 
     def refresh_tools(self, registry: ToolRegistry, name: str, hidden: Any = None) -> None:
-        """Add the tools ``name`` offers now that ``registry`` lacks (after a reconnect);
-        ``hidden(tool_name)`` says which a bare-name deny rule keeps from the model."""
+        """Bring ``registry`` up to the tools ``name`` offers now (after a reconnect or its
+        ``tools/list_changed``); ``hidden(tool_name)`` says which a bare-name deny rule keeps
+        from the model. Unchanged tools keep their place, so the definitions before the first
+        changed one stay the cached prefix; a tool the server no longer lists stays listed (the
+        server's error answers a call). With tool search on, new tools are deferred too."""
+        added: list[str] = []
         for tool in self.tools_for([name]):
-            if tool.name not in registry and not (hidden is not None and hidden(tool.name)):
+            old = registry.get(tool.name)
+            if old is None:
+                if hidden is not None and hidden(tool.name):
+                    continue
                 registry.add(tool)
+                added.append(tool.name)
+            elif old.definition() != tool.definition():
+                registry.remove(tool.name)
+                registry.add(tool)
+                if self.deferred is not None and self.deferred.is_deferred(tool.name):
+                    self.deferred.tools[tool.name] = tool
+        if added and self.deferred is not None and "ToolSearch" in registry:
+            for tool_name in added:
+                new = registry.get(tool_name)
+                if new is not None:
+                    self.deferred.tools[tool_name] = new
+            registry.defer([n for n in self.deferred.names() if n in registry])
+            registry.remove("ToolSearch")  # its description lists the deferred names
+            registry.add(tool_search_tool(self.deferred))
 
     def expand(self, prompt: Any) -> Any:
         """A ``/command args`` prompt as its command's text; anything else unchanged."""

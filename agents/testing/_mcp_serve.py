@@ -16,6 +16,17 @@ from .mcp_servers import BEHAVIOURS
 _MODULE = "agents.testing._mcp_serve"
 
 
+def _trace(event: str) -> None:
+    """With ``AGENTS_MCP_TRACE=<file>``: append ``<event> <monotonic s>`` (the benchmark's trace
+    of when the server started and ended each call; the clock is the host's, as the client's)."""
+    path = os.environ.get("AGENTS_MCP_TRACE")
+    if path:
+        import time
+
+        with open(path, "a") as out:
+            out.write(f"{event} {time.monotonic():.6f}\n")
+
+
 # -- the well-behaved server (the mcp package's server API) ----------------------------------------
 
 
@@ -45,7 +56,9 @@ def _build_server(name: str) -> Any:
     async def sleep(seconds: float) -> str:
         import anyio
 
+        _trace("start")
         await anyio.sleep(seconds)
+        _trace("end")
         return f"slept {seconds}"
 
     @server.tool(
@@ -70,10 +83,71 @@ def _build_server(name: str) -> Any:
 
 
 def _serve_stdio(name: str) -> None:
-    import anyio
+    """Serve over stdin/stdout through non-blocking pipes on Trio.
+
+    The ``mcp`` package's ``run_stdio_async`` reads each line and writes and flushes each answer
+    through a worker thread (``anyio.wrap_file``): ten concurrent calls cost thirty thread round
+    trips, one after another, which on a busy machine stretches a fan-out by tens of
+    milliseconds. Here the same ``stdio_server`` gets pipe streams that read and write without
+    threads, so the server answers concurrent calls as fast as its tools finish."""
+    import trio
+    from mcp.server.stdio import stdio_server
 
     server = _build_server(name)
-    anyio.run(server.run_stdio_async)
+    lowlevel = server._lowlevel_server
+
+    async def main() -> None:
+        stdin, stdout = _PipeLines(0), _PipeWriter(1)
+        async with stdio_server(stdin=stdin, stdout=stdout) as (read, write):  # type: ignore[arg-type]
+            await lowlevel.run(read, write, lowlevel.create_initialization_options())
+
+    trio.run(main)
+
+
+class _PipeLines:
+    """The lines of a pipe, read without a worker thread (what ``stdio_server`` iterates)."""
+
+    def __init__(self, fd: int) -> None:
+        import trio
+
+        self._stream = trio.lowlevel.FdStream(os.dup(fd))
+        self._buffer = b""
+
+    def __aiter__(self) -> _PipeLines:
+        return self
+
+    async def __anext__(self) -> str:
+        while b"\n" not in self._buffer:
+            chunk = await self._stream.receive_some(1 << 16)
+            if not chunk:
+                if not self._buffer:
+                    raise StopAsyncIteration
+                line, self._buffer = self._buffer, b""
+                return line.decode("utf-8", "replace")
+            self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line.decode("utf-8", "replace") + "\n"
+
+
+class _PipeWriter:
+    """A pipe written without a worker thread: ``write`` buffers, ``flush`` sends."""
+
+    def __init__(self, fd: int) -> None:
+        import trio
+
+        self._stream = trio.lowlevel.FdStream(os.dup(fd))
+        self._pending: list[bytes] = []
+
+    async def write(self, text: str) -> None:
+        import trio
+
+        self._pending.append(text.encode())
+        await trio.lowlevel.checkpoint()
+
+    async def flush(self) -> None:
+        data, self._pending = b"".join(self._pending), []
+        if data:
+            await self._stream.send_all(data)
 
 
 def _serve_http(name: str, transport: str) -> None:
@@ -121,7 +195,67 @@ def _initialize_result(request: dict[str, Any], name: str) -> dict[str, Any]:
     }
 
 
+def _notify(method: str) -> None:
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "method": method}) + "\n")
+    sys.stdout.flush()
+
+
+def _tool_entry(tool: str, description: str) -> dict[str, Any]:
+    schema = {"type": "object", "properties": {"text": {"type": "string"}}}
+    return {
+        "name": tool,
+        "description": description,
+        "inputSchema": schema,
+        "annotations": {"readOnlyHint": True},
+    }
+
+
+def _serve_dynamic(name: str) -> None:
+    """``dynamic``: a server whose tool list changes, announced with
+    ``notifications/tools/list_changed``. Tools: ``grow{text}`` adds a tool named ``text``;
+    ``retitle{text}`` gives ``grow`` the description ``text``; ``spam{text}`` sends the
+    notification ten times with the list unchanged; ``echo{text}``; every added tool echoes."""
+    tools = {
+        "grow": "Add a tool named by the text.",
+        "retitle": "Change grow's description.",
+        "spam": "Announce a change that is none.",
+        "echo": "Return the text.",
+    }
+    for line in sys.stdin:
+        try:
+            request = json.loads(line)
+        except ValueError:
+            continue
+        method, message_id = request.get("method"), request.get("id")
+        if message_id is None:
+            continue
+        params = request.get("params") or {}
+        if method == "initialize":
+            result = _initialize_result(request, name)
+            result["capabilities"] = {"tools": {"listChanged": True}}
+            _reply(message_id, result)
+        elif method == "tools/list":
+            _reply(message_id, {"tools": [_tool_entry(t, d) for t, d in tools.items()]})
+        elif method == "tools/call":
+            tool, text = params.get("name"), (params.get("arguments") or {}).get("text", "")
+            if tool == "grow":
+                tools[text] = f"Added by grow: {text}."
+                _notify("notifications/tools/list_changed")
+            elif tool == "retitle":
+                tools["grow"] = text
+                _notify("notifications/tools/list_changed")
+            elif tool == "spam":
+                for _ in range(10):
+                    _notify("notifications/tools/list_changed")
+            _reply(message_id, {"content": [{"type": "text", "text": f"{tool}: {text}"}]})
+        else:
+            _reply(message_id, {})
+
+
 def _serve_misbehaving(behaviour: str, name: str) -> None:
+    if behaviour == "dynamic":
+        _serve_dynamic(name)
+        return
     initialized = False
     for line in sys.stdin:
         try:
