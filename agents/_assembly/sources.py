@@ -21,11 +21,16 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
 
+from .._loop.budget import admit, overrun_message
+from .._loop.model_call import request_size
+from .._loop.response import ResponseBuilder
+from ..backends.base import ModelRequest
 from ..mcp import McpServers, open_mcp_servers
 from ..settings import (
     Settings,
@@ -44,6 +49,7 @@ from ..tools.base import SdkMcpServer, Tool, ToolRegistry
 from ..tools.toolsearch import DeferredTools, choose_deferred, tool_search_tool
 
 if TYPE_CHECKING:
+    from .._loop.session import Session
     from ..options import AgentDefinition, AgentOptions
 
 __all__ = ["SessionSources", "external_servers", "open_session_sources"]
@@ -99,6 +105,58 @@ class SessionSources:
     deferred: DeferredTools | None = None
     #: the project's ``.mcp.json`` servers the options do not name (the options win)
     project_servers: dict[str, Any] = attrs.Factory(dict)
+    #: the session, once it exists (prompt hooks ask its model)
+    session: Session | None = None
+
+    def bind(self, session: Session) -> None:
+        """The session these sources serve: prompt hooks ask its backend, on its budget."""
+        self.session = session
+
+    async def ask_model(
+        self, prompt: str, system: str, model: str | None, hook_input: dict[str, Any]
+    ) -> str | None:
+        """A prompt hook's question: one request of its own (``purpose="hook"``) through the
+        budget gate, charged to the agent the hook runs for; None when the budget refuses it."""
+        session = self.session
+        if session is None:
+            raise RuntimeError("a prompt hook ran before its session started")
+        from ..options import resolve_model
+
+        agent_id = str(hook_input.get("agent_id") or "main")
+        chosen = resolve_model(model) if model else session.options.resolved_model
+        request = ModelRequest(
+            model=chosen,
+            messages=[{"role": "user", "content": prompt}],
+            max_tokens=512,
+            system=[{"type": "text", "text": system}],
+            agent_id=agent_id,
+            agent_type=str(hook_input.get("agent_type") or "main"),
+            purpose="hook",
+        )
+        reserve = session.options.budget_mode == "reserve"
+        admitted = admit(
+            session, agent_id, request, request_size(request) if reserve else 0, reserve=reserve
+        )
+        if admitted is None:
+            return None
+        request, reservation = admitted
+        builder = ResponseBuilder()
+        try:
+            async with aclosing(session.backend.stream(request)) as events:  # type: ignore[type-var]
+                async for event in events:
+                    builder.feed(event)
+            response = builder.finish()
+        except BaseException:  # what the cut attempt used is spent all the same
+            cut = builder.response
+            if cut.usage or reservation is not None:
+                session.charge(agent_id, cut.model or chosen, cut.usage, reservation)
+            raise
+        _, _, settlement = session.charge_response(
+            agent_id, response.model or chosen, response.usage, reservation
+        )
+        if settlement is not None and settlement.overrun:
+            await session.emit(overrun_message(settlement))
+        return response.text
 
     def apply(self, options: AgentOptions) -> AgentOptions:
         """``options`` with the settings merged in below the options' own values."""
@@ -118,7 +176,8 @@ class SessionSources:
             return options
         hooks: dict[str, list[Any]] = {k: list(v) for k, v in (options.hooks or {}).items()}
         env = {**s.env, **options.env}
-        for event, matchers in shell_hook_matchers(s.hooks, self.cwd, env).items():
+        matchers_of = shell_hook_matchers(s.hooks, self.cwd, env, ask=self.ask_model)
+        for event, matchers in matchers_of.items():
             hooks.setdefault(event, []).extend(matchers)
         extra = dict(options.extra)
         if s.ask:

@@ -12,6 +12,7 @@ from ._commands import expand_command as expand_command
 from ._commands import load_commands as load_commands
 from ._files import HookCommand as HookCommand
 from ._files import HttpHook as HttpHook
+from ._files import PromptHook as PromptHook
 from ._files import Settings as Settings
 from ._files import SettingsError as SettingsError
 from ._files import load_settings as load_settings
@@ -20,6 +21,8 @@ from ._frontmatter import FrontMatterError as FrontMatterError
 from ._http_hooks import http_hook as http_hook
 from ._mcp_json import load_mcp_json as load_mcp_json
 from ._mcp_json import mcp_json_path as mcp_json_path
+from ._prompt_hooks import AskModel as AskModel
+from ._prompt_hooks import prompt_hook as prompt_hook
 from ._shell_hooks import shell_hook as shell_hook
 from ._shell_hooks import shell_hook_matchers as shell_hook_matchers
 from ._skills import SkillFile as SkillFile
@@ -28,9 +31,11 @@ from ._skills import skill_tool as skill_tool
 from ._skills import skills_prompt_block as skills_prompt_block
 
 __all__ = [
+    "AskModel",
     "FrontMatterError",
     "HookCommand",
     "HttpHook",
+    "PromptHook",
     "Settings",
     "SettingsError",
     "SkillFile",
@@ -42,6 +47,7 @@ __all__ = [
     "load_settings",
     "load_skills",
     "mcp_json_path",
+    "prompt_hook",
     "settings_files",
     "shell_hook",
     "shell_hook_matchers",

@@ -25,6 +25,7 @@ import attrs
 __all__ = [
     "HookCommand",
     "HttpHook",
+    "PromptHook",
     "Settings",
     "SettingsError",
     "SettingsHook",
@@ -65,7 +66,20 @@ class HttpHook:
     timeout: float | None = None
 
 
-SettingsHook = HookCommand | HttpHook
+@attrs.frozen
+class PromptHook:
+    """One ``{"type": "prompt", "prompt", "model"?, "timeout"?}`` entry: the session's model
+    decides (see :mod:`agents.settings._prompt_hooks`)."""
+
+    event: str
+    matcher: str | None
+    prompt: str
+    source: str
+    model: str | None = None
+    timeout: float | None = None
+
+
+SettingsHook = HookCommand | HttpHook | PromptHook
 
 
 @attrs.frozen
@@ -255,10 +269,12 @@ def _hook_command(
     seconds = None if timeout is None else float(timeout)
     if kind == "http":
         return _http_hook(hook, path, where, event, matcher, seconds)
+    if kind == "prompt":
+        return _prompt_hook(hook, path, where, event, matcher, seconds)
     if kind != "command":
         raise NotImplementedError(
-            f"{path}: {where}.type {kind!r}: only 'command' and 'http' hooks are built "
-            "(prompt and agent hooks are not)"
+            f"{path}: {where}.type {kind!r}: 'command', 'http' and 'prompt' hooks are built "
+            "(agent hooks, a subagent deciding, are not)"
         )
     command = hook.get("command")
     if not isinstance(command, str) or not command.strip():
@@ -299,4 +315,23 @@ def _http_hook(
         headers=dict(headers),
         allowed_env_vars=tuple(allowed),
         timeout=timeout,
+    )
+
+
+def _prompt_hook(
+    hook: Mapping[str, Any],
+    path: Path,
+    where: str,
+    event: str,
+    matcher: str | None,
+    timeout: float | None,
+) -> PromptHook:
+    prompt = hook.get("prompt")
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise SettingsError(f"{path}: {where}.prompt must be a non-empty string, got {prompt!r}")
+    model = hook.get("model")
+    if model is not None and (not isinstance(model, str) or not model):
+        raise SettingsError(f"{path}: {where}.model must be a model name, got {model!r}")
+    return PromptHook(
+        event=event, matcher=matcher, prompt=prompt, source=str(path), model=model, timeout=timeout
     )
