@@ -83,71 +83,10 @@ def _build_server(name: str) -> Any:
 
 
 def _serve_stdio(name: str) -> None:
-    """Serve over stdin/stdout through non-blocking pipes on Trio.
-
-    The ``mcp`` package's ``run_stdio_async`` reads each line and writes and flushes each answer
-    through a worker thread (``anyio.wrap_file``): ten concurrent calls cost thirty thread round
-    trips, one after another, which on a busy machine stretches a fan-out by tens of
-    milliseconds. Here the same ``stdio_server`` gets pipe streams that read and write without
-    threads, so the server answers concurrent calls as fast as its tools finish."""
-    import trio
-    from mcp.server.stdio import stdio_server
+    import anyio
 
     server = _build_server(name)
-    lowlevel = server._lowlevel_server
-
-    async def main() -> None:
-        stdin, stdout = _PipeLines(0), _PipeWriter(1)
-        async with stdio_server(stdin=stdin, stdout=stdout) as (read, write):  # type: ignore[arg-type]
-            await lowlevel.run(read, write, lowlevel.create_initialization_options())
-
-    trio.run(main)
-
-
-class _PipeLines:
-    """The lines of a pipe, read without a worker thread (what ``stdio_server`` iterates)."""
-
-    def __init__(self, fd: int) -> None:
-        import trio
-
-        self._stream = trio.lowlevel.FdStream(os.dup(fd))
-        self._buffer = b""
-
-    def __aiter__(self) -> _PipeLines:
-        return self
-
-    async def __anext__(self) -> str:
-        while b"\n" not in self._buffer:
-            chunk = await self._stream.receive_some(1 << 16)
-            if not chunk:
-                if not self._buffer:
-                    raise StopAsyncIteration
-                line, self._buffer = self._buffer, b""
-                return line.decode("utf-8", "replace")
-            self._buffer += chunk
-        line, _, self._buffer = self._buffer.partition(b"\n")
-        return line.decode("utf-8", "replace") + "\n"
-
-
-class _PipeWriter:
-    """A pipe written without a worker thread: ``write`` buffers, ``flush`` sends."""
-
-    def __init__(self, fd: int) -> None:
-        import trio
-
-        self._stream = trio.lowlevel.FdStream(os.dup(fd))
-        self._pending: list[bytes] = []
-
-    async def write(self, text: str) -> None:
-        import trio
-
-        self._pending.append(text.encode())
-        await trio.lowlevel.checkpoint()
-
-    async def flush(self) -> None:
-        data, self._pending = b"".join(self._pending), []
-        if data:
-            await self._stream.send_all(data)
+    anyio.run(server.run_stdio_async)
 
 
 def _serve_http(name: str, transport: str) -> None:
