@@ -120,7 +120,8 @@ def _sse(event: BackendEvent) -> bytes:
 
 
 _TAGS: dict[type[Any], bytes] = {
-    cls: str(cls.__struct_config__.tag).encode() for cls in BackendEvent.__args__
+    cls: str(cls.__struct_config__.tag).encode()
+    for cls in BackendEvent.__args__
 }
 
 
@@ -346,12 +347,8 @@ class FakeAnthropicServer:
         events = events_for(step, request, f"msg_fake_{next(self._ids):06d}")
         if not body.get("stream"):
             await stream.send_all(
-                _response(
-                    200,
-                    "application/json",
-                    _encode(message_from_events(events)),
-                    close=not keep_alive,
-                )
+                _response(200, "application/json", _encode(message_from_events(events)),
+                          close=not keep_alive)
             )
         else:
             drop = fault.drop_after if fault is not None else None
@@ -406,12 +403,8 @@ def _response(
     close: bool = False,
     extra: Sequence[tuple[str, str]] = (),
 ) -> bytes:
-    head = [
-        f"HTTP/1.1 {status} {_reason(status)}",
-        f"content-type: {content_type}",
-        f"content-length: {len(body)}",
-        "request-id: req_fake",
-    ]
+    head = [f"HTTP/1.1 {status} {_reason(status)}", f"content-type: {content_type}",
+            f"content-length: {len(body)}", "request-id: req_fake"]
     head += [f"{name}: {value}" for name, value in extra]
     if close:
         head.append("connection: close")

@@ -142,7 +142,9 @@ def check_soft_cap(
     bound = cap + sum(r.cost for r in in_flight)
     assert total < bound + 1e-12, f"total {total} >= cap {cap} + in-flight {bound - cap}"
     if background is not None:
-        lingering = [r for r in in_flight if background(r.agent_id) and r.end > crossing.end + 1e-9]
+        lingering = [
+            r for r in in_flight if background(r.agent_id) and r.end > crossing.end + 1e-9
+        ]
         assert not lingering, f"background responses outlived the crossing: {lingering[:3]}"
 
 
