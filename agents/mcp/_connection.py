@@ -132,16 +132,10 @@ class Connection:
     async def _open_transport(self) -> AsyncIterator[tuple[Any, Any]]:
         config = self.config
         if isinstance(config, StdioServerConfig):
-            from mcp.client.stdio import StdioServerParameters, stdio_client
+            from ._stdio import open_stdio
 
-            params = StdioServerParameters(
-                command=config.command,
-                args=list(config.args),
-                env=dict(config.env) or None,
-                cwd=config.cwd,
-            )
             errlog = self._stderr if self._stderr is not None else sys.stderr
-            async with stdio_client(params, errlog=errlog) as streams:
+            async with open_stdio(config, errlog) as streams:
                 yield streams
         elif isinstance(config, HttpServerConfig) and config.type == "http":
             from mcp.client.streamable_http import streamable_http_client
