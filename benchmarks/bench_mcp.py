@@ -16,6 +16,12 @@ Prints one JSON line per measurement::
   ``ratio`` = many / one; the scheduler runs read-only calls concurrently, so it stays near 1.
 * ``mcp_fanout_bare``: the control for it, the same calls made concurrently over the ``mcp``
   package's own ``ClientSession`` in a bare nursery, with no agent runtime.
+* ``--trace``: ``mcp_fanout_trace``, one fanned-out turn with, per call, when its request was
+  handed to the transport (``queued_ms``) and written (``written_ms``), when the server started
+  and ended the tool (``server_start_ms``/``server_end_ms``, from the server's own clock, the
+  host's monotonic one) and when the response was read (``answered_ms``), all from the first
+  request; ``first_answer_ms`` and ``last_written_ms`` say whether every request was written
+  before the first answer came back.
 """
 
 from __future__ import annotations
@@ -44,6 +50,11 @@ from agents.testing.scripted import ScriptedBackend, Step, text, tool_use
 from agents.tools.base import Tool, ToolContext
 
 CTX = ToolContext(cwd="/", agent_id="main", tool_use_id="bench", session_id="bench")
+
+
+#: ``--trace``: (event, request id, monotonic s) of the stdio transport, and the server's file.
+TRACE: list[tuple[str, Any, float]] = []
+SERVER_TRACE = f"/tmp/bench_mcp_trace.{os.getpid()}"
 
 
 def emit(**fields: Any) -> None:
@@ -119,12 +130,13 @@ async def _tool_phase(client: AgentClient, calls: int) -> float:
     return done - asked
 
 
-async def bench_fanout(n: int, seconds: float, repeats: int) -> None:
+async def bench_fanout(n: int, seconds: float, repeats: int, trace: bool = False) -> None:
     """The tool phase of one turn with ``n`` read-only calls, and with one (the control), in
     one session whose server has answered a first call (a warm server, as mid-session)."""
+    env = {"AGENTS_MCP_TRACE": SERVER_TRACE} if trace else None
     options = AgentOptions(
         backend=_fanout_backend(n, seconds),
-        mcp_servers={"bench": stdio_server_config()},
+        mcp_servers={"bench": stdio_server_config(env=env)},
         allowed_tools=["mcp__bench"],
         tools=[],
     )
@@ -133,7 +145,10 @@ async def bench_fanout(n: int, seconds: float, repeats: int) -> None:
         await _tool_phase(client, 1)  # warm-up
         for _ in range(repeats):
             ones.append(await _tool_phase(client, 1))
+            _start_trace()
             manys.append(await _tool_phase(client, n))
+            if trace:
+                _emit_trace(n)
     one, many = min(ones), min(manys)
     emit(
         bench="mcp_fanout",
@@ -179,13 +194,133 @@ async def bench_bare_fanout(n: int, seconds: float, repeats: int) -> None:
     )
 
 
-async def main(quick: bool) -> None:
-    await bench_calls(calls=20 if quick else 500)
-    await bench_fanout(n=3 if quick else 10, seconds=0.1, repeats=1 if quick else 5)
-    await bench_bare_fanout(n=3 if quick else 10, seconds=0.1, repeats=1 if quick else 5)
+# -- the trace of one fanned-out turn ------------------------------------------------------------
+
+
+class _Stamped:
+    """A transport stream that notes when each JSON-RPC message passes (``--trace``)."""
+
+    def __init__(self, inner: Any, sent: str) -> None:
+        self._inner, self._sent = inner, sent
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def send(self, item: Any) -> None:
+        key = getattr(item.message, "id", None)
+        TRACE.append(("queued", key, time.monotonic()))
+        await self._inner.send(item)
+        TRACE.append((self._sent, key, time.monotonic()))
+
+    async def receive(self) -> Any:
+        item = await self._inner.receive()
+        key = getattr(getattr(item, "message", None), "id", None)
+        TRACE.append(("answered", key, time.monotonic()))
+        return item
+
+    def __aiter__(self) -> _Stamped:
+        return self
+
+    async def __anext__(self) -> Any:
+        import anyio
+
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> _Stamped:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._inner.aclose()
+
+
+def _install_trace() -> None:
+    """Wrap the session's stdio transport so every message is stamped (``written`` is when the
+    transport took the request; the server's start says when it arrived)."""
+    import contextlib
+
+    import agents.mcp._stdio as transport  # the benchmark reaches in, the package does not
+
+    original = transport.open_stdio
+
+    @contextlib.asynccontextmanager
+    async def traced(*args: Any, **kwargs: Any) -> Any:
+        async with original(*args, **kwargs) as (read, write):
+            yield _Stamped(read, "answered"), _Stamped(write, "written")
+
+    transport.open_stdio = traced
+
+
+def _start_trace() -> None:
+    TRACE.clear()
+    with contextlib_suppress():
+        os.remove(SERVER_TRACE)
+
+
+def contextlib_suppress() -> Any:
+    import contextlib
+
+    return contextlib.suppress(FileNotFoundError)
+
+
+def _emit_trace(n: int) -> None:
+    """One line per call of the last fanned-out turn, times in ms from its first request."""
+    calls: dict[Any, dict[str, float]] = {}
+    for event, key, at in TRACE:
+        if key is not None:
+            calls.setdefault(key, {}).setdefault(event, at)
+    calls = {k: v for k, v in calls.items() if "written" in v}
+    if not calls:
+        return
+    origin = min(c["queued"] for c in calls.values())
+    server: dict[str, list[float]] = {"start": [], "end": []}
+    with contextlib_suppress(), open(SERVER_TRACE) as lines:
+        for line in lines:
+            event, at = line.split()
+            server[event].append(float(at))
+    starts, ends = sorted(server["start"]), sorted(server["end"])
+
+    def ms(at: float) -> float:
+        return round((at - origin) * 1000, 2)
+
+    for i, (key, stamps) in enumerate(sorted(calls.items(), key=lambda kv: kv[1]["queued"])):
+        emit(
+            bench="mcp_fanout_trace",
+            request=key,
+            queued_ms=ms(stamps["queued"]),
+            written_ms=ms(stamps["written"]),
+            server_start_ms=ms(starts[i]) if i < len(starts) else None,
+            server_end_ms=ms(ends[i]) if i < len(ends) else None,
+            answered_ms=ms(stamps["answered"]) if "answered" in stamps else None,
+        )
+    emit(
+        bench="mcp_fanout_trace",
+        calls=n,
+        last_written_ms=max(ms(c["written"]) for c in calls.values()),
+        first_answer_ms=min(ms(c["answered"]) for c in calls.values() if "answered" in c),
+        last_answer_ms=max(ms(c["answered"]) for c in calls.values() if "answered" in c),
+    )
+
+
+async def main(quick: bool, trace: bool, only: str | None) -> None:
+    if trace:
+        _install_trace()
+    n, repeats = (3, 1) if quick else (10, 5)
+    if only in (None, "calls"):
+        await bench_calls(calls=20 if quick else 500)
+    if only in (None, "fanout"):
+        # the runtime and the bare control, alternated in the same run
+        for _ in range(1 if quick else 3):
+            await bench_fanout(n=n, seconds=0.1, repeats=repeats, trace=trace)
+            await bench_bare_fanout(n=n, seconds=0.1, repeats=repeats)
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
-    trio.run(main, parser.parse_args().quick)
+    parser.add_argument("--trace", action="store_true", help="stamp each call of the fan-out")
+    parser.add_argument("--only", choices=["calls", "fanout"])
+    args = parser.parse_args()
+    trio.run(main, args.quick, args.trace, args.only)

@@ -168,6 +168,7 @@ class _Starter:
                 hooks=HookRunner(options.hooks) if options.hooks else None,
             )
             session.sources = sources  # subagents' own servers and skills
+            sources.bind(session)  # prompt hooks ask its model
             registry = build_registry(options)
             add_source_tools(registry, options, sources)
             system = system_blocks(options) + await claude_md_blocks(cwd, options.setting_sources)

@@ -21,17 +21,23 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
 
+from .._loop.budget import admit, overrun_message
+from .._loop.model_call import request_size
+from .._loop.response import ResponseBuilder
+from ..backends.base import ModelRequest
 from ..settings import (
     Settings,
     SkillFile,
     SlashCommand,
     expand_command,
     load_commands,
+    load_mcp_json,
     load_settings,
     load_skills,
     shell_hook_matchers,
@@ -42,6 +48,7 @@ from ..tools.base import SdkMcpServer, Tool, ToolRegistry
 from ..tools.toolsearch import DeferredTools, choose_deferred, tool_search_tool
 
 if TYPE_CHECKING:
+    from .._loop.session import Session
     from ..mcp import McpServers
     from ..options import AgentDefinition, AgentOptions
 
@@ -62,12 +69,8 @@ def external_servers(options: AgentOptions) -> dict[str, Any]:
                     )
             elif isinstance(entry, Mapping):
                 for key, config in entry.items():
-                    if isinstance(config, SdkMcpServer):
-                        raise NotImplementedError(
-                            f"agents[{name!r}].mcp_servers[{key!r}]: in-process servers per "
-                            "agent are not built yet; put it in AgentOptions.mcp_servers"
-                        )
-                    out.setdefault(key, config)
+                    if not isinstance(config, SdkMcpServer):  # in-process: see for_child
+                        out.setdefault(key, config)
             else:
                 raise ValueError(
                     f"agents[{name!r}].mcp_servers entries must be server names or "
@@ -100,9 +103,66 @@ class SessionSources:
     servers: McpServers | None
     cwd: str
     deferred: DeferredTools | None = None
+    #: the project's ``.mcp.json`` servers the options do not name (the options win)
+    project_servers: dict[str, Any] = attrs.Factory(dict)
+    #: the session, once it exists (prompt hooks ask its model)
+    session: Session | None = None
+
+    def bind(self, session: Session) -> None:
+        """The session these sources serve: prompt hooks ask its backend, on its budget."""
+        self.session = session
+
+    async def ask_model(
+        self, prompt: str, system: str, model: str | None, hook_input: dict[str, Any]
+    ) -> str | None:
+        """A prompt hook's question: one request of its own (``purpose="hook"``) through the
+        budget gate, charged to the agent the hook runs for; None when the budget refuses it."""
+        session = self.session
+        if session is None:
+            raise RuntimeError("a prompt hook ran before its session started")
+        from ..options import resolve_model
+
+        agent_id = str(hook_input.get("agent_id") or "main")
+        chosen = resolve_model(model) if model else session.options.resolved_model
+        request = ModelRequest(
+            model=chosen,
+            messages=[{"role": "user", "content": prompt}],
+            max_tokens=512,
+            system=[{"type": "text", "text": system}],
+            agent_id=agent_id,
+            agent_type=str(hook_input.get("agent_type") or "main"),
+            purpose="hook",
+        )
+        reserve = session.options.budget_mode == "reserve"
+        admitted = await admit(
+            session, agent_id, request, request_size(request) if reserve else 0, reserve=reserve
+        )
+        if admitted is None:
+            return None
+        request, reservation = admitted
+        builder = ResponseBuilder()
+        try:
+            async with aclosing(session.backend.stream(request)) as events:  # type: ignore[type-var]
+                async for event in events:
+                    builder.feed(event)
+            response = builder.finish()
+        except BaseException:  # what the cut attempt used is spent all the same
+            cut = builder.response
+            if cut.usage or reservation is not None:
+                session.charge(agent_id, cut.model or chosen, cut.usage, reservation)
+            raise
+        _, _, settlement = session.charge_response(
+            agent_id, response.model or chosen, response.usage, reservation
+        )
+        if settlement is not None and settlement.overrun:
+            await session.emit(overrun_message(settlement))
+        return response.text
 
     def apply(self, options: AgentOptions) -> AgentOptions:
         """``options`` with the settings merged in below the options' own values."""
+        if self.project_servers:
+            merged = {**options.mcp_servers, **self.project_servers}
+            options = attrs.evolve(options, mcp_servers=merged)
         s = self.settings
         if not (
             s.allow
@@ -116,7 +176,8 @@ class SessionSources:
             return options
         hooks: dict[str, list[Any]] = {k: list(v) for k, v in (options.hooks or {}).items()}
         env = {**s.env, **options.env}
-        for event, matchers in shell_hook_matchers(s.hooks, self.cwd, env).items():
+        matchers_of = shell_hook_matchers(s.hooks, self.cwd, env, ask=self.ask_model)
+        for event, matchers in matchers_of.items():
             hooks.setdefault(event, []).extend(matchers)
         extra = dict(options.extra)
         if s.ask:
@@ -170,6 +231,8 @@ class SessionSources:
             self.deferred = DeferredTools.of(deferred)
             registry.defer(self.deferred.names())
             registry.add(tool_search_tool(self.deferred))
+        if self.servers is not None:  # a server's changed tool list reaches this registry
+            self.servers.watch(lambda name: self.refresh_tools(registry, name, hidden))
 
     def for_child(
         self, definition: AgentDefinition, registry: ToolRegistry
@@ -181,6 +244,9 @@ class SessionSources:
         for entry in definition.mcp_servers or ():
             names.extend([entry] if isinstance(entry, str) else list(entry))
         for tool in self.tools_for(names) if names else ():
+            if tool.name not in registry and tool.name not in denied:
+                registry.add(tool)
+        for tool in _in_process_tools(definition):
             if tool.name not in registry and tool.name not in denied:
                 registry.add(tool)
         if self.deferred is not None and "ToolSearch" in registry:  # the parent's deferral too
@@ -261,11 +327,32 @@ class SessionSources:
         return (await self._external(name, options).toggle(name, enabled)).to_dict()
 
     def refresh_tools(self, registry: ToolRegistry, name: str, hidden: Any = None) -> None:
-        """Add the tools ``name`` offers now that ``registry`` lacks (after a reconnect);
-        ``hidden(tool_name)`` says which a bare-name deny rule keeps from the model."""
+        """Bring ``registry`` up to the tools ``name`` offers now (after a reconnect or its
+        ``tools/list_changed``); ``hidden(tool_name)`` says which a bare-name deny rule keeps
+        from the model. Unchanged tools keep their place, so the definitions before the first
+        changed one stay the cached prefix; a tool the server no longer lists stays listed (the
+        server's error answers a call). With tool search on, new tools are deferred too."""
+        added: list[str] = []
         for tool in self.tools_for([name]):
-            if tool.name not in registry and not (hidden is not None and hidden(tool.name)):
+            old = registry.get(tool.name)
+            if old is None:
+                if hidden is not None and hidden(tool.name):
+                    continue
                 registry.add(tool)
+                added.append(tool.name)
+            elif old.definition() != tool.definition():
+                registry.remove(tool.name)
+                registry.add(tool)
+                if self.deferred is not None and self.deferred.is_deferred(tool.name):
+                    self.deferred.tools[tool.name] = tool
+        if added and self.deferred is not None and "ToolSearch" in registry:
+            for tool_name in added:
+                new = registry.get(tool_name)
+                if new is not None:
+                    self.deferred.tools[tool_name] = new
+            registry.defer([n for n in self.deferred.names() if n in registry])
+            registry.remove("ToolSearch")  # its description lists the deferred names
+            registry.add(tool_search_tool(self.deferred))
 
     def expand(self, prompt: Any) -> Any:
         """A ``/command args`` prompt as its command's text; anything else unchanged."""
@@ -274,6 +361,17 @@ class SessionSources:
             if expanded is not None:
                 return expanded
         return prompt
+
+
+def _in_process_tools(definition: AgentDefinition) -> list[Tool]:
+    """The tools of the ``create_sdk_mcp_server`` servers a definition lists as its own."""
+    out: list[Tool] = []
+    for entry in definition.mcp_servers or ():
+        if isinstance(entry, Mapping):
+            for key, server in entry.items():
+                if isinstance(server, SdkMcpServer):
+                    out.extend(server.as_tools(key))
+    return out
 
 
 def _union(first: list[str], second: tuple[str, ...] | list[str]) -> list[str]:
@@ -285,15 +383,17 @@ async def open_session_sources(options: AgentOptions, cwd: str) -> AsyncIterator
     """Load the files and connect the servers of a session; close the servers at the end."""
     sources = options.setting_sources
     if sources or options.settings is not None:
-        settings, skills, commands = await trio.to_thread.run_sync(
+        settings, skills, commands, from_file = await trio.to_thread.run_sync(
             _load_files, cwd, sources or [], options.settings
         )
     else:
-        settings, skills, commands = Settings(), {}, {}
+        settings, skills, commands, from_file = Settings(), {}, {}, {}
     _check_agent_skills(options, skills)
+    project = {k: v for k, v in from_file.items() if k not in options.mcp_servers}
     external = external_servers(options)
+    external.update({k: v for k, v in project.items() if k not in external})
     if not external:
-        yield SessionSources(settings, skills, commands, None, cwd)
+        yield SessionSources(settings, skills, commands, None, cwd, project_servers=project)
         return
     env_overrides = {**settings.env, **options.env}
     configs = {k: _with_env(v, env_overrides) for k, v in external.items()}
@@ -309,7 +409,7 @@ async def open_session_sources(options: AgentOptions, cwd: str) -> AsyncIterator
             )
         ),
     ) as servers:
-        yield SessionSources(settings, skills, commands, servers, cwd)
+        yield SessionSources(settings, skills, commands, servers, cwd, project_servers=project)
 
 
 def _check_agent_skills(options: AgentOptions, skills: Mapping[str, SkillFile]) -> None:
@@ -332,6 +432,7 @@ def _with_env(config: Any, env: Mapping[str, str]) -> Any:
 
 def _load_files(
     cwd: str, sources: list[str], extra: Any
-) -> tuple[Settings, dict[str, SkillFile], dict[str, SlashCommand]]:
+) -> tuple[Settings, dict[str, SkillFile], dict[str, SlashCommand], dict[str, Any]]:
     settings = load_settings(cwd, sources, extra=extra)
-    return settings, load_skills(cwd, sources), load_commands(cwd, sources)
+    servers = load_mcp_json(cwd) if "project" in sources else {}
+    return settings, load_skills(cwd, sources), load_commands(cwd, sources), servers

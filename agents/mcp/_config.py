@@ -54,12 +54,15 @@ _FIELDS = {
 }
 
 
-def parse_server_config(key: str, raw: Any) -> ServerConfig:
-    """One ``mcp_servers`` value checked and typed; a ``ValueError`` names what is wrong."""
-    where = f"mcp_servers[{key!r}]"
+def parse_server_config(key: str, raw: Any, *, table: str = "mcp_servers") -> ServerConfig:
+    """One ``mcp_servers`` value checked and typed; a ``ValueError`` names what is wrong.
+
+    ``table`` names where the value came from in the message: ``mcp_servers['fs'].args`` for the
+    option, ``mcpServers.fs.args`` for a ``.mcp.json`` file."""
+    where = f"mcp_servers[{key!r}]" if table == "mcp_servers" else f"{table}.{key}"
     if not isinstance(key, str) or not _KEY.match(key):
         raise ValueError(
-            f"mcp_servers key {key!r} must be 1-64 letters, digits, '_' or '-' "
+            f"{table} key {key!r} must be 1-64 letters, digits, '_' or '-' "
             "(it becomes part of the tool names)"
         )
     if not isinstance(raw, Mapping):

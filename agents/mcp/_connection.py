@@ -17,7 +17,7 @@ import contextlib
 import logging
 import sys
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
@@ -56,6 +56,13 @@ class Connection:
     done: trio.Event = attrs.Factory(trio.Event)
     #: set when the status becomes ``failed``
     lost: trio.Event = attrs.Factory(trio.Event)
+    #: called with the server's name after a ``tools/list_changed`` re-listing changed ``listed``
+    on_tools_changed: Callable[[str], None] | None = None
+    #: set when the server announced a changed tool list that is not re-listed yet
+    relist_pending: bool = False
+    _relist: trio.Event = attrs.Factory(trio.Event)
+    _relisted: trio.Event = attrs.Factory(trio.Event)
+    _list_timeout: float = 30.0
     _scope: trio.CancelScope | None = None
     _stopping: bool = False
     _stderr: TextIO | None = None
@@ -110,7 +117,11 @@ class Connection:
                 self.session = session
                 self.status = "connected"
                 self.settled.set()
-                await closed.wait()
+                self._list_timeout = connect_timeout
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(self._relist_loop, session)
+                    await closed.wait()
+                    nursery.cancel_scope.cancel()
                 self.session = None
                 if not self._stopping:
                     self._fail(
@@ -121,16 +132,10 @@ class Connection:
     async def _open_transport(self) -> AsyncIterator[tuple[Any, Any]]:
         config = self.config
         if isinstance(config, StdioServerConfig):
-            from mcp.client.stdio import StdioServerParameters, stdio_client
+            from ._stdio import open_stdio
 
-            params = StdioServerParameters(
-                command=config.command,
-                args=list(config.args),
-                env=dict(config.env) or None,
-                cwd=config.cwd,
-            )
             errlog = self._stderr if self._stderr is not None else sys.stderr
-            async with stdio_client(params, errlog=errlog) as streams:
+            async with open_stdio(config, errlog) as streams:
                 yield streams
         elif isinstance(config, HttpServerConfig) and config.type == "http":
             from mcp.client.streamable_http import streamable_http_client
@@ -147,9 +152,46 @@ class Connection:
             async with sse_client(config.url, headers=dict(config.headers) or None) as streams:
                 yield streams
 
+    async def _relist_loop(self, session: ClientSession) -> None:
+        """List the tools again each time the server says they changed (a burst of
+        notifications is one listing); ``on_tools_changed`` only when the list really differs,
+        so a server that announces changes that are none never touches the session's tools."""
+        while True:
+            await self._relist.wait()
+            self._relist = trio.Event()
+            listed: list[McpTool] | None = None
+            with trio.move_on_after(self._list_timeout):
+                try:
+                    listed = await _list_tools(session)
+                except Exception as exc:
+                    log.warning("MCP server %r: re-listing tools failed: %s", self.name, exc)
+            if listed is None:
+                log.warning("MCP server %r: re-listing tools failed or timed out", self.name)
+            elif _listing(listed) != _listing(self.listed):
+                self.listed = listed
+                if self.on_tools_changed is not None:
+                    self.on_tools_changed(self.name)
+            if not self._relist.is_set():
+                self.relist_pending = False
+                self._relisted.set()
+                self._relisted = trio.Event()
+
+    async def wait_relisted(self, seconds: float) -> None:
+        """Until an announced tool list change has been listed (at most ``seconds``)."""
+        if self.relist_pending:
+            with trio.move_on_after(seconds):
+                await self._relisted.wait()
+
     async def _on_message(self, message: Any) -> None:
-        """Transport faults reach the session here: kept to explain a failed connect."""
-        if isinstance(message, Exception):
+        """Server notifications and transport faults reach the session here: a changed tool
+        list is re-listed by the connection's task; a fault is kept to explain a failed
+        connect."""
+        from mcp.types import ToolListChangedNotification
+
+        if isinstance(message, ToolListChangedNotification):
+            self.relist_pending = True
+            self._relist.set()
+        elif isinstance(message, Exception):
             self._last_transport_error = describe_error(message)
             log.debug("MCP server %r: transport error %s", self.name, self._last_transport_error)
         await trio.lowlevel.checkpoint()
@@ -212,6 +254,11 @@ async def _list_tools(session: ClientSession) -> list[McpTool]:
         if cursor is None:
             break
     return tools
+
+
+def _listing(tools: list[McpTool]) -> list[dict[str, Any]]:
+    """What of a listing the model sees: two listings equal here give the same definitions."""
+    return [t.model_dump(mode="json", exclude_none=True) for t in tools]
 
 
 def describe_error(exc: BaseException) -> str:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 import attrs
@@ -75,6 +75,17 @@ class McpServers:
     max_output_tokens: int
     _connections: dict[str, Connection] = attrs.Factory(dict)
     _tools: dict[str, list[Tool]] = attrs.Factory(dict)
+    _watchers: list[Callable[[str], None]] = attrs.Factory(list)
+
+    def watch(self, callback: Callable[[str], None]) -> None:
+        """Call ``callback(server)`` whenever a server's tool list changed mid-session (its
+        ``notifications/tools/list_changed``, re-listed); ``tools()`` already has the new set."""
+        self._watchers.append(callback)
+
+    def _tools_changed(self, name: str) -> None:
+        self._tools.pop(name, None)
+        for callback in self._watchers:
+            callback(name)
 
     # -- reading ---------------------------------------------------------------------------------
 
@@ -156,6 +167,8 @@ class McpServers:
                 f"MCP server {server!r} did not answer tool {tool!r} within "
                 f"{self.call_timeout:g} s; the call was abandoned"
             )
+        # A tool that changed the server's tool list: the change is in the very next request.
+        await conn.wait_relisted(min(self.connect_timeout, self.call_timeout))
         return cap_output(convert_result(result), self.max_output_tokens)
 
     # -- changing --------------------------------------------------------------------------------
@@ -189,6 +202,7 @@ class McpServers:
 
     async def _start(self, name: str) -> None:
         conn = Connection(name=name, config=self._configs[name])
+        conn.on_tools_changed = self._tools_changed
         self._connections[name] = conn
         self._tools.pop(name, None)
         self._nursery.start_soon(conn.run, self.connect_timeout, name=f"mcp-server:{name}")

@@ -22,7 +22,17 @@ from typing import Any
 
 import attrs
 
-__all__ = ["HookCommand", "Settings", "SettingsError", "load_settings", "settings_files"]
+__all__ = [
+    "HookCommand",
+    "HttpHook",
+    "PromptHook",
+    "Settings",
+    "SettingsError",
+    "SettingsHook",
+    "load_settings",
+    "read_json",
+    "settings_files",
+]
 
 _PERMISSION_MODES = ("default", "acceptEdits", "plan", "dontAsk", "auto", "bypassPermissions")
 
@@ -43,6 +53,36 @@ class HookCommand:
 
 
 @attrs.frozen
+class HttpHook:
+    """One ``{"type": "http", "url", "headers"?, "allowedEnvVars"?, "timeout"?}`` entry: the hook
+    input is POSTed to ``url``; ``$VAR`` in header values is filled only for ``allowedEnvVars``."""
+
+    event: str
+    matcher: str | None
+    url: str
+    source: str
+    headers: Mapping[str, str] = attrs.field(factory=dict)
+    allowed_env_vars: tuple[str, ...] = ()
+    timeout: float | None = None
+
+
+@attrs.frozen
+class PromptHook:
+    """One ``{"type": "prompt", "prompt", "model"?, "timeout"?}`` entry: the session's model
+    decides (see :mod:`agents.settings._prompt_hooks`)."""
+
+    event: str
+    matcher: str | None
+    prompt: str
+    source: str
+    model: str | None = None
+    timeout: float | None = None
+
+
+SettingsHook = HookCommand | HttpHook | PromptHook
+
+
+@attrs.frozen
 class Settings:
     """The merged settings of the loaded files (empty when no source is enabled)."""
 
@@ -52,7 +92,7 @@ class Settings:
     additional_directories: tuple[str, ...] = ()
     default_mode: str | None = None
     env: Mapping[str, str] = attrs.field(factory=dict)
-    hooks: tuple[HookCommand, ...] = ()
+    hooks: tuple[SettingsHook, ...] = ()
     files: tuple[str, ...] = ()
 
 
@@ -88,12 +128,12 @@ def load_settings(
     dirs: list[str] = []
     mode: str | None = None
     env: dict[str, str] = {}
-    hooks: list[HookCommand] = []
+    hooks: list[SettingsHook] = []
     files: list[str] = []
     loaded: list[tuple[Path, Mapping[str, Any]]] = []
     for path in settings_files(cwd, setting_sources, home):
         if path.is_file():
-            loaded.append((path, _read_json(path)))
+            loaded.append((path, read_json(path)))
     if extra is not None:
         loaded.append(_extra(extra, cwd))
     for path, data in loaded:
@@ -152,10 +192,10 @@ def _extra(extra: str | Mapping[str, Any], cwd: str) -> tuple[Path, Mapping[str,
         return Path(cwd) / ".claude" / "<settings option>", data
     path = Path(extra).expanduser()
     path = path if path.is_absolute() else Path(cwd) / path
-    return path, _read_json(path)
+    return path, read_json(path)
 
 
-def _read_json(path: Path) -> Mapping[str, Any]:
+def read_json(path: Path) -> Mapping[str, Any]:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -185,10 +225,10 @@ def _str_list(data: Mapping[str, Any], path: Path, key: str, field: str) -> list
     return value
 
 
-def _hooks(data: Mapping[str, Any], path: Path) -> list[HookCommand]:
+def _hooks(data: Mapping[str, Any], path: Path) -> list[SettingsHook]:
     from ..hooks import HOOK_EVENTS
 
-    out: list[HookCommand] = []
+    out: list[SettingsHook] = []
     for event, matchers in data.items():
         where = f"hooks.{event}"
         if event not in HOOK_EVENTS:
@@ -215,18 +255,10 @@ def _hooks(data: Mapping[str, Any], path: Path) -> list[HookCommand]:
 
 def _hook_command(
     hook: Any, path: Path, where: str, event: str, matcher: str | None
-) -> HookCommand:
+) -> SettingsHook:
     if not isinstance(hook, Mapping):
         raise SettingsError(f"{path}: {where} must be an object, got {hook!r}")
     kind = hook.get("type", "command")
-    if kind != "command":
-        raise NotImplementedError(
-            f"{path}: {where}.type {kind!r}: only 'command' hooks are built "
-            "(prompt, agent and http hooks are not)"
-        )
-    command = hook.get("command")
-    if not isinstance(command, str) or not command.strip():
-        raise SettingsError(f"{path}: {where}.command must be a non-empty string, got {command!r}")
     timeout = hook.get("timeout")
     if timeout is not None and (
         isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
@@ -234,10 +266,72 @@ def _hook_command(
         raise SettingsError(
             f"{path}: {where}.timeout must be a number of seconds > 0, got {timeout!r}"
         )
+    seconds = None if timeout is None else float(timeout)
+    if kind == "http":
+        return _http_hook(hook, path, where, event, matcher, seconds)
+    if kind == "prompt":
+        return _prompt_hook(hook, path, where, event, matcher, seconds)
+    if kind != "command":
+        raise NotImplementedError(
+            f"{path}: {where}.type {kind!r}: 'command', 'http' and 'prompt' hooks are built "
+            "(agent hooks, a subagent deciding, are not)"
+        )
+    command = hook.get("command")
+    if not isinstance(command, str) or not command.strip():
+        raise SettingsError(f"{path}: {where}.command must be a non-empty string, got {command!r}")
     return HookCommand(
+        event=event, matcher=matcher, command=command, timeout=seconds, source=str(path)
+    )
+
+
+def _http_hook(
+    hook: Mapping[str, Any],
+    path: Path,
+    where: str,
+    event: str,
+    matcher: str | None,
+    timeout: float | None,
+) -> HttpHook:
+    url = hook.get("url")
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        raise SettingsError(f"{path}: {where}.url must be an http:// or https:// URL, got {url!r}")
+    headers = hook.get("headers", {})
+    if not isinstance(headers, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in headers.items()
+    ):
+        raise SettingsError(
+            f"{path}: {where}.headers must be an object of strings, got {headers!r}"
+        )
+    allowed = hook.get("allowedEnvVars", [])
+    if not isinstance(allowed, list) or not all(isinstance(v, str) for v in allowed):
+        raise SettingsError(
+            f"{path}: {where}.allowedEnvVars must be a list of variable names, got {allowed!r}"
+        )
+    return HttpHook(
         event=event,
         matcher=matcher,
-        command=command,
-        timeout=None if timeout is None else float(timeout),
+        url=url,
         source=str(path),
+        headers=dict(headers),
+        allowed_env_vars=tuple(allowed),
+        timeout=timeout,
+    )
+
+
+def _prompt_hook(
+    hook: Mapping[str, Any],
+    path: Path,
+    where: str,
+    event: str,
+    matcher: str | None,
+    timeout: float | None,
+) -> PromptHook:
+    prompt = hook.get("prompt")
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise SettingsError(f"{path}: {where}.prompt must be a non-empty string, got {prompt!r}")
+    model = hook.get("model")
+    if model is not None and (not isinstance(model, str) or not model):
+        raise SettingsError(f"{path}: {where}.model must be a model name, got {model!r}")
+    return PromptHook(
+        event=event, matcher=matcher, prompt=prompt, source=str(path), model=model, timeout=timeout
     )

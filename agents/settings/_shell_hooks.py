@@ -25,9 +25,11 @@ from typing import Any
 import trio
 
 from ..hooks import HookCallback, HookContext, HookMatcher
-from ._files import HookCommand
+from ._files import HookCommand, HttpHook, SettingsHook
+from ._http_hooks import HTTP_HOOK_MARGIN, http_hook
+from ._prompt_hooks import PROMPT_HOOK_TIMEOUT, AskModel, prompt_hook
 
-__all__ = ["shell_hook", "shell_hook_matchers"]
+__all__ = ["blocking_output", "shell_hook", "shell_hook_matchers"]
 
 #: Characters of a hook's stdout/stderr kept (the rest is noise for the model).
 _OUTPUT_CAP = 10_000
@@ -35,13 +37,29 @@ _CONTEXT_EVENTS = ("UserPromptSubmit", "SessionStart")
 
 
 def shell_hook_matchers(
-    commands: tuple[HookCommand, ...], cwd: str, env: Mapping[str, str]
+    commands: tuple[SettingsHook, ...],
+    cwd: str,
+    env: Mapping[str, str],
+    ask: AskModel | None = None,
 ) -> dict[str, list[HookMatcher]]:
-    """``hooks=`` entries for the settings' commands, one matcher each (its own timeout)."""
+    """``hooks=`` entries for the settings' hooks (commands, http, prompts), one matcher each
+    (its own timeout; an http hook bounds itself, the runner waits a little longer). ``ask``
+    is the session's one-shot model call, which prompt hooks need."""
     out: dict[str, list[HookMatcher]] = {}
     for command in commands:
-        callback = shell_hook(command.command, command.event, cwd, env)
-        matcher = HookMatcher(matcher=command.matcher, hooks=[callback], timeout=command.timeout)
+        timeout: float | None
+        if isinstance(command, HookCommand):
+            callback = shell_hook(command.command, command.event, cwd, env)
+            timeout = command.timeout
+        elif isinstance(command, HttpHook):
+            callback = http_hook(command, env)
+            timeout = None if command.timeout is None else command.timeout + HTTP_HOOK_MARGIN
+        else:
+            if ask is None:
+                raise ValueError(f"{command.source}: a prompt hook needs the session's model")
+            callback = prompt_hook(command, ask)
+            timeout = command.timeout or PROMPT_HOOK_TIMEOUT
+        matcher = HookMatcher(matcher=command.matcher, hooks=[callback], timeout=timeout)
         out.setdefault(command.event, []).append(matcher)
     return out
 
@@ -61,7 +79,7 @@ def shell_hook(command: str, event: str, cwd: str, env: Mapping[str, str]) -> Ho
         if code == 0:
             return _parse_stdout(stdout, event, command)
         if code == 2:
-            return _blocking(event, stderr or f"hook command {command!r} exited with code 2")
+            return blocking_output(event, stderr or f"hook command {command!r} exited with code 2")
         detail = f": {stderr}" if stderr else ""
         failed = f"{event} hook command {command!r} failed with exit code {code}{detail}"
         return {"systemMessage": failed}
@@ -108,7 +126,9 @@ def _parse_stdout(stdout: str, event: str, command: str) -> dict[str, Any]:
     return {}
 
 
-def _blocking(event: str, reason: str) -> dict[str, Any]:
+def blocking_output(event: str, reason: str) -> dict[str, Any]:
+    """What a blocking hook answer means for ``event``: a command's exit 2, a prompt hook's
+    ``ok: false``."""
     if event == "PreToolUse":
         return {
             "hookSpecificOutput": {

@@ -16,6 +16,17 @@ from .mcp_servers import BEHAVIOURS
 _MODULE = "agents.testing._mcp_serve"
 
 
+def _trace(event: str) -> None:
+    """With ``AGENTS_MCP_TRACE=<file>``: append ``<event> <monotonic s>`` (the benchmark's trace
+    of when the server started and ended each call; the clock is the host's, as the client's)."""
+    path = os.environ.get("AGENTS_MCP_TRACE")
+    if path:
+        import time
+
+        with open(path, "a") as out:
+            out.write(f"{event} {time.monotonic():.6f}\n")
+
+
 # -- the well-behaved server (the mcp package's server API) ----------------------------------------
 
 
@@ -45,7 +56,9 @@ def _build_server(name: str) -> Any:
     async def sleep(seconds: float) -> str:
         import anyio
 
+        _trace("start")
         await anyio.sleep(seconds)
+        _trace("end")
         return f"slept {seconds}"
 
     @server.tool(
@@ -121,7 +134,67 @@ def _initialize_result(request: dict[str, Any], name: str) -> dict[str, Any]:
     }
 
 
+def _notify(method: str) -> None:
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "method": method}) + "\n")
+    sys.stdout.flush()
+
+
+def _tool_entry(tool: str, description: str) -> dict[str, Any]:
+    schema = {"type": "object", "properties": {"text": {"type": "string"}}}
+    return {
+        "name": tool,
+        "description": description,
+        "inputSchema": schema,
+        "annotations": {"readOnlyHint": True},
+    }
+
+
+def _serve_dynamic(name: str) -> None:
+    """``dynamic``: a server whose tool list changes, announced with
+    ``notifications/tools/list_changed``. Tools: ``grow{text}`` adds a tool named ``text``;
+    ``retitle{text}`` gives ``grow`` the description ``text``; ``spam{text}`` sends the
+    notification ten times with the list unchanged; ``echo{text}``; every added tool echoes."""
+    tools = {
+        "grow": "Add a tool named by the text.",
+        "retitle": "Change grow's description.",
+        "spam": "Announce a change that is none.",
+        "echo": "Return the text.",
+    }
+    for line in sys.stdin:
+        try:
+            request = json.loads(line)
+        except ValueError:
+            continue
+        method, message_id = request.get("method"), request.get("id")
+        if message_id is None:
+            continue
+        params = request.get("params") or {}
+        if method == "initialize":
+            result = _initialize_result(request, name)
+            result["capabilities"] = {"tools": {"listChanged": True}}
+            _reply(message_id, result)
+        elif method == "tools/list":
+            _reply(message_id, {"tools": [_tool_entry(t, d) for t, d in tools.items()]})
+        elif method == "tools/call":
+            tool, text = params.get("name"), (params.get("arguments") or {}).get("text", "")
+            if tool == "grow":
+                tools[text] = f"Added by grow: {text}."
+                _notify("notifications/tools/list_changed")
+            elif tool == "retitle":
+                tools["grow"] = text
+                _notify("notifications/tools/list_changed")
+            elif tool == "spam":
+                for _ in range(10):
+                    _notify("notifications/tools/list_changed")
+            _reply(message_id, {"content": [{"type": "text", "text": f"{tool}: {text}"}]})
+        else:
+            _reply(message_id, {})
+
+
 def _serve_misbehaving(behaviour: str, name: str) -> None:
+    if behaviour == "dynamic":
+        _serve_dynamic(name)
+        return
     initialized = False
     for line in sys.stdin:
         try:

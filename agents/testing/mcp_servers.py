@@ -19,8 +19,10 @@ Run it as a process, the way a user's configuration would::
 Misbehaving servers (stdio only, plain JSON-RPC without the SDK so they can break the rules):
 ``stdio_server_config(behaviour="bad-json")`` answers every request with a line that is not JSON;
 ``"exit-after-initialize"`` answers the handshake and exits when the next request comes;
-``"hang-on-initialize"`` reads requests and never answers. The real server's ``sleep`` tool is the
-tool that hangs (give it a long time).
+``"hang-on-initialize"`` reads requests and never answers; ``"dynamic"`` changes its tool list
+and says so with ``notifications/tools/list_changed`` (``grow{text}`` adds a tool named
+``text``, ``retitle{text}`` redescribes ``grow``, ``spam`` announces ten changes that are none).
+The real server's ``sleep`` tool is the tool that hangs (give it a long time).
 
 Command line: ``python -m agents.testing._mcp_serve [stdio|http|sse] [--behaviour B] [--name N]``;
 ``http``/``sse`` print ``PORT <n>`` on stdout once they listen on 127.0.0.1.
@@ -40,7 +42,7 @@ import trio
 __all__ = ["BEHAVIOURS", "open_http_server", "stdio_server_config"]
 
 #: The ways the stdio server can behave.
-BEHAVIOURS = ("ok", "bad-json", "exit-after-initialize", "hang-on-initialize")
+BEHAVIOURS = ("ok", "bad-json", "exit-after-initialize", "hang-on-initialize", "dynamic")
 
 _MODULE = "agents.testing._mcp_serve"
 

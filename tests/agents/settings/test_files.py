@@ -124,12 +124,12 @@ def test_malformed_file_is_an_error_naming_file_and_key(
         load_settings(str(project), ["project"], home)
 
 
-def test_prompt_hooks_are_not_built_yet(project: Path, home: Path) -> None:
+def test_agent_hooks_are_not_built_yet(project: Path, home: Path) -> None:
     write(
         project / ".claude" / "settings.json",
-        {"hooks": {"Stop": [{"hooks": [{"type": "prompt", "prompt": "x"}]}]}},
+        {"hooks": {"Stop": [{"hooks": [{"type": "agent", "prompt": "x"}]}]}},
     )
-    with pytest.raises(NotImplementedError, match=r"only 'command' hooks are built"):
+    with pytest.raises(NotImplementedError, match=r"agent hooks, a subagent deciding, are not"):
         load_settings(str(project), ["project"], home)
 
 

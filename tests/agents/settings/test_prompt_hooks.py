@@ -1,0 +1,160 @@
+"""Settings-file ``prompt`` hooks: the session's model answers ``{"ok", "reason"?}`` and a
+``false`` blocks as a command's exit 2 does; the question is a request of its own, on the budget."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from agents import AgentOptions, ToolResultBlock, UserMessage
+from agents.hooks import HookContext
+from agents.settings import PromptHook, load_settings, prompt_hook
+from agents.testing import ScriptedBackend, Step, text, tool_use
+from tests.agents.helpers import collect
+
+CTX = HookContext()
+INPUT = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "rm -r /"}}
+
+
+def asking(answer: str | None) -> tuple[Any, list[tuple[str, str, str | None]]]:
+    asked: list[tuple[str, str, str | None]] = []
+
+    async def ask(prompt: str, system: str, model: str | None, hook_input: dict[str, Any]) -> Any:
+        asked.append((prompt, system, model))
+        await trio.lowlevel.checkpoint()
+        return answer
+
+    return ask, asked
+
+
+def hook_of(prompt: str = "Is this safe? $ARGUMENTS", event: str = "PreToolUse") -> PromptHook:
+    return PromptHook(event=event, matcher=None, prompt=prompt, source="test")
+
+
+async def test_ok_true_lets_the_action_go_ahead() -> None:
+    ask, _ = asking('{"ok": true}')
+    assert await prompt_hook(hook_of(), ask)(INPUT, "t1", CTX) == {}
+
+
+async def test_ok_false_denies_a_tool_call_with_the_reason() -> None:
+    ask, _ = asking('Sure. {"ok": false, "reason": "it deletes everything"}')
+    output = await prompt_hook(hook_of(), ask)(INPUT, "t1", CTX)
+    specific = output["hookSpecificOutput"]
+    assert specific["permissionDecision"] == "deny"
+    assert specific["permissionDecisionReason"] == "it deletes everything"
+
+
+async def test_ok_false_blocks_a_stop() -> None:
+    ask, _ = asking('{"ok": false, "reason": "the tests were not run"}')
+    output = await prompt_hook(hook_of(event="Stop"), ask)({}, None, CTX)
+    assert output == {"decision": "block", "reason": "the tests were not run"}
+
+
+async def test_the_arguments_placeholder_is_the_hook_input_as_json() -> None:
+    ask, asked = asking('{"ok": true}')
+    await prompt_hook(hook_of("Judge: $ARGUMENTS."), ask)(INPUT, "t1", CTX)
+    prompt = asked[0][0]
+    assert prompt.startswith("Judge: {") and prompt.endswith("}.")
+    assert json.loads(prompt[len("Judge: ") : -1]) == INPUT
+
+
+async def test_without_a_placeholder_the_input_is_appended() -> None:
+    ask, asked = asking('{"ok": true}')
+    await prompt_hook(hook_of("Is it safe?"), ask)(INPUT, "t1", CTX)
+    assert asked[0][0].startswith("Is it safe?") and '"rm -r /"' in asked[0][0]
+
+
+@pytest.mark.parametrize("answer", ["yes", '{"ok": "yes"}', "{not json}", None])
+async def test_an_unusable_answer_is_a_non_blocking_error(answer: str | None) -> None:
+    ask, _ = asking(answer)
+    output = await prompt_hook(hook_of(), ask)(INPUT, "t1", CTX)
+    assert set(output) == {"systemMessage"}
+    assert "PreToolUse prompt hook" in output["systemMessage"]
+
+
+def test_prompt_hooks_are_read_from_settings(project: Path) -> None:
+    path = project / ".claude" / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    entry = {"type": "prompt", "prompt": "Safe?", "model": "haiku", "timeout": 9}
+    path.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [entry]}]}}))
+    (hook,) = load_settings(str(project), ["project"]).hooks
+    assert hook == PromptHook(
+        event="Stop", matcher=None, prompt="Safe?", source=str(path), model="haiku", timeout=9.0
+    )
+
+
+def test_a_prompt_hook_without_a_prompt_names_file_and_key(project: Path) -> None:
+    from agents.settings import SettingsError
+
+    path = project / ".claude" / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [{"type": "prompt"}]}]}}))
+    with pytest.raises(SettingsError, match=rf"^{path}: hooks\.Stop\[0\]\.hooks\[0\]\.prompt"):
+        load_settings(str(project), ["project"])
+
+
+async def test_a_settings_prompt_hook_asks_the_sessions_model_and_denies(project: Path) -> None:
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    hook = {"type": "prompt", "prompt": "May this run? $ARGUMENTS"}
+    settings.write_text(
+        json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [hook]}]}})
+    )
+    backend = ScriptedBackend(
+        {
+            "main": [Step([tool_use("Bash", {"command": "echo hi"})]), Step([text("done")])],
+            "hook": [Step([text('{"ok": false, "reason": "no shell today"}')])],
+        }
+    )
+    options = AgentOptions(
+        backend=backend,
+        cwd=str(project),
+        setting_sources=["project"],
+        permission_mode="bypassPermissions",
+    )
+    with trio.fail_after(30):
+        messages, error = await collect("go", options)
+    assert error is None
+    (block,) = [
+        b
+        for m in messages
+        if isinstance(m, UserMessage)
+        for b in m.content
+        if isinstance(b, ToolResultBlock)
+    ]
+    assert block.is_error and "no shell today" in str(block.content)
+    (question,) = [r for r in backend.requests if r.purpose == "hook"]
+    assert '"echo hi"' in question.messages[0]["content"]
+    assert question.model == options.resolved_model
+    backend.assert_consumed()
+
+
+async def _cost_with_hook_usage(project: Path, input_tokens: int) -> float:
+    from agents import ResultMessage
+    from agents.testing.scripted import usage
+
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    hook = {"type": "prompt", "prompt": "Done?"}
+    settings.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [hook]}]}}))
+    backend = ScriptedBackend(
+        {
+            "main": [Step([text("done")])],
+            "hook": [Step([text('{"ok": true}')], usage=usage(input_tokens, 1))],
+        }
+    )
+    options = AgentOptions(backend=backend, cwd=str(project), setting_sources=["project"])
+    with trio.fail_after(30):
+        messages, error = await collect("go", options)
+    assert error is None
+    return [m for m in messages if isinstance(m, ResultMessage)][-1].total_cost_usd or 0.0
+
+
+async def test_the_hooks_question_is_charged_to_the_session(project: Path) -> None:
+    small = await _cost_with_hook_usage(project, 1)
+    large = await _cost_with_hook_usage(project, 1_000_000)
+    assert large - small > 0.5  # a million input tokens cost dollars on every model
