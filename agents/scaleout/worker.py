@@ -40,7 +40,7 @@ from agents.messages import ResultMessage
 from agents.scaleout.ledger import PostgresLedger, open_postgres_ledger
 from agents.scaleout.queue import Job, SpawnQueue, SpawnRequest, SpawnResult, open_spawn_queue
 from agents.scaleout.shared import SharedLedger, open_shared_ledger
-from agents.sessions.postgres import PostgresSessionStore
+from agents.sessions.postgres import PostgresSessionStore, StaleWriterError
 from agents.sessions.store import SessionKey, project_key_for
 
 __all__ = [
@@ -181,6 +181,9 @@ class Worker:
     ledgers: TreeLedgers
     name: str
     lease_s: float = 10.0
+    #: entry ids of the jobs running here: a late heartbeat can make one look abandoned, and
+    #: this worker must not take it over from itself
+    running: set[str] = attrs.field(factory=set, init=False)
 
     async def serve(self, job: Job) -> None:
         """Run ``job`` and publish its result; while it runs, keep it from looking abandoned."""
@@ -316,7 +319,11 @@ async def run_worker(
             await slots.acquire()
             job: Job | None = None
             if trio.current_time() >= next_reclaim:
-                claimed = await queue.reclaim(name, min_idle_s=lease_s)
+                claimed = [
+                    j
+                    for j in await queue.reclaim(name, min_idle_s=lease_s)
+                    if j.entry_id not in worker.running  # ours, still running: not abandoned
+                ]
                 next_reclaim = trio.current_time() + lease_s / 2
                 for extra in claimed[1:]:  # more than one: serve the rest when slots free up
                     await slots.acquire()
@@ -331,6 +338,10 @@ async def run_worker(
 
 
 async def _serve_in_slot(worker: Worker, job: Job, slots: trio.Semaphore) -> None:
+    """Serve one job in a slot. A job that fails never takes the worker (and the other jobs)
+    down: one fenced off by a worker that took it over is left to that worker; any other
+    failure is published as the job's ``failed`` result, so its spawner is not left waiting."""
+    worker.running.add(job.entry_id)
     try:
         log.info(
             "worker %s: job %s%s",
@@ -339,8 +350,30 @@ async def _serve_in_slot(worker: Worker, job: Job, slots: trio.Semaphore) -> Non
             " (reclaimed)" if job.reclaimed else "",
         )
         await worker.serve(job)
+    except Exception as exc:
+        if _fenced(exc):
+            log.warning("worker %s: job %s was taken over by another worker", worker.name, job)
+            return
+        log.exception("worker %s: job %s failed", worker.name, job.request.job_id)
+        errors = [f"worker error: {leaf}" for leaf in _leaves(exc)]
+        failed = worker._result(job.request, "failed", errors=errors)
+        with trio.CancelScope(shield=True), trio.move_on_after(10):
+            await worker.queue.finish(job, failed)
     finally:
+        worker.running.discard(job.entry_id)
         slots.release()
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    """The exceptions inside ``exc``, ungrouped (a session's nurseries group what they raise)."""
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for e in exc.exceptions for leaf in _leaves(e)]
+    return [exc]
+
+
+def _fenced(exc: BaseException) -> bool:
+    """Whether ``exc`` is only the store's refusal of a writer another worker fenced off."""
+    return all(isinstance(leaf, StaleWriterError) for leaf in _leaves(exc))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -23,3 +23,8 @@ def scripted(request: SpawnRequest) -> ScriptedBackend:
     else:
         steps = [Step([text(f"done: {request.prompt}")], usage=usage(100, 10))]
     return ScriptedBackend({"main": steps})
+
+
+def broken(request: SpawnRequest) -> ScriptedBackend:
+    """A factory that fails, as a misconfigured backend does."""
+    raise RuntimeError(f"no backend for {request.prompt}")

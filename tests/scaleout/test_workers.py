@@ -10,6 +10,7 @@ import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import msgspec
 import pytest
 import trio
 
@@ -30,8 +31,10 @@ async def queue(redis_url: str) -> AsyncIterator[SpawnQueue]:
 
 
 async def _start_worker(
-    redis_url: str, dsn: str, queue: SpawnQueue, name: str, role: str
+    redis_url: str, dsn: str, queue: SpawnQueue, name: str, role: str, lease_s: float = 1.0
 ) -> trio.Process:
+    """A worker process; a short lease lets the kill tests reclaim quickly, a longer one keeps a
+    live but slow worker's job (this host can be very loaded) from being reclaimed meanwhile."""
     env = {**os.environ, "TEST_WORKER_ROLE": role}
     return await trio.lowlevel.open_process(
         [
@@ -45,7 +48,7 @@ async def _start_worker(
             "--name",
             name,
             "--lease",
-            "1",
+            str(lease_s),
             "--prefix",
             queue.prefix,
         ],
@@ -96,7 +99,8 @@ async def test_jobs_of_one_tree_run_on_two_workers_within_the_cap(
     tree = f"tree-{uuid.uuid4().hex}"
     async with open_postgres_ledger(postgres_dsn, tree, cap=50.0) as ledger:
         workers = [
-            await _start_worker(redis_url, postgres_dsn, queue, f"w{i}", "second") for i in range(2)
+            await _start_worker(redis_url, postgres_dsn, queue, f"w{i}", "second", lease_s=10)
+            for i in range(2)
         ]
         try:
             requests = [_request(tree, f"task {i}", tmp_path) for i in range(6)]
@@ -115,6 +119,31 @@ async def test_jobs_of_one_tree_run_on_two_workers_within_the_cap(
     assert stats.reserved == 0
     assert 0 < stats.total <= 50.0
     assert stats.total == pytest.approx(sum(r.total_cost_usd for r in results))
+
+
+async def test_a_failing_job_is_a_failed_result_and_the_worker_goes_on(
+    redis_url: str, postgres_dsn: str, queue: SpawnQueue, tmp_path: Path
+) -> None:
+    """A job that raises is published as ``failed`` naming the error; the next job still runs."""
+    tree = f"tree-{uuid.uuid4().hex}"
+    bad = msgspec.structs.replace(
+        _request(tree, "bad task", tmp_path), backend="tests.scaleout.backends:broken"
+    )
+    good = _request(tree, "good task", tmp_path)
+    worker = await _start_worker(redis_url, postgres_dsn, queue, "w", "second", lease_s=10)
+    try:
+        await queue.submit(bad)
+        await queue.submit(good)
+        with trio.fail_after(60):
+            failed = await _result_of(queue, bad.job_id, [worker])
+            done = await _result_of(queue, good.job_id, [worker])
+    finally:
+        await _stop(worker)
+    assert (failed.status, failed.errors) == (
+        "failed",
+        ["worker error: no backend for bad task"],
+    )
+    assert (done.status, done.result) == ("completed", "done: good task")
 
 
 async def test_a_killed_workers_job_is_resumed_elsewhere_not_restarted(
