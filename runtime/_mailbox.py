@@ -64,7 +64,16 @@ class Mailbox(Generic[T]):
     clamps ``peak`` to ``capacity`` (the queue itself never holds more).
     """
 
-    __slots__ = ("_capacity", "_closed", "_items", "_peak", "_queued", "_receivers", "_senders")
+    __slots__ = (
+        "_capacity",
+        "_closed",
+        "_items",
+        "_peak",
+        "_queued",
+        "_receiver",
+        "_receivers",
+        "_senders",
+    )
 
     def __init__(self, capacity: int = 64) -> None:
         if capacity < 1:
@@ -76,7 +85,10 @@ class Mailbox(Generic[T]):
         # Made when first needed: most mailboxes never hold an item nobody is waiting for, and
         # never see a sender wait.
         self._items: deque[T] | None = None
-        # Parked receivers and senders (with the item each brings), in arrival order.
+        # The parked receiver (there is one at most, the owner, but for a few mailboxes: the
+        # others wait in ``_receivers``), and parked senders with the item each brings, in
+        # arrival order.
+        self._receiver: Task | None = None
         self._receivers: dict[Task, None] | None = None
         self._senders: dict[Task, T] | None = None
 
@@ -107,10 +119,9 @@ class Mailbox(Generic[T]):
         """Hand ``item`` to a parked receiver or queue it; False when the mailbox is full."""
         if self._closed:
             raise trio.ClosedResourceError("the mailbox is closed")
-        receivers = self._receivers
-        if receivers:
-            task = next(iter(receivers))
-            del receivers[task]
+        task = self._receiver
+        if task is not None:
+            self._next_receiver()
             reschedule(task, Value(item))
         else:
             items = self._items
@@ -182,19 +193,41 @@ class Mailbox(Generic[T]):
         if self._closed:
             raise trio.EndOfChannel
         task = current_task()
-        receivers = self._receivers
-        if receivers is None:
-            receivers = self._receivers = {}
-        receivers[task] = None
+        if self._receiver is None:
+            # The usual case: a bound method, not a closure, for the one waiting receiver.
+            self._receiver = task
+            abort = self._abort_receiver
+        else:
+            receivers = self._receivers
+            if receivers is None:
+                receivers = self._receivers = {}
+            receivers[task] = None
 
-        def abort(_: RaiseCancelT) -> Abort:
-            del receivers[task]
-            return Abort.SUCCEEDED
+            def abort(_: RaiseCancelT) -> Abort:
+                if self._receiver is task:  # it came first in line meanwhile
+                    self._next_receiver()
+                else:
+                    del receivers[task]
+                return Abort.SUCCEEDED
 
         # Nothing was raised to get here: an idle agent waits with no exception alive.
         received: T = await wait_task_rescheduled(abort)
         self._queued -= 1
         return received
+
+    def _abort_receiver(self, _: RaiseCancelT) -> Abort:
+        self._next_receiver()
+        return Abort.SUCCEEDED
+
+    def _next_receiver(self) -> None:
+        """The first receiver has been served or has left: the next in line takes its place."""
+        receivers = self._receivers
+        if receivers:
+            task = next(iter(receivers))
+            del receivers[task]
+            self._receiver = task
+        else:
+            self._receiver = None
 
     def receive_nowait(self) -> T:
         """The oldest item, or ``trio.WouldBlock`` if empty (``trio.EndOfChannel`` if closed)."""
@@ -216,8 +249,9 @@ class Mailbox(Generic[T]):
         senders, self._senders = self._senders, None
         for task in senders or ():
             reschedule(task, Error(trio.ClosedResourceError("the mailbox was closed")))
+        first, self._receiver = self._receiver, None
         receivers, self._receivers = self._receivers, None
-        for task in receivers or ():
+        for task in (*(() if first is None else (first,)), *(receivers or ())):
             reschedule(task, Error(trio.EndOfChannel()))
 
     def __aiter__(self) -> Mailbox[T]:
