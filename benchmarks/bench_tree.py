@@ -250,6 +250,9 @@ def main() -> None:
         bench_instructions(args.callgrind)
         return
     fanout, idle, charges = (4, 50, 1_000) if args.quick else (100, 10_000, 200_000)
+    # First: the idle agents' RSS growth is only theirs in a process that has not freed memory
+    # yet (after the trees, new agents reuse what those left and read about half their size).
+    trio.run(bench_idle, args.idle or idle)
     trio.run(bench_tree, fanout)
     # The in-memory tree and its bare-Trio control, alternated: their CPU-time ratio is the
     # figure that holds on a loaded machine (wall time counts other processes' slices too).
@@ -260,7 +263,6 @@ def main() -> None:
     emit(bench="tree_over_bare_trio", fanout=fanout, cpu_ratio=round(min(ratios), 2),
          target_ratio=3.0)
     trio.run(bare_tree, fanout, True)
-    trio.run(bench_idle, args.idle or idle)
     bench_ledger(charges)
 
 
