@@ -15,6 +15,9 @@ Prints one JSON line per measurement::
   spend less per agent than this.
 * ``tree_over_bare_trio``: the in-memory tree's CPU time over the bare-Trio control's, the two
   measured alternately in the same run (best of two; target ≤ 3).
+* ``tree_instructions`` (``--callgrind``): the in-memory tree and the bare-Trio control in
+  instructions (valgrind's callgrind, the stable figure on a shared machine), each less the
+  interpreter's start and warm-up, and their ratio.
 * ``idle``: ``n`` agents spawned from code (``AgentClient.spawn``) waiting on their mailboxes:
   resident memory per idle agent (RSS delta / n), spawns per second, then one prompt each and
   shutdown (``--idle 100000`` for the 100 000-agent memory target, ≤ 600 MiB).
@@ -28,6 +31,8 @@ import gc
 import json
 import os
 import resource
+import subprocess
+import sys
 import tempfile
 import time
 from typing import Any
@@ -183,6 +188,46 @@ async def bench_idle(n: int) -> None:
                  per_agent * n / 1024, 1), target_kib=6)
 
 
+_CALLGRIND_CHILD = """
+import sys, trio
+sys.path.insert(0, {here!r})
+import bench_tree
+trio.run(bench_tree.bench_tree, 3, "memory")  # warm up: imports, caches
+trio.run(bench_tree.bare_tree, 3, False)
+if {kind!r} == "tree":
+    trio.run(bench_tree.bench_tree, {fanout}, "memory")
+elif {kind!r} == "bare":
+    trio.run(bench_tree.bare_tree, {fanout}, False)
+"""
+
+
+def _instructions(kind: str, fanout: int) -> int:
+    """Instructions the interpreter executes for one tree of ``kind`` (``"tree"``, ``"bare"``
+    or ``"none"``: the start and warm-up alone), counted by valgrind's callgrind."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    code = _CALLGRIND_CHILD.format(here=here, kind=kind, fanout=fanout)
+    done = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c",
+         code],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    for line in done.stderr.splitlines():
+        if "Collected :" in line:
+            return int(line.rsplit(":", 1)[1])
+    raise RuntimeError(f"no instruction count in callgrind's output: {done.stderr[-500:]}")
+
+
+def bench_instructions(fanout: int) -> None:
+    """The tree over bare Trio in instructions: the figure that does not move with the load."""
+    base = _instructions("none", fanout)
+    tree = _instructions("tree", fanout) - base
+    bare = _instructions("bare", fanout) - base
+    agents = fanout * fanout
+    emit(bench="tree_instructions", fanout=fanout, subagents=agents,
+         tree_per_agent=round(tree / agents), bare_per_agent=round(bare / agents),
+         ratio=round(tree / bare, 2), target_ratio=3.0)
+
+
 def bench_ledger(n: int) -> None:
     ledger = Ledger(cap=1e9)
     agents = [f"main/worker-{i}" for i in range(100)]
@@ -198,8 +243,16 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="tiny sizes, for the smoke test")
     parser.add_argument("--idle", type=int, help="idle agents (default 10 000; 100 000 for the "
                         "memory target)")
+    parser.add_argument("--callgrind", type=int, metavar="FANOUT", help="only count the "
+                        "instructions of a tree of FANOUT² agents and of its control (valgrind)")
     args = parser.parse_args()
+    if args.callgrind:
+        bench_instructions(args.callgrind)
+        return
     fanout, idle, charges = (4, 50, 1_000) if args.quick else (100, 10_000, 200_000)
+    # First: the idle agents' RSS growth is only theirs in a process that has not freed memory
+    # yet (after the trees, new agents reuse what those left and read about half their size).
+    trio.run(bench_idle, args.idle or idle)
     trio.run(bench_tree, fanout)
     # The in-memory tree and its bare-Trio control, alternated: their CPU-time ratio is the
     # figure that holds on a loaded machine (wall time counts other processes' slices too).
@@ -210,7 +263,6 @@ def main() -> None:
     emit(bench="tree_over_bare_trio", fanout=fanout, cpu_ratio=round(min(ratios), 2),
          target_ratio=3.0)
     trio.run(bare_tree, fanout, True)
-    trio.run(bench_idle, args.idle or idle)
     bench_ledger(charges)
 
 

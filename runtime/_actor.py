@@ -42,15 +42,16 @@ class Actor:
     mailbox: Mailbox[Any]
     cancel_scope: trio.CancelScope = attrs.field(factory=trio.CancelScope)
     background: bool = False
-    data: dict[str, Any] = attrs.field(factory=dict)
+    # ``data``, made when first read: most actors never use it.
+    _data: dict[str, Any] | None = attrs.field(default=None, alias="data")
     #: a leaf never has children, and runs without a nursery for them (``Supervisor.spawn``)
     leaf: bool = False
-    # Live children by address, in spawn order.
-    _children: dict[str, Actor] = attrs.field(factory=dict, init=False)
+    # Live children by address, in spawn order (None until the first child: a leaf has none).
+    _children: dict[str, Actor] | None = attrs.field(default=None, init=False)
     # The nursery the children run in; None before the task starts and after it ends.
     _nursery: trio.Nursery | None = attrs.field(default=None, init=False)
-    # Per-kind counters for child addresses: "researcher" -> last n used.
-    _child_counts: dict[str, int] = attrs.field(factory=dict, init=False)
+    # Per-kind counters for child addresses: "researcher" -> last n used (None until needed).
+    _child_counts: dict[str, int] | None = attrs.field(default=None, init=False)
     _ended: bool = attrs.field(default=False, init=False)
     # Made only when someone waits for the end: an Event and its set per idle actor add up.
     _done: trio.Event | None = attrs.field(default=None, init=False)
@@ -78,9 +79,29 @@ class Actor:
         self.cancel_scope.cancel(reason=reason)
 
     @property
+    def data(self) -> dict[str, Any]:
+        """A free slot for the layer above (see the class docstring)."""
+        data = self._data
+        if data is None:
+            data = self._data = {}
+        return data
+
+    @property
     def children(self) -> tuple[Actor, ...]:
         """The live children, in spawn order."""
-        return tuple(self._children.values())
+        children = self._children
+        return () if children is None else tuple(children.values())
+
+    def _add_child(self, child: Actor) -> None:
+        children = self._children
+        if children is None:
+            children = self._children = {}
+        children[child.address] = child
+
+    def _remove_child(self, child: Actor) -> None:
+        children = self._children
+        if children is not None:
+            children.pop(child.address, None)
 
     def _set_done(self) -> None:
         self._ended = True

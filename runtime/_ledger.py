@@ -186,6 +186,9 @@ class Ledger:
     _overruns: int = attrs.field(default=0, init=False)
     _is_tripped: bool = attrs.field(default=False, init=False)
     _per_agent: dict[str, int] = attrs.field(factory=dict, init=False)
+    #: agent id → the charged ids below it (``main/a-1`` → ``main/a-1/b-1``...), filled at each
+    #: id's first charge: ``subtree_spent`` reads a subtree, not every agent of the tree
+    _below: dict[str, list[str]] = attrs.field(factory=dict, init=False)
     #: reservation id → (booked units, agent id)
     _outstanding: dict[int, tuple[int, str]] = attrs.field(factory=dict, init=False)
     _callbacks: list[Callable[[], None]] = attrs.field(factory=list, init=False)
@@ -208,7 +211,11 @@ class Ledger:
         self._total += units
         self._charges += 1
         per_agent = self._per_agent
-        per_agent[agent_id] = per_agent.get(agent_id, 0) + units
+        spent = per_agent.get(agent_id)
+        if spent is None:
+            spent = 0
+            self._index(agent_id)
+        per_agent[agent_id] = spent + units
         if self._is_tripped:
             return True
         cap = self._cap_units
@@ -216,6 +223,14 @@ class Ledger:
             return False
         self._trip()
         return True
+
+    def _index(self, agent_id: str) -> None:
+        """List a newly charged id under each of its path's ancestors (once per agent)."""
+        below = self._below
+        cut = agent_id.rfind("/")
+        while cut >= 0:
+            below.setdefault(agent_id[:cut], []).append(agent_id)
+            cut = agent_id.rfind("/", 0, cut)
 
     def _trip(self) -> None:
         """Set the tripped state and run the callbacks, once."""
@@ -410,10 +425,10 @@ class Ledger:
 
     def subtree_spent(self, agent_id: str) -> float:
         """Cost of ``agent_id`` and every agent below it (ids are paths: ``main/a-1/b-2``)."""
-        prefix = agent_id + "/"
-        units = sum(
-            v for a, v in self._per_agent.items() if a == agent_id or a.startswith(prefix)
-        )
+        per_agent = self._per_agent
+        units = per_agent.get(agent_id, 0)
+        for below in self._below.get(agent_id, ()):
+            units += per_agent[below]
         return units / _SCALE
 
     @property

@@ -216,7 +216,7 @@ class Supervisor:
         live = self._live
         live[address] = actor
         if parent is not None:
-            parent._children[address] = actor
+            parent._add_child(actor)
         if depth:
             self._live_subagents += 1
         self._spawned_total += 1
@@ -237,6 +237,8 @@ class Supervisor:
                 candidate = f"{name}-{n}"
             return candidate
         counts = parent._child_counts
+        if counts is None:
+            counts = parent._child_counts = {}
         n = counts.get(name, 0)
         while True:
             n += 1
@@ -285,7 +287,7 @@ class Supervisor:
         if self._live.get(actor.address) is actor:
             del self._live[actor.address]
         if actor.parent is not None:
-            actor.parent._children.pop(actor.address, None)
+            actor.parent._remove_child(actor)
         if actor.depth:
             self._live_subagents -= 1
         peak = actor.mailbox.peak

@@ -8,20 +8,19 @@ same ledger, cancelled with the session — whose mailbox the caller feeds throu
 from __future__ import annotations
 
 import contextlib
-import math
 import sys
 
 import attrs
 import trio
 
-from runtime import Actor, BudgetExhausted
+from runtime import Actor, BudgetExhausted, Mailbox
 
 from .._features.hookpoints import fire, has_hooks
 from .._loop.agent import AgentLoop
 from .._loop.contracts import Content, Prompt
 from .._loop.run import Run, budget_end
 from ..messages import ResultError, ResultMessage
-from .serve import INPUT_END, recording_results, serve
+from .serve import INPUT_END, serve
 from .subagents import adopt, definitions, make_child, release_transcript, take_actor
 
 __all__ = ["UNBOUNDED_MAILBOX", "AgentHandle", "spawn_from_code"]
@@ -46,7 +45,9 @@ class AgentHandle:
     """
 
     loop: AgentLoop
-    _results: trio.MemoryReceiveChannel[ResultMessage]
+    #: the agent's results, closed when it ends (a mailbox, not a memory channel: it is memory
+    #: per idle agent)
+    _results: Mailbox[ResultMessage]
 
     @property
     def agent_id(self) -> str:
@@ -107,6 +108,23 @@ class AgentHandle:
         if actor is not None:
             actor.cancel(reason="stopped from code")
 
+    async def _behaviour(self, actor: Actor) -> None:
+        """The agent's actor: serve its mailbox, its results to this handle."""
+        child = self.loop
+        adopt(child, actor)
+        try:
+            if has_hooks(child, "SubagentStart"):
+                await fire(child, "SubagentStart", child.agent_type, agent_type=child.agent_type)
+            await serve(child, actor, self._on_result)
+        finally:
+            self._results.close()
+            release_transcript(child)
+
+    async def _on_result(self, result: ResultMessage) -> None:
+        """Each result: into the agent's transcript, then to this handle."""
+        await self.loop.record(result)
+        await self._results.send(result)
+
     async def wait(self) -> None:
         """Wait until the agent has ended."""
         actor = self.loop.links.actor
@@ -133,24 +151,13 @@ async def spawn_from_code(
     )
     # The API's edge: results nobody reads never block the agent (they are dropped at close),
     # and prompts from code never wait on the agent's progress.
-    send, receive = trio.open_memory_channel[ResultMessage](math.inf)
-
-    async def behaviour(actor: Actor) -> None:
-        adopt(child, actor)
-        async with send:
-            try:
-                if has_hooks(child, "SubagentStart"):
-                    await fire(child, "SubagentStart", agent_type, agent_type=agent_type)
-                await serve(child, actor, recording_results(child, send.send))
-            finally:
-                release_transcript(child)
-
+    handle = AgentHandle(child, Mailbox(UNBOUNDED_MAILBOX))
     if main.session.ledger.exhausted:
         raise BudgetExhausted()
     parent = main.links.actor
     assert parent is not None
     actor = await main.session.supervisor.spawn(
-        behaviour,
+        handle._behaviour,  # a bound method, not a closure: memory per idle agent
         name=agent_type,
         parent=parent,
         background=background,
@@ -158,4 +165,4 @@ async def spawn_from_code(
         leaf=child.tools.get("Agent") is None,  # it can spawn nothing: no nursery needed
     )
     take_actor(child, actor)
-    return AgentHandle(child, receive)
+    return handle

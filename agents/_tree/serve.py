@@ -72,20 +72,18 @@ async def serve(
         links.nursery = services
         try:
             while True:
-                empty = False
-                try:
+                # Looked at, not tried: no ``WouldBlock`` made (and kept alive by the frames it
+                # went through) on each agent's way to idle.
+                if mailbox.ready:
                     item = mailbox.receive_nowait()
-                except trio.WouldBlock:
-                    empty = True
-                except trio.EndOfChannel:
+                elif mailbox.closed:
                     break
-                if empty:  # waits outside the ``except``: no exception kept alive while idle
-                    if links.notifications:  # their WAKE did not fit in a full mailbox
-                        item = WAKE
-                    elif closed and links.background_running == 0:
-                        break
-                    else:
-                        item = await mailbox.receive()
+                elif links.notifications:  # their WAKE did not fit in a full mailbox
+                    item = WAKE
+                elif closed and links.background_running == 0:
+                    break
+                else:
+                    item = await mailbox.receive()
                 if isinstance(item, Prompt):
                     last = await loop.run_prompt(
                         item.content, max_turns=item.max_turns, origin=item.origin

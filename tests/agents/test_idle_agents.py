@@ -54,3 +54,27 @@ async def test_an_agent_spawned_from_code_without_the_agent_tool_runs_as_a_leaf(
         assert idle_actor.leaf
         assert not boss_actor.leaf
         assert (await idle.ask("hi")).result == "ok"
+
+
+def _live_memory_channels() -> int:
+    gc.collect()
+    kinds = (trio.MemorySendChannel, trio.MemoryReceiveChannel)
+    return sum(1 for obj in gc.get_objects() if isinstance(obj, kinds))
+
+
+async def test_idle_agents_hold_no_memory_channel(project: Path) -> None:
+    """An agent's mailbox and its handle's results are lighter than a Trio memory channel
+    (over a kilobyte each before anything is sent): spawning idle agents makes none."""
+    options = AgentOptions(
+        cwd=str(project),
+        backend=ScriptedBackend(lambda request: Step([text("ok")])),
+        agents={"idle": AgentDefinition(description="i", prompt="i", tools=[])},
+        tools=[],
+    )
+    async with AgentClient(options) as client:
+        await trio.testing.wait_all_tasks_blocked()
+        before = _live_memory_channels()
+        handles = [await client.spawn("idle") for _ in range(5)]
+        await trio.testing.wait_all_tasks_blocked()
+        assert _live_memory_channels() == before
+        assert [(await handle.ask("hi")).result for handle in handles] == ["ok"] * 5

@@ -146,3 +146,85 @@ async def test_waiting_receivers_and_senders_keep_no_exception_alive() -> None:
         await trio.testing.wait_all_tasks_blocked()
         assert _live_would_blocks() == before
         nursery.cancel_scope.cancel()
+
+
+async def test_parked_receivers_are_served_in_arrival_order_and_cancelled_ones_leave() -> None:
+    """Several receivers waiting on one mailbox get items first come, first served; one that
+    is cancelled while it waits (first in line or not) gets nothing and loses no item."""
+    box: Mailbox[int] = Mailbox(capacity=4)
+    got: dict[str, int] = {}
+
+    async def receiver(name: str) -> None:
+        got[name] = await box.receive()
+
+    async with trio.open_nursery() as nursery:
+        scopes = {}
+        for name in "abcde":
+            scope = trio.CancelScope()
+            scopes[name] = scope
+
+            async def run(name: str = name, scope: trio.CancelScope = scope) -> None:
+                with scope:
+                    await receiver(name)
+
+            nursery.start_soon(run)
+            await trio.testing.wait_all_tasks_blocked()
+        scopes["a"].cancel()  # the first in line
+        await trio.testing.wait_all_tasks_blocked()
+        box.send_nowait(1)  # to b
+        await trio.testing.wait_all_tasks_blocked()
+        scopes["d"].cancel()  # one further back, after c came first in line
+        await trio.testing.wait_all_tasks_blocked()
+        scopes["c"].cancel()  # c, promoted to the front meanwhile
+        await trio.testing.wait_all_tasks_blocked()
+        box.send_nowait(2)  # to e
+    assert got == {"b": 1, "e": 2}
+    assert box.statistics().queued == 0
+
+
+
+async def test_close_ends_every_parked_receiver_and_refuses_every_parked_sender() -> None:
+    """close() wakes all waiters: receivers with EndOfChannel, senders with
+    ClosedResourceError."""
+    empty: Mailbox[int] = Mailbox(capacity=1)
+    full: Mailbox[int] = Mailbox(capacity=1)
+    full.send_nowait(0)
+    ends: list[str] = []
+
+    async def receive() -> None:
+        with pytest.raises(trio.EndOfChannel):
+            await empty.receive()
+        ends.append("receiver")
+
+    async def send(item: int) -> None:
+        with pytest.raises(trio.ClosedResourceError):
+            await full.send(item)
+        ends.append("sender")
+
+    async with trio.open_nursery() as nursery:
+        for i in range(3):
+            nursery.start_soon(receive)
+            nursery.start_soon(send, i + 1)
+        await trio.testing.wait_all_tasks_blocked()
+        empty.close()
+        full.close()
+    assert sorted(ends) == ["receiver"] * 3 + ["sender"] * 3
+    assert full.receive_nowait() == 0
+
+
+async def test_a_cancelled_parked_sender_leaves_the_line_and_its_item_never_arrives() -> None:
+    """A sender waiting on a full mailbox and cancelled sends nothing; the next one's item is
+    the one that moves in when room is made."""
+    box: Mailbox[int] = Mailbox(capacity=1)
+    box.send_nowait(0)
+    async with trio.open_nursery() as nursery:
+        async with trio.open_nursery() as inner:
+            inner.start_soon(box.send, 1)
+            await trio.testing.wait_all_tasks_blocked()
+            inner.cancel_scope.cancel()
+        nursery.start_soon(box.send, 2)
+        await trio.testing.wait_all_tasks_blocked()
+        assert box.receive_nowait() == 0
+        await trio.testing.wait_all_tasks_blocked()
+        assert box.receive_nowait() == 2
+    assert box.statistics().queued == 0
