@@ -154,7 +154,7 @@ def permission_cases(size: int, cwd: str) -> list[tuple[str, Callable[[], Awaita
 
 
 def capping_cases(size: int) -> list[tuple[str, Callable[[], Awaitable[Any]]]]:
-    from agents._loop.tool_calls import capped
+    from agents._loop.capping import capped
 
     async def handler(args: Any, ctx: Any) -> ToolOutput:
         return ToolOutput("")
