@@ -1,0 +1,136 @@
+"""Resuming, forking and recording long or huge transcripts leaves the event loop responsive.
+
+The work is in worker threads (``test_session_off_loop.py``); these tests pin what a thread
+alone does not fix: the cyclic GC walking what a resume built, the freeing of a long
+transcript's entries, and msgspec holding the interpreter over one huge entry. Timings are
+compared with a control measured in the same test (``holds.py``).
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import agents.sessions.history
+from agents import AgentOptions
+from agents._assembly.persist import start_session
+from agents.messages import AssistantMessage, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
+from agents.sessions import (
+    FileSessionStore,
+    SessionKey,
+    Transcript,
+    TranscriptEntry,
+    project_key_for,
+    rebuild_history,
+)
+from agents.sessions.entry import gc_paused
+from tests.agents.sessions.holds import best_hold, control_hold
+from tests.agents.sessions.test_session_off_loop import threads_of
+
+
+def conversation(entries: int) -> list[TranscriptEntry]:
+    """Tool turns with their results, as the loop records them."""
+    out: list[TranscriptEntry] = []
+    parent = None
+    for i in range(entries):
+        match i % 4:
+            case 0:
+                message: Any = UserMessage(content=f"prompt {i}")
+            case 1:
+                message = AssistantMessage([TextBlock(f"text {i}")], "m", message_id=f"m{i}")
+            case 2:
+                block = ToolUseBlock(f"t{i}", "Read", {"file_path": "a"})
+                message = AssistantMessage([block], "m", message_id=f"m{i - 1}")
+            case _:
+                message = UserMessage(content=[ToolResultBlock(f"t{i - 1}", "contents")])
+        entry = TranscriptEntry(
+            uuid=f"u{i}", parent_uuid=parent, session_id="s", timestamp=float(i), message=message
+        )
+        out.append(entry)
+        parent = entry.uuid
+    return out
+
+
+def young_ids() -> set[int]:
+    return {id(o) for generation in (0, 1) for o in gc.get_objects(generation=generation)}
+
+
+async def test_a_resumed_history_is_not_left_to_the_young_collections(tmp_path: Path) -> None:
+    """What a long resume builds in its threads is aged at once: none of it is in the young
+    generations, which the GC walks every few hundred allocations (on the event loop's thread
+    too)."""
+    store = FileSessionStore(tmp_path)
+    key = SessionKey("-p", "s")
+    await store.append(key, conversation(20_000))
+    _, report = await Transcript.resume(store, key)
+    history = await rebuild_history(report.entries)
+    young = young_ids()
+    assert id(report.entries) not in young
+    assert not any(id(m) in young or id(m["content"]) in young for m in history)
+
+
+def test_objects_the_application_froze_stay_frozen() -> None:
+    """The ageing is skipped when the application keeps a frozen generation of its own."""
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with gc_paused(True):
+            built = [[i] for i in range(1000)]
+        assert gc.get_freeze_count() == frozen and built
+    finally:
+        gc.unfreeze()
+
+
+async def resumed_session(root: Path, entries: int) -> tuple[str, FileSessionStore]:
+    store = FileSessionStore(root)
+    cwd = str(root / "project")
+    os.makedirs(cwd, exist_ok=True)
+    await store.append(SessionKey(project_key_for(cwd), "long"), conversation(entries))
+    return cwd, store
+
+
+async def test_a_session_resuming_a_long_transcript_frees_its_entries_off_the_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once the history is rebuilt, the entries are freed in a worker thread."""
+    cwd, store = await resumed_session(tmp_path, 3000)
+    seen = threads_of(monkeypatch, agents.sessions.history, "clear_in_slices")
+    setup = await start_session(AgentOptions(cwd=cwd, resume="long"), store, cwd, "next")
+    assert len(setup.history) > 1000
+    assert seen and threading.get_ident() not in seen
+
+
+async def test_a_session_resuming_a_long_transcript_keeps_the_loop_responsive(
+    tmp_path: Path,
+) -> None:
+    """Up to its first request, no step of a session resuming 60 000 entries holds the loop
+    much longer than a thousand checkpoints do (before: a young collection over everything the
+    resume built and the freeing of its entries, both in steps of the loop, 60–200 ms here)."""
+    cwd, store = await resumed_session(tmp_path, 60_000)
+    setups = []  # kept: freeing a history is the session's end, not its start
+
+    async def resume() -> None:
+        options = AgentOptions(cwd=cwd, resume="long")
+        setups.append(await start_session(options, store, cwd, "next"))
+
+    control = await control_hold()
+    assert (await best_hold(resume)).step < 0.03 + 3 * control.step
+
+
+async def test_forking_a_long_transcript_keeps_the_loop_responsive(tmp_path: Path) -> None:
+    """No step of forking 60 000 entries (copying them under the new id) holds the loop much
+    longer than a thousand checkpoints do (before: the copy was made on the loop)."""
+    cwd, store = await resumed_session(tmp_path, 60_000)
+    setups = []  # kept: freeing a history is the session's end, not its start
+
+    async def fork() -> None:
+        options = AgentOptions(cwd=cwd, resume="long", fork_session=True)
+        setups.append(await start_session(options, store, cwd, f"fork{len(setups)}"))
+
+    control = await control_hold()
+    assert (await best_hold(fork)).step < 0.03 + 3 * control.step
