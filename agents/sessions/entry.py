@@ -26,6 +26,7 @@ from typing import Any, cast
 
 import attrs
 import msgspec
+from msgspec.structs import astuple
 
 from agents.messages import (
     AssistantMessage,
@@ -48,6 +49,7 @@ __all__ = [
     "gc_paused",
     "is_large",
     "promote_young",
+    "rough_size",
     "summary",
 ]
 
@@ -136,20 +138,21 @@ def is_large(entries: Sequence[TranscriptEntry], limit: int = LARGE_APPEND_BYTES
                     if type(block) is ToolResultBlock and type(block.content) is str:
                         total += len(block.content) + _ITEM_BYTES
                     else:
-                        total += _walk(block, limit - total)
+                        total += rough_size(block, limit - total)
                     if total > limit:
                         return True
             if message.tool_use_result:
-                total += _walk(message.tool_use_result, limit - total)
+                total += rough_size(message.tool_use_result, limit - total)
         else:
-            total += _walk(entry.data if message is None else message, limit - total)
+            total += rough_size(entry.data if message is None else message, limit - total)
         if total > limit:
             return True
     return False
 
 
-def _walk(root: Any, budget: int) -> int:
-    """A rough size of the JSON for ``root``, given up once it passes ``budget``."""
+def rough_size(root: Any, budget: int) -> int:
+    """A rough size of the JSON for ``root`` (at least ``_ITEM_BYTES`` per item), given up once
+    it passes ``budget``: a walk of at most ``budget / _ITEM_BYTES`` items."""
     total = 0
     stack = [root]
     pop, push = stack.pop, stack.extend
@@ -166,7 +169,7 @@ def _walk(root: Any, budget: int) -> int:
             total += _ITEM_BYTES * len(item)
             push(item)
         elif isinstance(item, msgspec.Struct):
-            push(getattr(item, field) for field in item.__struct_fields__)
+            push(astuple(item))
     return total
 
 
