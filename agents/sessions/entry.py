@@ -164,10 +164,12 @@ def rough_size(root: Any, budget: int) -> int:
             total += len(item)
         elif kind is dict:
             total += _ITEM_BYTES * len(item)
-            push(item.values())
+            if total <= budget:  # pushing a huge container's items would be work of its size
+                push(item.values())
         elif kind is list:
             total += _ITEM_BYTES * len(item)
-            push(item)
+            if total <= budget:
+                push(item)
         elif isinstance(item, msgspec.Struct):
             push(astuple(item))
     return total

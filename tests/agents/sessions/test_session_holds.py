@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import os
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ from agents.sessions import (
     project_key_for,
     rebuild_history,
 )
-from agents.sessions.entry import gc_paused
+from agents.sessions.entry import gc_paused, is_large
 from tests.agents.sessions.holds import best_hold, control_hold, thread_control_hold
 from tests.agents.sessions.test_session_off_loop import threads_of
 
@@ -200,3 +201,16 @@ async def test_recording_a_huge_entry_lets_the_loop_run_while_it_is_encoded(
 
     control = await thread_control_hold()
     assert (await best_hold(record)).late < 0.03 + 2 * control.late
+
+
+def test_sizing_an_entry_of_a_huge_list_is_bounded_work() -> None:
+    """Whether a 2-million-message history snapshot is large is known without touching its
+    messages (before: they were all copied onto the walk's stack, on the event loop)."""
+    data = {"messages": [{"role": "user", "content": "s"} for _ in range(2_000_000)]}
+    entry = entry_of(kind="history_snapshot", data=data)
+    times = []
+    for _ in range(5):
+        started = time.perf_counter()
+        assert is_large([entry])
+        times.append(time.perf_counter() - started)
+    assert min(times) < 0.002
