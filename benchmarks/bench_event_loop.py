@@ -49,6 +49,7 @@ from agents.tools.base import MCP_OUTPUT_CAP_CHARS, Tool, ToolOutput
 from agents.tools.shell import _cap
 
 TARGET_MS = 50.0
+QUICK = False
 GROUPS = ["bash_permission", "output_cap", "transcript_entry", "long_history", "other_inputs"]
 
 
@@ -119,6 +120,18 @@ def measure(group: str, case: str, size: int, step: Callable[[], Awaitable[Any]]
 async def control() -> None:
     for _ in range(1000):
         await trio.lowlevel.checkpoint()
+
+
+def spin(seconds: float) -> None:
+    deadline = time.perf_counter() + seconds
+    while time.perf_counter() < deadline:
+        pass
+
+
+async def thread_control() -> None:
+    """Plain Python in a worker thread for a second: the watchdog's floor for work in a thread
+    (the interpreter changes hands every 5 ms, and the operating system adds its delays)."""
+    await trio.to_thread.run_sync(spin, 0.2 if QUICK else 1.0)
 
 
 # --- permission analysis -------------------------------------------------------------------
@@ -375,6 +388,8 @@ def main() -> None:
         help="run only these groups (repeatable)",
     )
     args = parser.parse_args()
+    global QUICK
+    QUICK = args.quick
     groups = set(args.only or GROUPS)
     bash_sizes = [400] if args.quick else [4_000, 40_000, 100_000]
     output_sizes = [10_000] if args.quick else [1_000_000, 50_000_000]
@@ -382,6 +397,7 @@ def main() -> None:
     history_sizes = [200] if args.quick else [10_000, 100_000]
     input_sizes = [10_000] if args.quick else [1_000_000, 10_000_000]
     measure("control", "checkpoints", 1000, control)
+    measure("control", "python_in_a_thread", 1, thread_control)
     with tempfile.TemporaryDirectory() as tmp:
         for size in bash_sizes if "bash_permission" in groups else []:
             for case, step in permission_cases(size, tmp):

@@ -101,10 +101,10 @@ def encode_entry_into(entry: TranscriptEntry, buf: bytearray) -> None:
     buf += b"\n"
 
 
-#: Appends whose encoding may exceed this many bytes are encoded and written in a worker thread:
-#: at about 1 GB/s for encoding and less for the write, a larger append would hold the event loop
-#: for milliseconds on end (a 50 MB tool result: over 300 ms).
-LARGE_APPEND_BYTES = 1 << 20
+#: Appends whose encoding may exceed this many bytes (texts counted by characters) are encoded and
+#: written in a worker thread: a character JSON escapes takes up to 6 bytes and 10 ns, so a text
+#: of 1 Mi characters held the loop over 20 ms; 256 Ki characters, at most a few milliseconds.
+LARGE_APPEND_BYTES = 256 * 1024
 #: What one container or scalar counts towards that estimate, at least (its JSON punctuation and
 #: the encoder's work per item): it bounds the estimate's own walk to ``LARGE_APPEND_BYTES / 128``
 #: items, a few milliseconds at worst, microseconds for an ordinary message.
