@@ -10,6 +10,7 @@ the event loop run. The bytes are exactly those of one ``encode`` call (the test
 
 from __future__ import annotations
 
+import re
 import uuid
 from typing import Any
 
@@ -17,7 +18,7 @@ import msgspec
 
 from agents.sessions.entry import TranscriptEntry, rough_size
 
-__all__ = ["PIECE_BYTES", "encode_in_pieces_into"]
+__all__ = ["PIECE_BYTES", "decode_long_line", "encode_in_pieces_into"]
 
 #: The most one msgspec call encodes, estimated (a few milliseconds at worst).
 PIECE_BYTES = 128 * 1024
@@ -129,3 +130,121 @@ def _is_default(field: msgspec.structs.FieldInfo, value: msgspec.Struct) -> bool
     if field.default_factory is not msgspec.NODEFAULT:
         return bool(current == field.default_factory())
     return False
+
+
+# -- decoding ------------------------------------------------------------------------------------
+
+#: A string literal longer than this (bytes of JSON) is decoded by pieces.
+_LONG_LITERAL = PIECE_BYTES
+#: A line with more string literals than this is decoded in one call: scanning each literal in
+#: Python would cost more than it saves (a line of many small items is not cut yet).
+_MAX_LITERALS = 10_000
+#: A string literal's body, escapes included; matched a window at a time (one bounded call each).
+_BODY = re.compile(rb'(?:[^"\\]+|\\u[0-9a-fA-F]{4}|\\[^u])*')
+#: A high surrogate's escape: a piece must not end between it and its low half.
+_HIGH_SURROGATE = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}$")
+_QUOTE = ord('"')
+#: Bytes of a literal scanned per call: text full of escapes scans at about 5 MB/s.
+_SCAN_WINDOW = 32 * 1024
+
+
+def decode_long_line(line: bytes | memoryview, decoder: msgspec.json.Decoder[Any]) -> Any:
+    """``decoder.decode(line)`` for a line of megabytes, by pieces: each long string literal
+    is cut out of the line (found a window at a time), the rest decoded in one call with a
+    marker in its place, and the literal decoded a piece at a time, then put back. A line this
+    does not suit (too many literals, a marker where the type wants no string) is decoded whole.
+    """
+    data = line if isinstance(line, bytes) else bytes(line)
+    found = _long_literals(data)
+    if not found:
+        return decoder.decode(data)
+    token = uuid.uuid4().hex
+    skeleton = bytearray()
+    texts: dict[str, str] = {}
+    start = 0
+    for i, (opening, closing, cuts) in enumerate(found):
+        marker = f"@piece-{token}-{i}@"
+        skeleton += memoryview(data)[start:opening]
+        skeleton += _encoder.encode(marker)
+        texts[marker] = _decode_literal(data, opening, closing, cuts)
+        start = closing + 1
+    skeleton += memoryview(data)[start:]
+    try:
+        value = decoder.decode(skeleton)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return decoder.decode(data)
+    return _put_back(value, texts)
+
+
+def _long_literals(data: bytes) -> list[tuple[int, int, list[int]]]:
+    """``(opening quote, closing quote, safe cuts)`` of each long string literal; [] when the
+    line has too many literals to be worth it."""
+    found: list[tuple[int, int, list[int]]] = []
+    position, literals, end_of_data = 0, 0, len(data)
+    while True:
+        opening = data.find(b'"', position)
+        if opening < 0:
+            return found
+        literals += 1
+        if literals > _MAX_LITERALS:
+            return []
+        end, cuts = opening + 1, []
+        while True:
+            window_end = min(end + _SCAN_WINDOW, end_of_data)
+            match = _BODY.match(data, end, window_end)
+            reached = match.end() if match else end
+            if reached >= end_of_data or (reached == end and window_end == end_of_data):
+                return []  # not JSON: let the decoder say so
+            end = reached
+            if data[end] == _QUOTE:
+                break
+            cuts.append(_safe_cut(data, end, opening + 1))
+        if end - opening > _LONG_LITERAL:
+            found.append((opening, end, cuts))
+        position = end + 1
+
+
+def _safe_cut(data: bytes, at: int, start: int) -> int:
+    """A place at or just before ``at`` where a literal's body may be cut: not inside a UTF-8
+    character (msgspec writes them raw) nor between the two escapes of a surrogate pair."""
+    if _HIGH_SURROGATE.search(data, max(at - 6, start), at):
+        return at - 6
+    while at > start and data[at] & 0xC0 == 0x80:  # a continuation byte
+        at -= 1
+    return at
+
+
+def _decode_literal(data: bytes, opening: int, closing: int, cuts: list[int]) -> str:
+    pieces = []
+    start = opening + 1
+    for cut in [*cuts, closing]:
+        if cut > start:
+            pieces.append(_string_decoder.decode(b'"' + data[start:cut] + b'"'))
+            start = cut
+    return "".join(pieces)
+
+
+_string_decoder = msgspec.json.Decoder(str)
+
+
+def _put_back(value: Any, texts: dict[str, str]) -> Any:
+    """``value`` with each marker string replaced by its text (containers rebuilt only where a
+    marker is)."""
+    kind = type(value)
+    if kind is str:
+        return texts.get(value, value)
+    if kind is list:
+        items = [_put_back(item, texts) for item in value]
+        return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
+    if kind is dict:
+        pairs = {texts.get(k, k): _put_back(v, texts) for k, v in value.items()}
+        return pairs if any(k not in value or pairs[k] is not value[k] for k in pairs) else value
+    if isinstance(value, msgspec.Struct):
+        changed = {}
+        for name in value.__struct_fields__:
+            field = getattr(value, name)
+            new = _put_back(field, texts)
+            if new is not field:
+                changed[name] = new
+        return msgspec.structs.replace(value, **changed) if changed else value
+    return value

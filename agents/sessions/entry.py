@@ -256,9 +256,27 @@ def _decode_lines_in_chunks(data: bytes) -> list[TranscriptEntry]:
     start = 0
     while start < len(data):
         end = data.find(b"\n", min(start + _DECODE_CHUNK_BYTES, len(data)) - 1) + 1
+        if end - start > 2 * _DECODE_CHUNK_BYTES:  # a line of megabytes in this chunk
+            first = data.find(b"\n", start) + 1
+            if first - start > _DECODE_CHUNK_BYTES:  # it is the first: by pieces
+                entries.append(_decode_one(data[start : first - 1]))  # a copy, unless whole
+                start = first
+                continue
+            end = data.rfind(b"\n", start, start + _DECODE_CHUNK_BYTES) + 1  # the lines before
         entries += _decoder.decode_lines(view[start:end])
         start = end
     return entries
+
+
+def _decode_one(line: bytes | memoryview) -> TranscriptEntry:
+    """One line; a line of megabytes by pieces (``chunked.decode_long_line``), since one
+    msgspec call over it would hold the interpreter throughout."""
+    if len(line) <= _DECODE_CHUNK_BYTES:
+        return _decoder.decode(line)
+    from agents.sessions.chunked import decode_long_line  # it imports this module
+
+    entry: TranscriptEntry = decode_long_line(line, _decoder)
+    return entry
 
 
 @contextlib.contextmanager
@@ -386,7 +404,7 @@ def _decode_slow(label: str, data: bytes) -> LoadReport:
         if not line.strip():
             continue
         try:
-            entry = _decoder.decode(line)
+            entry = _decode_one(line)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             if number == last and not complete:
                 why = "truncated line (no trailing newline: the writer died mid-line)"
