@@ -1,4 +1,5 @@
-"""Encoding one huge transcript entry a piece at a time, so a worker thread shares the interpreter.
+"""One huge transcript entry encoded and decoded a piece at a time, so a worker thread shares
+the interpreter.
 
 msgspec holds the interpreter for the whole of one call: encoding a 50 MB tool result in one call
 stalls every other thread, the event loop's included, for 70–440 ms (a text full of characters
@@ -6,6 +7,9 @@ JSON escapes is the worst), even when the call runs in a worker thread. So a hug
 by pieces of at most about :data:`PIECE_BYTES` each — a long string by slices, a long list by runs
 of items, a big field of a struct in place of a marker — and between two pieces the thread lets
 the event loop run. The bytes are exactly those of one ``encode`` call (the tests check it).
+
+On the way back, a line of megabytes has its long string literals cut out and decoded by pieces
+(:func:`decode_long_line`); a line of many small items is still decoded in one call.
 """
 
 from __future__ import annotations
