@@ -101,10 +101,14 @@ def encode_entry_into(entry: TranscriptEntry, buf: bytearray) -> None:
     buf += b"\n"
 
 
-#: Appends whose encoding may exceed this many bytes (texts counted by characters) are encoded and
-#: written in a worker thread: a character JSON escapes takes up to 6 bytes and 10 ns, so a text
-#: of 1 Mi characters held the loop over 20 ms; 256 Ki characters, at most a few milliseconds.
-LARGE_APPEND_BYTES = 256 * 1024
+#: Appends whose encoding may exceed this many bytes are encoded and written in a worker thread:
+#: at about 1 GB/s for encoding and less for the write, a larger append would hold the event loop
+#: for milliseconds on end (a 50 MB tool result: over 300 ms).
+LARGE_APPEND_BYTES = 1 << 20
+#: What one character of text counts in that estimate: a character JSON escapes takes up to 6
+#: bytes and 10 ns, so a text of 1 Mi such characters held the loop over 20 ms; texts over 256 Ki
+#: characters leave it.
+_CHAR_BYTES = 4
 #: What one container or scalar counts towards that estimate, at least (its JSON punctuation and
 #: the encoder's work per item): it bounds the estimate's own walk to ``LARGE_APPEND_BYTES / 128``
 #: items, a few milliseconds at worst, microseconds for an ordinary message.
@@ -132,11 +136,11 @@ def is_large(entries: Sequence[TranscriptEntry], limit: int = LARGE_APPEND_BYTES
             message = cast(UserMessage, message)
             content = message.content
             if type(content) is str:
-                total += len(content)
+                total += _CHAR_BYTES * len(content)
             else:
                 for block in content:
                     if type(block) is ToolResultBlock and type(block.content) is str:
-                        total += len(block.content) + _ITEM_BYTES
+                        total += _CHAR_BYTES * len(block.content) + _ITEM_BYTES
                     else:
                         total += rough_size(block, limit - total)
                     if total > limit:
@@ -161,7 +165,7 @@ def rough_size(root: Any, budget: int) -> int:
         kind = type(item)
         total += _ITEM_BYTES
         if kind is str:
-            total += len(item)
+            total += _CHAR_BYTES * len(item)
         elif kind is dict:
             total += _ITEM_BYTES * len(item)
             if total <= budget:  # pushing a huge container's items would be work of its size
