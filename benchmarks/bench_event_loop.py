@@ -33,9 +33,11 @@ from typing import Any
 
 import trio
 
+from agents._loop.capping import capped
 from agents.messages import AssistantMessage, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
 from agents.permissions import PermissionCheck, PermissionGate, RuleSet
 from agents.sessions import (
+    HISTORY_SNAPSHOT,
     FileSessionStore,
     SessionKey,
     Transcript,
@@ -47,6 +49,8 @@ from agents.tools.base import MCP_OUTPUT_CAP_CHARS, Tool, ToolOutput
 from agents.tools.shell import _cap
 
 TARGET_MS = 50.0
+QUICK = False
+GROUPS = ["bash_permission", "output_cap", "transcript_entry", "long_history", "other_inputs"]
 
 
 class HoldMeter(trio.abc.Instrument):
@@ -118,6 +122,18 @@ async def control() -> None:
         await trio.lowlevel.checkpoint()
 
 
+def spin(seconds: float) -> None:
+    deadline = time.perf_counter() + seconds
+    while time.perf_counter() < deadline:
+        pass
+
+
+async def thread_control() -> None:
+    """Plain Python in a worker thread for a second: the watchdog's floor for work in a thread
+    (the interpreter changes hands every 5 ms, and the operating system adds its delays)."""
+    await trio.to_thread.run_sync(spin, 0.2 if QUICK else 1.0)
+
+
 # --- permission analysis -------------------------------------------------------------------
 
 
@@ -154,8 +170,6 @@ def permission_cases(size: int, cwd: str) -> list[tuple[str, Callable[[], Awaita
 
 
 def capping_cases(size: int) -> list[tuple[str, Callable[[], Awaitable[Any]]]]:
-    from agents._loop.tool_calls import capped
-
     async def handler(args: Any, ctx: Any) -> ToolOutput:
         return ToolOutput("")
 
@@ -176,7 +190,18 @@ def capping_cases(size: int) -> list[tuple[str, Callable[[], Awaitable[Any]]]]:
         _cap(raw, size)
         await trio.lowlevel.checkpoint()
 
-    return [("one_string", one_string), ("text_items", many_items), ("bash_buffer", bash_cap)]
+    images = [{"type": "image", "source": {}} for _ in range(max(1, size // 10))]
+
+    async def image_items() -> None:  # items that share no characters: bounded by count
+        capped(tool, ToolOutput(images))
+        await trio.lowlevel.checkpoint()
+
+    return [
+        ("one_string", one_string),
+        ("text_items", many_items),
+        ("image_items", image_items),
+        ("bash_buffer", bash_cap),
+    ]
 
 
 # --- transcripts -----------------------------------------------------------------------------
@@ -189,6 +214,8 @@ def transcript_cases(size: int, root: Path) -> list[tuple[str, Callable[[], Awai
     block = {"type": "text", "text": "b" * 20}
     messages = {
         "huge_tool_result": UserMessage(content=[ToolResultBlock("t", "x" * size)]),
+        # characters JSON escapes: the slowest text to encode (up to 6 bytes a character)
+        "escaped_tool_result": UserMessage(content=[ToolResultBlock("t", 'a"\n\\' * (size // 4))]),
         "huge_prompt": UserMessage(content="p" * size),
         "many_blocks": UserMessage(
             content=[ToolResultBlock(f"t{i}", [block]) for i in range(max(1, size // 60))]
@@ -202,7 +229,35 @@ def transcript_cases(size: int, root: Path) -> list[tuple[str, Callable[[], Awai
             await transcript.record(message)
 
         cases.append((name, record))
+    snapshot = {"messages": [{"role": "user", "content": "s" * 100} for _ in range(size // 130)]}
+
+    async def record_snapshot() -> None:  # compaction's history snapshot: a whole history
+        transcript = Transcript(store, SessionKey("-p", uuid.uuid4().hex))
+        await transcript.record_kind(HISTORY_SNAPSHOT, snapshot)
+
+    cases.append(("history_snapshot", record_snapshot))
+    key = SessionKey("-p", "huge-line")
+    entry = TranscriptEntry(
+        uuid="u0", parent_uuid=None, session_id="s", timestamp=0.0, message=messages["huge_prompt"]
+    )
+
+    async def resume_huge_line() -> None:  # decoding the line back: one msgspec call
+        await Transcript.resume(store, key)
+
+    cases.append(("resume_one_line", _prepared(store.append(key, [entry]), resume_huge_line)))
     return cases
+
+
+def _prepared(
+    setup: Awaitable[Any], step: Callable[[], Awaitable[Any]]
+) -> Callable[[], Awaitable[Any]]:
+    """``step`` after ``setup`` has run, outside the measured step (in its own ``trio.run``)."""
+
+    async def run_setup() -> None:
+        await setup
+
+    trio.run(run_setup)
+    return step
 
 
 def long_transcript(entries: int) -> list[TranscriptEntry]:
@@ -248,16 +303,78 @@ def history_cases(entries: int, root: Path) -> list[tuple[str, Callable[[], Awai
     async def rebuild() -> None:
         await rebuild_history(loaded or transcript)
 
+    setups: list[Any] = []  # kept alive: freeing a resumed history is the session's end
+
     async def session() -> None:  # what a session resuming it does before its first request
         os.makedirs(cwd, exist_ok=True)
         options = AgentOptions(cwd=cwd, resume="long")
-        await start_session(options, store, cwd, "next")
+        setups.append(await start_session(options, store, cwd, "next"))
+
+    async def fork() -> None:  # the same with fork_session=True: a copy of every entry
+        options = AgentOptions(cwd=cwd, resume="long", fork_session=True)
+        setups.append(await start_session(options, store, cwd, f"fork{len(setups)}"))
+
+    async def end() -> None:  # the session's end: its resumed history freed (by the agent loop)
+        setups.clear()
+        await trio.lowlevel.checkpoint()
 
     return [
         ("append_all", write),
         ("resume", resume),
         ("rebuild_history", rebuild),
         ("start_session", session),
+        ("fork_session", fork),
+        ("end_of_session", end),
+    ]
+
+
+# --- other huge inputs ------------------------------------------------------------------------
+
+
+def input_cases(size: int, cwd: str) -> list[tuple[str, Callable[[], Awaitable[Any]]]]:
+    """A huge tool input validated against its schema, a rule set of ``size // 100`` rules
+    checked, a deeply nested tool result capped and recorded, a long system prompt's entry."""
+
+    async def handler(args: Any, ctx: Any) -> ToolOutput:
+        return ToolOutput("")
+
+    schema = {
+        "type": "object",
+        "properties": {"items": {"type": "array"}, "text": {"type": "string"}},
+        "required": ["items"],
+    }
+    tool = Tool("t", "d", schema, handler, output_cap=MCP_OUTPUT_CAP_CHARS)
+    tool_input = {"items": [{"k": i, "v": "x" * 8} for i in range(size // 20)], "text": "t" * size}
+
+    async def validate() -> None:
+        tool.validate(tool_input)
+        await trio.lowlevel.checkpoint()
+
+    n_rules = max(10, size // 100)
+    rules = RuleSet.from_strings(
+        allow=[f"Bash(tool{i} --flag:*)" for i in range(n_rules)],
+        deny=[f"Read(/secret{i}/**)" for i in range(n_rules)],
+    )
+    gate = PermissionGate(mode="default", rules=rules, cwd=cwd, home=cwd)
+
+    async def many_rules() -> None:
+        call = PermissionCheck("Read", {"file_path": cwd + "/a.txt"}, "t1", read_only=True)
+        await gate.check(call, {})
+
+    nested: Any = "leaf"
+    for _ in range(min(size // 100, 500)):  # msgspec refuses to encode deeper than 1 000
+        nested = [nested]
+    store = FileSessionStore(Path(cwd) / "nested")
+
+    async def deep_result() -> None:
+        out = capped(tool, ToolOutput([{"type": "text", "text": "n", "extra": nested}]))
+        transcript = Transcript(store, SessionKey("-p", uuid.uuid4().hex))
+        await transcript.record(UserMessage(content=[ToolResultBlock("t", out.content)]))
+
+    return [
+        ("tool_input_validation", validate),
+        (f"rules_{2 * n_rules}", many_rules),
+        ("deep_nesting_result", deep_result),
     ]
 
 
@@ -266,17 +383,21 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="tiny smoke run")
     parser.add_argument(
         "--only",
-        choices=["bash_permission", "output_cap", "transcript_entry", "long_history"],
+        choices=GROUPS,
         action="append",
         help="run only these groups (repeatable)",
     )
     args = parser.parse_args()
-    groups = set(args.only or ["bash_permission", "output_cap", "transcript_entry", "long_history"])
+    global QUICK
+    QUICK = args.quick
+    groups = set(args.only or GROUPS)
     bash_sizes = [400] if args.quick else [4_000, 40_000, 100_000]
     output_sizes = [10_000] if args.quick else [1_000_000, 50_000_000]
     entry_sizes = [10_000] if args.quick else [1_000_000, 10_000_000, 50_000_000]
     history_sizes = [200] if args.quick else [10_000, 100_000]
+    input_sizes = [10_000] if args.quick else [1_000_000, 10_000_000]
     measure("control", "checkpoints", 1000, control)
+    measure("control", "python_in_a_thread", 1, thread_control)
     with tempfile.TemporaryDirectory() as tmp:
         for size in bash_sizes if "bash_permission" in groups else []:
             for case, step in permission_cases(size, tmp):
@@ -290,6 +411,9 @@ def main() -> None:
         for size in history_sizes if "long_history" in groups else []:
             for case, step in history_cases(size, Path(tmp) / f"h{size}"):
                 measure("long_history", case, size, step)
+        for size in input_sizes if "other_inputs" in groups else []:
+            for case, step in input_cases(size, tmp):
+                measure("other_inputs", case, size, step)
     measure("control", "checkpoints", 1000, control)
 
 

@@ -38,7 +38,7 @@ from ..sessions import (
     project_key_for,
     rebuild_history,
 )
-from ..sessions.history import INLINE_REBUILD_ENTRIES
+from ..sessions.history import INLINE_REBUILD_ENTRIES, release
 
 if TYPE_CHECKING:
     from .._loop.agent import AgentLoop
@@ -114,6 +114,7 @@ async def start_session(
         transcript = Transcript(
             store, transcripts.key(session_id), last_uuid=copied[-1].uuid if copied else None
         )
+        await release(copied)  # freeing a long copy on the event loop would hold it
     else:
         session_id = resume
     history = await rebuild_history(report.entries)
@@ -121,6 +122,7 @@ async def start_session(
         repaired = _repaired_ids(report.entries, history)
     else:  # a long transcript: walking it would hold the event loop
         repaired = await trio.to_thread.run_sync(_repaired_ids, report.entries, history)
+    await release(report.entries)  # the history is built: free the entries off the loop
     if repaired:
         notices.append(
             f"resumed session {resume}: {len(repaired)} tool call(s) left unanswered when the "

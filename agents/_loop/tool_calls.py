@@ -21,8 +21,9 @@ import trio
 from runtime import ToolScheduler
 
 from ..messages import SystemMessage, ToolResultBlock, ToolUseBlock, UserMessage
-from ..tools.base import Tool, ToolContext, ToolInputError, ToolOutput, truncate
+from ..tools.base import ToolContext, ToolInputError, ToolOutput
 from .budget import watching_the_budget
+from .capping import capped
 from .run import BUDGET_LIMIT_TEXT, INTERRUPTED_TEXT, Run, new_id
 
 if TYPE_CHECKING:
@@ -298,38 +299,3 @@ def with_context(output: ToolOutput, texts: tuple[str, ...]) -> ToolOutput:
     )
     blocks.extend({"type": "text", "text": t} for t in texts)
     return ToolOutput(content=blocks, is_error=output.is_error, data=output.data)
-
-
-def capped(tool: Tool, output: ToolOutput) -> ToolOutput:
-    """``output`` within the tool's ``output_cap`` characters: text is cut with a note saying
-    how much; in a list of content items, text items share the cap and the rest are kept."""
-    cap = tool.output_cap
-    if cap is None:
-        return output
-    content = output.content
-    if isinstance(content, str):
-        if len(content) <= cap:
-            return output
-        return attrs.evolve(output, content=truncate(content, cap))
-    total = 0
-    for item in content:
-        if item.get("type") == "text":
-            total += len(item.get("text", ""))
-    if total <= cap:
-        return output
-    kept: list[dict[str, Any]] = []
-    budget = cap
-    for item in content:
-        if item.get("type") != "text":
-            kept.append(item)
-            continue
-        text = item.get("text", "")
-        if budget <= 0:
-            continue
-        if len(text) > budget:
-            kept.append({"type": "text", "text": truncate(text, budget)})
-            budget = 0
-        else:
-            kept.append(item)
-            budget -= len(text)
-    return attrs.evolve(output, content=kept)

@@ -26,6 +26,7 @@ from typing import Any, cast
 
 import attrs
 import msgspec
+from msgspec.structs import astuple
 
 from agents.messages import (
     AssistantMessage,
@@ -47,6 +48,8 @@ __all__ = [
     "encode_entry_into",
     "gc_paused",
     "is_large",
+    "promote_young",
+    "rough_size",
     "summary",
 ]
 
@@ -102,6 +105,10 @@ def encode_entry_into(entry: TranscriptEntry, buf: bytearray) -> None:
 #: at about 1 GB/s for encoding and less for the write, a larger append would hold the event loop
 #: for milliseconds on end (a 50 MB tool result: over 300 ms).
 LARGE_APPEND_BYTES = 1 << 20
+#: What one character of text counts in that estimate: a character JSON escapes takes up to 6
+#: bytes and 10 ns, so a text of 1 Mi such characters held the loop over 20 ms; texts over 256 Ki
+#: characters leave it.
+_CHAR_BYTES = 4
 #: What one container or scalar counts towards that estimate, at least (its JSON punctuation and
 #: the encoder's work per item): it bounds the estimate's own walk to ``LARGE_APPEND_BYTES / 128``
 #: items, a few milliseconds at worst, microseconds for an ordinary message.
@@ -129,25 +136,25 @@ def is_large(entries: Sequence[TranscriptEntry], limit: int = LARGE_APPEND_BYTES
             message = cast(UserMessage, message)
             content = message.content
             if type(content) is str:
-                total += len(content)
+                total += _CHAR_BYTES * len(content)
             else:
                 for block in content:
                     if type(block) is ToolResultBlock:
                         inner = block.content
                         if type(inner) is str:
-                            total += len(inner) + _ITEM_BYTES
+                            total += _CHAR_BYTES * len(inner) + _ITEM_BYTES
                         elif type(inner) is list:  # content items: texts measured by length
                             total += _ITEM_BYTES + _items(inner, limit - total)
                         else:
-                            total += _walk(block, limit - total)
+                            total += rough_size(block, limit - total)
                     else:
-                        total += _walk(block, limit - total)
+                        total += rough_size(block, limit - total)
                     if total > limit:
                         return True
             if message.tool_use_result:
-                total += _walk(message.tool_use_result, limit - total)
+                total += rough_size(message.tool_use_result, limit - total)
         else:
-            total += _walk(entry.data if message is None else message, limit - total)
+            total += rough_size(entry.data if message is None else message, limit - total)
         if total > limit:
             return True
     return False
@@ -160,16 +167,17 @@ def _items(items: list[dict[str, Any]], budget: int) -> int:
     for item in items:
         text = item.get("text") if type(item) is dict and len(item) == 2 else None
         if type(text) is str and item.get("type") == "text":
-            total += len(text) + 4 * _ITEM_BYTES  # at least what the walk counts for it
+            total += _CHAR_BYTES * len(text) + 4 * _ITEM_BYTES  # at least what the walk counts
         else:
-            total += _walk(item, budget - total)
+            total += rough_size(item, budget - total)
         if total > budget:
             break
     return total
 
 
-def _walk(root: Any, budget: int) -> int:
-    """A rough size of the JSON for ``root``, given up once it passes ``budget``."""
+def rough_size(root: Any, budget: int) -> int:
+    """A rough size of the JSON for ``root`` (at least ``_ITEM_BYTES`` per item), given up once
+    it passes ``budget``: a walk of at most ``budget / _ITEM_BYTES`` items."""
     total = 0
     stack = [root]
     pop, push = stack.pop, stack.extend
@@ -178,15 +186,17 @@ def _walk(root: Any, budget: int) -> int:
         kind = type(item)
         total += _ITEM_BYTES
         if kind is str:
-            total += len(item)
+            total += _CHAR_BYTES * len(item)
         elif kind is dict:
             total += _ITEM_BYTES * len(item)
-            push(item.values())
+            if total <= budget:  # pushing a huge container's items would be work of its size
+                push(item.values())
         elif kind is list:
             total += _ITEM_BYTES * len(item)
-            push(item)
+            if total <= budget:
+                push(item)
         elif isinstance(item, msgspec.Struct):
-            push(getattr(item, field) for field in item.__struct_fields__)
+            push(astuple(item))
     return total
 
 
@@ -271,19 +281,42 @@ def _decode_lines_in_chunks(data: bytes) -> list[TranscriptEntry]:
     start = 0
     while start < len(data):
         end = data.find(b"\n", min(start + _DECODE_CHUNK_BYTES, len(data)) - 1) + 1
+        if end - start > 2 * _DECODE_CHUNK_BYTES:  # a line of megabytes in this chunk
+            first = data.find(b"\n", start) + 1
+            if first - start > _DECODE_CHUNK_BYTES:  # it is the first: by pieces
+                entries.append(_decode_one(data[start : first - 1]))  # a copy, unless whole
+                start = first
+                continue
+            end = data.rfind(b"\n", start, start + _DECODE_CHUNK_BYTES) + 1  # the lines before
         entries += _decoder.decode_lines(view[start:end])
         start = end
     return entries
 
 
+def _decode_one(line: bytes | memoryview) -> TranscriptEntry:
+    """One line; a line of megabytes by pieces (``chunked.decode_long_line``), since one
+    msgspec call over it would hold the interpreter throughout."""
+    if len(line) <= _DECODE_CHUNK_BYTES:
+        return _decoder.decode(line)
+    from agents.sessions.chunked import decode_long_line  # it imports this module
+
+    entry: TranscriptEntry = decode_long_line(line, _decoder)
+    return entry
+
+
 @contextlib.contextmanager
 def gc_paused(pause: bool) -> Iterator[None]:
-    """Postpone the cyclic GC while decoding a big transcript.
+    """Postpone the cyclic GC while decoding a big transcript, then age what was built.
 
     Decoding allocates millions of containers, each allocation counting towards a collection that
     finds nothing (the new objects are all reachable); with the GC paused, loading 100 000 entries
     is about twice as fast. The pause is process-wide but short, and a GC disabled by the
     application stays disabled.
+
+    At the end the young objects are moved to the oldest generation (:func:`promote_young`):
+    otherwise the next young collection — in whatever thread allocates next, often the event
+    loop's — walks all of them at once (100 000 resumed entries: 100–190 ms holding the
+    interpreter).
     """
     if not pause or not gc.isenabled():
         yield
@@ -292,7 +325,24 @@ def gc_paused(pause: bool) -> Iterator[None]:
     try:
         yield
     finally:
+        promote_young()
         gc.enable()
+
+
+def promote_young() -> None:
+    """Move every object the cyclic GC tracks into its oldest generation, in constant time.
+
+    ``gc.freeze()`` moves all tracked objects to the permanent generation and ``gc.unfreeze()``
+    moves the permanent generation back into the oldest one: the young collections, which run
+    every few hundred allocations, no longer walk what a resume just built; only a full
+    collection (rare: CPython runs one when the old generation has grown by a quarter since the
+    last) looks at them, as at any long-lived object. Garbage among them is still collected then.
+    Skipped when the application keeps objects frozen itself (``gc.get_freeze_count()``): they
+    must stay frozen.
+    """
+    if gc.get_freeze_count() == 0:
+        gc.freeze()
+        gc.unfreeze()
 
 
 def _chain_is_whole(entries: list[TranscriptEntry]) -> bool:
@@ -379,7 +429,7 @@ def _decode_slow(label: str, data: bytes) -> LoadReport:
         if not line.strip():
             continue
         try:
-            entry = _decoder.decode(line)
+            entry = _decode_one(line)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             if number == last and not complete:
                 why = "truncated line (no trailing newline: the writer died mid-line)"

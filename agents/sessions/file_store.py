@@ -35,6 +35,7 @@ import attrs
 import msgspec
 import trio
 
+from agents.sessions.chunked import encode_in_pieces_into
 from agents.sessions.entry import (
     LoadReport,
     TranscriptEntry,
@@ -279,10 +280,11 @@ def _open(path: str) -> int:
 
 
 def _append_blocking(path: str, entries: list[TranscriptEntry]) -> None:
-    """Encode and append ``entries`` in one write on a descriptor of its own (in a thread)."""
+    """Encode and append ``entries`` in one write on a descriptor of its own (in a thread; a huge
+    entry by pieces, so the thread does not hold the interpreter for the whole encoding)."""
     buf = bytearray()
     for entry in entries:
-        encode_entry_into(entry, buf)
+        encode_in_pieces_into(entry, buf)
     fd = _open(path)
     try:
         _write_all(fd, buf)

@@ -42,6 +42,7 @@ __all__ = [
     "block_to_api",
     "history_from_entries",
     "rebuild_history",
+    "release",
     "repair_history",
 ]
 
@@ -144,6 +145,31 @@ async def rebuild_history(entries: Sequence[TranscriptEntry]) -> list[dict[str, 
 def _rebuild_paused(entries: list[TranscriptEntry]) -> list[dict[str, Any]]:
     with gc_paused(True):
         return history_from_entries(entries)
+
+
+#: How many items a worker thread frees per call when emptying a long list (about a millisecond).
+_RELEASE_SLICE = 1000
+
+
+async def release(items: list[Any]) -> None:
+    """Empty ``items``, freeing what only it held, off the event loop when it is long.
+
+    Freeing the entries of a long transcript is work too: 100 000 resumed entries are about a
+    million objects, 130 ms of deallocation on whichever thread drops the last reference. A
+    long list is emptied in a worker thread a slice at a time, so the thread gives the
+    interpreter back to the event loop between slices.
+    """
+    if len(items) <= INLINE_REBUILD_ENTRIES:
+        items.clear()
+        await trio.lowlevel.checkpoint()
+        return
+    await trio.to_thread.run_sync(clear_in_slices, items)
+
+
+def clear_in_slices(items: list[Any]) -> None:
+    """Empty ``items`` from the end, ``_RELEASE_SLICE`` at a time (in a worker thread)."""
+    while items:
+        del items[-_RELEASE_SLICE:]
 
 
 def repair_history(history: list[dict[str, Any]]) -> list[dict[str, Any]]:

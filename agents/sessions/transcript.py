@@ -24,7 +24,7 @@ from agents._ids import new_id
 from agents.messages import AssistantMessage, Message, SystemMessage, ToolResultBlock, UserMessage
 from agents.sessions.entry import HISTORY_SNAPSHOT, LoadReport, TranscriptEntry, is_large, summary
 from agents.sessions.file_store import FileSessionStore
-from agents.sessions.history import INLINE_REBUILD_ENTRIES
+from agents.sessions.history import INLINE_REBUILD_ENTRIES, clear_in_slices
 from agents.sessions.store import (
     SessionInfo,
     SessionKey,
@@ -162,8 +162,8 @@ class Transcript:
             )
         if len(report.entries) <= INLINE_REBUILD_ENTRIES:
             resumed = resumable(report, at=at)
-        else:  # walking a long transcript's branches would hold the event loop
-            resumed = await trio.to_thread.run_sync(functools.partial(resumable, report, at=at))
+        else:  # walking a long transcript's branches, and freeing what it drops, would hold it
+            resumed = await trio.to_thread.run_sync(functools.partial(_resumable_freed, report, at))
         entries = resumed.entries
         transcript = cls(store, key, agent_id, entries[-1].uuid if entries else None)
         return transcript, resumed
@@ -182,6 +182,14 @@ class Transcript:
 
 
 _BEFORE_PROMPT = "before the first prompt of the resumed branch"
+
+
+def _resumable_freed(report: LoadReport, at: str | None) -> LoadReport:
+    """:func:`resumable`, then the loaded list emptied here (in a worker thread): the entries
+    resume leaves aside are freed in this thread, not on the event loop's."""
+    resumed = resumable(report, at=at)
+    clear_in_slices(report.entries)  # resumable always returns a new list
+    return resumed
 
 
 def resumable(report: LoadReport, *, at: str | None = None) -> LoadReport:
@@ -291,6 +299,18 @@ def _rebrand(entry: TranscriptEntry, session_id: str) -> TranscriptEntry:
     return msgspec.structs.replace(entry, session_id=session_id, message=message)
 
 
+def _copy(entries: list[TranscriptEntry], at: str | None, session_id: str) -> list[TranscriptEntry]:
+    """The active branch of ``entries`` (cut at ``at``) under ``session_id``; empties
+    ``entries`` (the originals are freed where this runs: a worker thread for a long one)."""
+    branch = active_branch(entries)
+    if at is not None:
+        branch = truncate_at(branch, at)
+    copied = [_rebrand(e, session_id) for e in branch]
+    del branch
+    clear_in_slices(entries)
+    return copied
+
+
 async def fork_session(
     store: SessionStore, key: SessionKey, new_session_id: str, *, at: str | None = None
 ) -> list[TranscriptEntry]:
@@ -311,10 +331,10 @@ async def fork_session(
         raise SessionNotFoundError(
             f"no session {main.session_id!r} in project {main.project_key!r}"
         )
-    entries = active_branch(report.entries)
-    if at is not None:
-        entries = truncate_at(entries, at)
-    copied = [_rebrand(e, new_session_id) for e in entries]
+    if len(report.entries) <= INLINE_REBUILD_ENTRIES:
+        copied = _copy(report.entries, at, new_session_id)
+    else:  # a long transcript: walking and copying it would hold the event loop
+        copied = await trio.to_thread.run_sync(_copy, report.entries, at, new_session_id)
     await store.append(SessionKey(main.project_key, new_session_id), copied)
     for subpath in await store.list_subkeys(main):
         sub = await store.load(SessionKey(main.project_key, main.session_id, subpath))

@@ -24,7 +24,10 @@ from agents import (
     query,
     tool,
 )
+from agents._loop.capping import MAX_CONTENT_ITEMS, capped
 from agents.testing import ScriptedBackend, Step, text, tool_use
+from agents.tools.base import Tool, ToolOutput
+from tests.agents.sessions.holds import best_hold, control_hold
 
 
 class UserAbort(BaseException):
@@ -282,3 +285,65 @@ async def test_a_session_that_cannot_start_raises_its_own_error_from_agent_clien
     with pytest.raises(SessionNotFoundError, match=r"^no session 'nope' in project "):
         async with AgentClient(AgentOptions(cwd=str(project), backend=backend, resume="nope")):
             pass
+
+
+# -- a responsive event loop: output capping ---------------------------------------------------
+
+
+class LookedAt(dict[str, Any]):
+    """A content item that fails the test when the cap looks at it."""
+
+    def get(self, *args: Any) -> Any:
+        raise AssertionError("the cap looked past its bound")
+
+
+def capped_tool(cap: int) -> Tool:
+    async def handler(args: Any, ctx: Any) -> ToolOutput:
+        return ToolOutput("")
+
+    return Tool("big", "d", {"type": "object"}, handler, output_cap=cap)
+
+
+def test_capping_looks_at_no_more_items_than_it_keeps() -> None:
+    """Items past the most a capped output keeps are never looked at, however many follow."""
+    items: list[dict[str, Any]] = [{"type": "image"} for _ in range(MAX_CONTENT_ITEMS)]
+    items += [LookedAt() for _ in range(1000)]
+    out = capped(capped_tool(100), ToolOutput(items))
+    assert isinstance(out.content, list) and len(out.content) == MAX_CONTENT_ITEMS + 1
+    assert "1000 more content items not shown" in out.content[-1]["text"]
+
+
+def test_capping_cuts_the_text_item_that_passes_the_cap_and_counts_the_rest() -> None:
+    """Text items share the cap: the one crossing it is cut with a note, the rest are counted."""
+    items = [
+        {"type": "text", "text": "a" * 60},
+        {"type": "image"},
+        {"type": "text", "text": "b" * 60},
+    ]
+    items += [{"type": "text", "text": "c"}, {"type": "image"}]
+    out = capped(capped_tool(100), ToolOutput(items))
+    assert isinstance(out.content, list)
+    assert out.content[:2] == items[:2]
+    assert out.content[2]["text"].startswith("b" * 40 + "\n\n... [output truncated: 20 more")
+    assert out.content[3]["text"].startswith("... [output truncated: 2 more content items")
+    assert len(out.content) == 4
+
+
+def test_capping_leaves_an_output_within_the_cap_unchanged() -> None:
+    items = [{"type": "text", "text": "a" * 50}, {"type": "image"}, {"type": "text", "text": "b"}]
+    output = ToolOutput(items)
+    assert capped(capped_tool(51), output) is output
+
+
+async def test_capping_millions_of_items_does_not_hold_the_event_loop() -> None:
+    """Capping 2 million content items holds the loop about as long as a thousand checkpoints
+    (before: the whole list was walked on the loop, over a second here)."""
+    tool = capped_tool(100_000)
+    items = [{"type": "text", "text": "w" * 10} for _ in range(2_000_000)]
+
+    async def cap_it() -> None:
+        capped(tool, ToolOutput(items))
+        await trio.lowlevel.checkpoint()
+
+    control = await control_hold()
+    assert (await best_hold(cap_it)).step < 0.025 + 5 * control.step

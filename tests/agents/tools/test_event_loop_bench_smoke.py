@@ -23,6 +23,7 @@ def test_bench_event_loop_quick() -> None:
         "output_cap",
         "transcript_entry",
         "long_history",
+        "other_inputs",
     }
     assert all(row["bench"] == "event_loop" for row in rows)
     assert all(row["longest_step_ms"] >= 0 and row["watchdog_late_ms"] >= 0 for row in rows)
@@ -31,4 +32,6 @@ def test_bench_event_loop_quick() -> None:
         "resume",
         "rebuild_history",
         "start_session",
+        "fork_session",
+        "end_of_session",
     }
