@@ -64,6 +64,8 @@ PROPERTIES: dict[str, list[str]] = {
         "tests/runtime/test_scheduler.py::test_scheduling_property",
         "tests/runtime/test_scheduler.py"
         "::test_a_drawn_concurrency_limit_is_respected_and_every_call_runs_once",
+        "tests/runtime/test_scheduler.py"
+        "::test_waits_cut_at_a_drawn_instant_end_there_and_nothing_cut_runs",
     ],
     BUDGET: LOOP_PROPERTIES,
     MODEL_CALL: LOOP_PROPERTIES,
@@ -182,6 +184,14 @@ MUTANTS: list[Mutant] = [
        "            #"),
     _m("S14", SCHEDULER, "off by one", "            if start < i:\n",
        "            if start < i - 1:\n"),
+    _m("S15", SCHEDULER, "cut ignored", "        return not scope.cancelled_caught\n",
+       "        return True\n"),
+    _m("S16", SCHEDULER, "wait not watched",
+       "        if cut is None:\n            await self._waiting.park()",
+       "        if True:\n            await self._waiting.park()"),
+    _m("S17", SCHEDULER, "statement dropped",
+       "            if on_complete is not None:\n                await on_complete(index, call, result)\n"
+       "            return\n", "            return\n"),
     # -- the loop's budget path ----------------------------------------------------------------
     _m("B01", BUDGET, "guard dropped", "    if ledger.exhausted:\n        return None\n", ""),
     _m("B02", BUDGET, "condition dropped", "    if not reserve or ledger.cap is None:",

@@ -20,6 +20,9 @@ from agents import (
     ResultError,
     ResultMessage,
     SystemMessage,
+    ToolResultBlock,
+    UserMessage,
+    query,
 )
 from agents.testing import ScriptedBackend, Step, text, tool_use, usage
 from agents.testing.probe import ProbeBackend
@@ -501,3 +504,61 @@ async def test_an_agents_total_cost_is_the_cost_of_its_subtree(project: Path) ->
         assert result.total_cost_usd == pytest.approx(0.02)
         assert main_results[0].total_cost_usd == pytest.approx(0.1)
         assert client.spend()["total_cost_usd"] == pytest.approx(0.12)
+
+
+async def collect_timed(
+    prompt: str, options: AgentOptions
+) -> tuple[list[tuple[float, Message]], float]:
+    """Every message of a query with the (Trio) time it was seen; and when the query ended."""
+    seen: list[tuple[float, Message]] = []
+    try:
+        async for message in query(prompt=prompt, options=options):
+            seen.append((trio.current_time(), message))
+    except ResultError:
+        pass
+    return seen, trio.current_time()
+
+
+def result_times(seen: list[tuple[float, Message]]) -> dict[str, tuple[float, Any]]:
+    """tool_use_id → (when its result was seen, the result block)."""
+    out: dict[str, tuple[float, Any]] = {}
+    for at, message in seen:
+        if isinstance(message, UserMessage) and isinstance(message.content, list):
+            for block in message.content:
+                if isinstance(block, ToolResultBlock):
+                    out[block.tool_use_id] = (at, block)
+    return out
+
+
+async def test_the_trip_cuts_a_tool_call_waiting_for_a_slot(
+    project: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """One tool slot, two read-only calls: the second waits for the slot when a background
+    agent crosses the cap (t=1). Its wait ends at the crossing — it never runs and answers
+    Budget limit reached at once — while the running call goes on."""
+    log: list[tuple[str, str, float]] = []
+    first, second = tool_use("mcp__t__look", {"key": "a"}), tool_use("mcp__t__look", {"key": "b"})
+    backend = ScriptedBackend(
+        {
+            "main": [
+                Step([spawn("sleeper", background=True)], usage=usage(10, 0)),
+                Step([first, second], usage=usage(10, 0)),
+                Step([text("done")], usage=usage(10, 0)),
+            ],
+            "sleeper": [Step([text("zzz")], usage=usage(600_000, 0), latency=1)],  # crosses
+        }
+    )
+    options = AgentOptions(
+        cwd=str(project), backend=backend, agents=AGENTS, model="m", max_tool_concurrency=1,
+        pricing={"m": {"input": 1.0, "output": 0.0}}, max_budget_usd=0.5,
+        mcp_servers={"t": timed_tools(log, {"a": 10, "b": 10})},
+    )  # fmt: skip
+    t0 = trio.current_time()
+    seen, _ = await collect_timed("go", options)
+    results = result_times(seen)
+    assert [k for k, what, _ in log if what == "start"] == ["a"]
+    at, block = results[second.id]
+    assert block.content == "Budget limit reached"
+    assert at - t0 == pytest.approx(1.0)
+    assert results[first.id][0] - t0 == pytest.approx(10.0)  # a running call goes on
+    assert result_of([m for _, m in seen]).subtype == "error_max_budget_usd"
