@@ -190,8 +190,9 @@ MUTANTS: list[Mutant] = [
        "        if cut is None:\n            await self._waiting.park()",
        "        if True:\n            await self._waiting.park()"),
     _m("S17", SCHEDULER, "statement dropped",
-       "            if on_complete is not None:\n                await on_complete(index, call, result)\n"
-       "            return\n", "            return\n"),
+       "            if on_complete is not None:\n"
+       "                await on_complete(index, call, result)\n            return\n",
+       "            return\n"),
     # -- the loop's budget path ----------------------------------------------------------------
     _m("B01", BUDGET, "guard dropped", "    if ledger.exhausted:\n        return None\n", ""),
     _m("B02", BUDGET, "condition dropped", "    if not reserve or ledger.cap is None:",
@@ -204,6 +205,11 @@ MUTANTS: list[Mutant] = [
        "extra += encoded.count(_IMAGE)"),
     _m("B06", BUDGET, "statement dropped",
        "        extra += DOCUMENT_ALLOWANCE * encoded.count(_DOCUMENT)\n", "        pass\n"),
+    _m("B07", BUDGET, "report dropped",
+       "            await publish(overrun_message(settlement))", "            pass"),
+    _m("B08", BUDGET, "shield dropped",
+       "        with trio.CancelScope(shield=True), trio.move_on_after(OVERRUN_REPORT_TIMEOUT):",
+       "        with trio.move_on_after(OVERRUN_REPORT_TIMEOUT):"),
     _m("M01", MODEL_CALL, "operand dropped",
        "total += len(encoded) + MESSAGE_MARGIN + allowances(encoded)",
        "total += len(encoded) + MESSAGE_MARGIN"),
@@ -217,8 +223,9 @@ MUTANTS: list[Mutant] = [
     _m("M05", MODEL_CALL, "statement dropped",
        "            if loop.is_main:\n                session.ledger.exhaust()",
        "            if False:\n                session.ledger.exhaust()"),
-    _m("M06", MODEL_CALL, "operand dropped", "if partial.usage or reservation is not None:",
-       "if reservation is not None:"),
+    _m("M06", BUDGET, "operand dropped",
+       "    if not usage and reservation is None:\n        return\n",
+       "    if reservation is None:\n        return\n"),
     _m("M07", MODEL_CALL, "statements swapped",
        "                    feed(event)  # recorded before emitted: a slow reader cannot"
        " lose its usage\n"

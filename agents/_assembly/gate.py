@@ -25,7 +25,7 @@ import attrs
 import trio
 
 from .._features.hookpoints import hook_input
-from .._loop.budget import admit, overrun_message
+from .._loop.budget import admit, charge_cut, overrun_message
 from .._loop.contracts import Verdict
 from .._loop.model_call import request_size
 from .._loop.response import ResponseBuilder
@@ -228,8 +228,8 @@ def default_classifier(session: Session) -> Classifier:
             response = builder.finish()
         except BaseException:  # what the cut attempt used is spent all the same
             cut = builder.response
-            if cut.usage or reservation is not None:
-                session.charge(agent_id, cut.model or model, cut.usage, reservation)
+            await charge_cut(session, agent_id, cut.model or model, cut.usage, reservation,
+                             session.emit)  # fmt: skip
             raise
         _, _, settlement = session.charge_response(
             agent_id, response.model or model, response.usage, reservation

@@ -27,6 +27,7 @@ from .budget import (
     TOOLS_ALLOWANCE,
     admit,
     allowances,
+    charge_cut,
     overrun_message,
     watching_the_budget,
 )
@@ -191,11 +192,9 @@ class ModelCall:
         try:
             response = await self.stream_once(loop, request, builder)
         except BaseException:
-            partial = builder.response
-            if partial.usage or reservation is not None:
-                session.charge(
-                    loop.agent_id, partial.model or request.model, partial.usage, reservation
-                )
+            cut = builder.response
+            model = cut.model or request.model
+            await charge_cut(session, loop.agent_id, model, cut.usage, reservation, loop.publish)
             raise
         _, tripped, settlement = session.charge_response(
             loop.agent_id, response.model or request.model, response.usage, reservation

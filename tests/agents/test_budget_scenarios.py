@@ -562,3 +562,61 @@ async def test_the_trip_cuts_a_tool_call_waiting_for_a_slot(
     assert at - t0 == pytest.approx(1.0)
     assert results[first.id][0] - t0 == pytest.approx(10.0)  # a running call goes on
     assert result_of([m for _, m in seen]).subtype == "error_max_budget_usd"
+
+
+# -- an overrun is reported whatever ends the response ---------------------------------------------
+
+
+async def test_a_stream_cut_after_delivering_more_than_its_booking_reports_the_overrun(
+    project: Path,
+) -> None:
+    """A backend billing more input than the request has bytes, whose stream is then cut: the
+    cut attempt is charged in full, the ledger trips, and the stream says budget_overrun (the
+    retry never starts)."""
+    scripted = ScriptedBackend(
+        [Step([text("x")], usage=usage(1, 0), fault=Fault(drop_after=2)), Step([text("x")])]
+    )
+    options = AgentOptions(
+        cwd=str(project), backend=BilledBackend(scripted, 3.0), model="m", tools=["Glob"],
+        pricing={"m": {"input": 1.0, "output": 0.0}}, max_budget_usd=1.0, max_tokens=1_024,
+        budget_mode="reserve",
+    )  # fmt: skip
+    messages, _ = await collect("go", options)
+    overruns = system(messages, "budget_overrun")
+    assert len(overruns) == 1
+    data = overruns[0].data
+    assert data["agent_id"] == "main" and data["actual_usd"] > data["reserved_usd"]
+    assert result_of(messages).subtype == "error_max_budget_usd"
+    assert summary_of(messages)["total_cost_usd"] == pytest.approx(data["actual_usd"])
+    assert len(scripted.requests) == 1
+
+
+async def test_a_response_cancelled_at_the_trip_after_delivering_more_than_its_booking_reports(
+    project: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Reserve mode: a background agent's stream has delivered more input than its booking
+    when another agent's overrun trips the ledger; it is cancelled at the trip, charged what it
+    delivered, and its overrun is reported too, though the cut is a cancellation."""
+    backend = ScriptedBackend(
+        {
+            "main": [
+                Step([spawn("sleeper", background=True)], usage=usage(10, 0)),
+                Step([text("lied")], usage=usage(1_000_000, 0), latency=1),  # trips at t=1
+                Step([text("noted")], usage=usage(10, 0)),
+            ],
+            "sleeper": [Step([text("zzz")], usage=usage(1_000_000, 0), token_latency=10)],
+        }
+    )
+    pricing = {"m": {"input": 1.0, "output": 0.0}}
+    probe = probe_for(backend, pricing)
+    options = AgentOptions(
+        cwd=str(project), backend=probe, agents=AGENTS, model="m", pricing=pricing,
+        max_budget_usd=1.5, max_tokens=1_024, budget_mode="reserve",
+    )  # fmt: skip
+    messages, _ = await collect("go", options)
+    overruns = system(messages, "budget_overrun")
+    assert sorted(o.data["agent_id"].split("/")[0] for o in overruns) == ["main", "main"]
+    assert len({o.data["agent_id"] for o in overruns}) == 2  # main's, and the sleeper's
+    delivered = sum(r.cost for r in probe.records)
+    assert summary_of(messages)["total_cost_usd"] == pytest.approx(delivered, abs=1e-12)
+    assert delivered == pytest.approx(2.00001)
