@@ -43,7 +43,9 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import trio
 
+from .._loop.budget import watching_the_budget
 from .._loop.contracts import Content
+from .._loop.run import BUDGET_LIMIT_TEXT, budget_end
 from .._loop.tool_calls import with_context
 from ..hooks import HookResult
 from ..messages import ToolUseBlock
@@ -265,7 +267,11 @@ async def after_tool(
             fields["is_interrupt"] = False
         else:
             fields["tool_response"] = output.data if output.data is not None else output.content
-        result = await fire(loop, event, call.name, **fields)
+        ledger = loop.session.ledger
+        with watching_the_budget(ledger) as wait:  # a running hook ends at the trip
+            result = await fire(loop, event, call.name, **fields)
+        if wait.cancelled_caught:  # the hook could not vet the output: it is not passed on
+            return ToolOutput.error(BUDGET_LIMIT_TEXT)
         if result.updated_tool_output is not None and not output.is_error:
             output = ToolOutput(content=_replacement(result.updated_tool_output), data=output.data)
         context = context + result.additional_context
@@ -282,12 +288,16 @@ async def stop_hooks(loop: AgentLoop, response: Response, run: Run) -> str | Non
     event = "Stop" if loop.is_main else "SubagentStop"
     if not has_hooks(loop, event):
         return None
-    result = await fire(
-        loop,
-        event,
-        None if loop.is_main else loop.agent_type,
-        stop_hook_active=run.stop_blocks > 0,
-    )
+    ledger = loop.session.ledger
+    with watching_the_budget(ledger) as wait:  # a running hook ends at the trip
+        result = await fire(
+            loop,
+            event,
+            None if loop.is_main else loop.agent_type,
+            stop_hook_active=run.stop_blocks > 0,
+        )
+    if wait.cancelled_caught:
+        raise budget_end(ledger.cap)
     if result.stop is not None:
         run.stop = result.stop
         await _stopped(loop, result.stop, event)

@@ -620,3 +620,85 @@ async def test_a_response_cancelled_at_the_trip_after_delivering_more_than_its_b
     delivered = sum(r.cost for r in probe.records)
     assert summary_of(messages)["total_cost_usd"] == pytest.approx(delivered, abs=1e-12)
     assert delivered == pytest.approx(2.00001)
+
+
+# -- a running hook ends at the trip ---------------------------------------------------------------
+
+
+def slow_hook(log: list[str], seconds: float = 49.0) -> Any:
+    async def hook(data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        log.append(f"{data['hook_event_name']} start")
+        await trio.sleep(seconds)
+        log.append(f"{data['hook_event_name']} end")
+        return {}
+
+    return hook
+
+
+async def test_the_trip_cuts_a_running_post_tool_use_hook(
+    project: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """A PostToolUse hook still running when a background agent crosses the cap is cancelled
+    at the crossing; the output it could not vet is not passed on (the call answers Budget
+    limit reached) and the query ends on the budget at once."""
+    from agents.hooks import HookMatcher
+
+    log: list[str] = []
+    call = tool_use("mcp__t__look", {"key": "a"})
+    backend = ScriptedBackend(
+        {
+            "main": [
+                Step([spawn("sleeper", background=True)], usage=usage(10, 0)),
+                Step([call], usage=usage(10, 0)),
+                Step([text("done")], usage=usage(10, 0)),
+            ],
+            "sleeper": [Step([text("zzz")], usage=usage(600_000, 0), latency=1)],  # crosses
+        }
+    )
+    options = AgentOptions(
+        cwd=str(project), backend=backend, agents=AGENTS, model="m",
+        pricing={"m": {"input": 1.0, "output": 0.0}}, max_budget_usd=0.5,
+        mcp_servers={"t": timed_tools([], {"a": 0.5})},
+        hooks={"PostToolUse": [HookMatcher("mcp__t__look", [slow_hook(log)])]},
+    )  # fmt: skip
+    t0 = trio.current_time()
+    seen, end = await collect_timed("go", options)
+    assert log == ["PostToolUse start"]
+    at, block = result_times(seen)[call.id]
+    assert block.content == "Budget limit reached"
+    assert at - t0 == pytest.approx(1.0)
+    assert result_of([m for _, m in seen]).subtype == "error_max_budget_usd"
+    assert end - t0 == pytest.approx(1.0)
+
+
+async def test_the_trip_cuts_a_running_stop_hook(
+    project: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """A Stop hook still running when a background agent crosses the cap is cancelled at the
+    crossing: the query ends error_max_budget_usd at that instant (the hook might have asked
+    the agent to go on)."""
+    from agents.hooks import HookMatcher
+
+    log: list[str] = []
+    backend = ScriptedBackend(
+        {
+            "main": [
+                Step([spawn("sleeper", background=True)], usage=usage(10, 0)),
+                Step([text("done")], usage=usage(10, 0)),
+                Step([text("noted")], usage=usage(10, 0)),
+            ],
+            "sleeper": [Step([text("zzz")], usage=usage(600_000, 0), latency=1)],  # crosses
+        }
+    )
+    options = AgentOptions(
+        cwd=str(project), backend=backend, agents=AGENTS, model="m",
+        pricing={"m": {"input": 1.0, "output": 0.0}}, max_budget_usd=0.5,
+        hooks={"Stop": [HookMatcher(None, [slow_hook(log)])]},
+    )  # fmt: skip
+    t0 = trio.current_time()
+    seen, end = await collect_timed("go", options)
+    assert log == ["Stop start"]
+    results = [m for _, m in seen if isinstance(m, ResultMessage)]
+    assert results[0].subtype == "error_max_budget_usd"
+    assert all(r.subtype != "success" for r in results)
+    assert end - t0 == pytest.approx(1.0)
