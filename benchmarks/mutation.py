@@ -43,6 +43,7 @@ MODEL_CALL = "agents/_loop/model_call.py"
 SESSION = "agents/_loop/session.py"
 TOOL_CALLS = "agents/_loop/tool_calls.py"
 GATE = "agents/_assembly/gate.py"
+HOOKPOINTS = "agents/_features/hookpoints.py"
 
 #: the properties of the loop's budget path: the trees under a cap, and the worst case
 LOOP_PROPERTIES = [
@@ -72,6 +73,7 @@ PROPERTIES: dict[str, list[str]] = {
     SESSION: LOOP_PROPERTIES,
     TOOL_CALLS: LOOP_PROPERTIES,
     GATE: LOOP_PROPERTIES,
+    HOOKPOINTS: LOOP_PROPERTIES,
 }
 
 
@@ -259,6 +261,20 @@ MUTANTS: list[Mutant] = [
        "    if False:  # no tool starts after the trip"),
     _m("T02", TOOL_CALLS, "watch dropped", "with watching_the_budget(ledger) as wait:",
        "with trio.CancelScope() as wait:"),
+    _m("T03", TOOL_CALLS, "queue not watched",
+       "if ledger.cap is None:  # no budget to trip (the hot path)",
+       "if True:  # no budget to trip (the hot path)"),
+    _m("H01", HOOKPOINTS, "watch dropped",
+       "        with watching_the_budget(ledger) as wait:  # a running hook ends at the trip\n"
+       "            result = await fire(loop, event, call.name, **fields)",
+       "        with trio.CancelScope() as wait:\n"
+       "            result = await fire(loop, event, call.name, **fields)"),
+    _m("H02", HOOKPOINTS, "watch dropped",
+       "    with watching_the_budget(ledger) as wait:  # a running hook ends at the trip\n"
+       "        result = await fire(\n",
+       "    with trio.CancelScope() as wait:\n        result = await fire(\n"),
+    _m("H03", HOOKPOINTS, "output passed on",
+       "            return ToolOutput.error(BUDGET_LIMIT_TEXT)\n", "            pass\n"),
     _m("G01", GATE, "classifier not booked",
        "admitted = admit(session, agent_id, request, size, reserve=reserve)",
        "admitted = admit(session, agent_id, request, size, reserve=False)"),

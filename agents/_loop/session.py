@@ -119,7 +119,8 @@ class Session:
 
     def summary(self) -> dict[str, Any]:
         """The tree's spend: total, cap, and cost and turns per agent; what is still booked
-        (``reserved_usd``, 0 once every request is done) and how many responses were charged."""
+        (``reserved_usd``, 0 once every request is done), how many responses were charged, and
+        how many cost more than their booking (``overruns``, each reported as it happened)."""
         ledger = self.ledger
         return {
             "total_cost_usd": ledger.total,
@@ -128,6 +129,7 @@ class Session:
             "turns_by_agent": dict(self.turns_by_agent),
             "reserved_usd": ledger.reserved,
             "charges": ledger.charges,
+            "overruns": ledger.overruns,
         }
 
     @property
