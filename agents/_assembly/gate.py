@@ -216,6 +216,7 @@ def default_classifier(session: Session) -> Classifier:
         )
         reserve = session.options.budget_mode == "reserve"
         size = request_size(request) if reserve else 0
+        ledger = session.ledger  # charged there, even if a /clear replaces it meanwhile
         admitted = admit(session, agent_id, request, size, reserve=reserve)
         if admitted is None:  # no room left for the question: no opinion
             return None
@@ -229,10 +230,10 @@ def default_classifier(session: Session) -> Classifier:
         except BaseException:  # what the cut attempt used is spent all the same
             cut = builder.response
             await charge_cut(session, agent_id, cut.model or model, cut.usage, reservation,
-                             session.emit)  # fmt: skip
+                             session.emit, ledger)  # fmt: skip
             raise
         _, _, settlement = session.charge_response(
-            agent_id, response.model or model, response.usage, reservation
+            agent_id, response.model or model, response.usage, reservation, ledger
         )
         if settlement is not None and settlement.overrun:
             await session.emit(overrun_message(settlement))

@@ -130,16 +130,17 @@ async def charge_cut(
     usage: dict[str, Any],
     reservation: Reservation | None,
     publish: Callable[[Message], Awaitable[None]],
+    ledger: Ledger | None = None,
 ) -> None:
     """Charge what a cut response (cancelled, failed, interrupted) delivered — its booking is
     settled even when it delivered nothing — and report an overrun like a complete response's.
 
     Called while the cut's exception propagates, often a ``Cancelled``: the report is sent
     shielded, for at most :data:`OVERRUN_REPORT_TIMEOUT` seconds (a reader that slow misses
-    it; the ledger has tripped all the same)."""
+    it; the ledger has tripped all the same). ``ledger``: the one the request was sent on."""
     if not usage and reservation is None:
         return
-    _, _, settlement = session.charge_response(agent_id, model, usage, reservation)
+    _, _, settlement = session.charge_response(agent_id, model, usage, reservation, ledger)
     if settlement is not None and settlement.overrun:
         log.warning("agent %s: a cut response cost more than its booking", agent_id)
         with trio.CancelScope(shield=True), trio.move_on_after(OVERRUN_REPORT_TIMEOUT):

@@ -176,6 +176,7 @@ class ModelCall:
         on the budget; the main agent's refusal exhausts the whole tree. A response that cost
         more than its booking trips the ledger and is reported (``budget_overrun``)."""
         session = loop.session
+        ledger = session.ledger  # charged there, even if a /clear replaces it meanwhile
         admitted = admit(
             session,
             loop.agent_id,
@@ -194,10 +195,12 @@ class ModelCall:
         except BaseException:
             cut = builder.response
             model = cut.model or request.model
-            await charge_cut(session, loop.agent_id, model, cut.usage, reservation, loop.publish)
+            await charge_cut(
+                session, loop.agent_id, model, cut.usage, reservation, loop.publish, ledger
+            )
             raise
         _, tripped, settlement = session.charge_response(
-            loop.agent_id, response.model or request.model, response.usage, reservation
+            loop.agent_id, response.model or request.model, response.usage, reservation, ledger
         )
         if settlement is not None and settlement.overrun:
             log.warning("agent %s: a response cost more than its booking", loop.agent_id)

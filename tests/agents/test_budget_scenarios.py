@@ -702,3 +702,39 @@ async def test_the_trip_cuts_a_running_stop_hook(
     assert results[0].subtype == "error_max_budget_usd"
     assert all(r.subtype != "success" for r in results)
     assert end - t0 == pytest.approx(1.0)
+
+
+async def test_clear_while_a_background_request_is_in_flight_in_soft_mode(
+    project: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Soft cap: a background request in flight across /clear counts for the conversation it
+    started in, as a booked one does in reserve mode: the new ledger holds only what was sent
+    after the /clear."""
+    backend = ScriptedBackend(
+        {
+            "main": [
+                Step([spawn("sleeper", background=True)], usage=usage(10, 0)),
+                Step([text("spawned")], usage=usage(10, 0)),
+                Step([text("after clear")], usage=usage(10, 0), latency=10),
+                Step([text("noted")], usage=usage(10, 0)),
+            ],
+            "sleeper": [Step([text("zzz")], usage=usage(1_000, 0), latency=5)],
+        }
+    )
+    options = AgentOptions(
+        cwd=str(project), backend=backend, agents=AGENTS, model="m",
+        pricing={"m": {"input": 1.0, "output": 1.0}}, max_budget_usd=1.0,
+    )  # fmt: skip
+    async with AgentClient(options) as client:
+        await client.query("go")
+        async for _ in client.receive_response():
+            pass
+        await client.query("/clear")
+        async for _ in client.receive_response():
+            pass
+        await client.query("again")
+        with trio.fail_after(60):
+            async for message in client.receive_messages():
+                if isinstance(message, ResultMessage) and message.result == "noted":
+                    break
+        assert client.spend()["total_cost_usd"] == pytest.approx(20e-6)
