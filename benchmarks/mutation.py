@@ -51,6 +51,7 @@ LOOP_PROPERTIES = [
     "tests/agents/test_budget.py::test_hard_cap_is_never_exceeded",
     "tests/agents/test_budget.py::test_soft_cap_bound_holds_for_random_trees",
     "tests/agents/test_budget.py::test_without_a_cap_every_scripted_response_is_charged_once",
+    "tests/agents/test_budget.py::test_an_interrupt_a_slow_reader_or_a_clear_loses_no_usage",
 ]
 
 #: the property tests that guard each mutated file (nothing else runs for its mutants)

@@ -170,6 +170,8 @@ class TreeSpec:
             background = sum(c.background for s in node.steps for c in s.children)
             for _ in range(background):
                 steps += _steps(node.final, [text("noted")])
+            if node is self.root:  # a prompt more (after an interrupt or a /clear), answered
+                steps += _steps(node.final, [text("again")]) * (2 + background)
             out["main" if node is self.root else node.name] = steps
         # side requests never run out: at most one per response and tool call of the tree
         spare = 2 * sum(len(n.steps) + 2 + sum(s.tools for s in n.steps) for n in self.nodes)

@@ -185,6 +185,9 @@ def in_background(tree: TreeSpec) -> Callable[[str], bool]:
     return lambda agent_id: any(_node_name(part) in background for part in agent_id.split("/")[1:])
 
 
+#: how a background agent's notification summary starts when it ended on the budget
+BUDGET_END = "error_max_budget_usd"
+
 #: the tree properties run this many examples each (the trees are small, virtual time is free);
 #: ``BUDGET_PROPERTY_EXAMPLES`` lowers it for a quick local run, never in CI
 PROPERTY = settings(
@@ -397,3 +400,106 @@ async def test_the_auto_mode_classifier_request_is_booked_in_reserve_mode(
     assert error is None
     assert [r.purpose for r in scripted.requests] == ["turn", "classifier", "turn"]
     backend.check_every_request_was_booked()
+
+
+def run_tree_interrupted(
+    tree: TreeSpec, cap: float, mode: str, interrupt_at: float | None, delay: float, clear: bool
+) -> None:
+    """Run a tree through ``AgentClient`` with partial messages on and a reader that takes
+    ``delay`` per message behind a one-message output buffer (so the loop is often blocked
+    handing over a stream event), interrupting the main agent at ``interrupt_at``; then, if
+    ``clear``, ``/clear`` while background agents may still be running and a prompt more.
+
+    Checked: every response's delivered usage is charged exactly once, on the ledger current
+    when it was sent (after a ``/clear``, the new ledger holds exactly what was sent after
+    it); nothing stays booked; no agent fails."""
+    from agents import AgentClient
+    from agents._assembly import query as query_module
+    from agents.backends.pricing import default_price_table
+
+    out: dict[str, Any] = {}
+
+    async def read(client: AgentClient) -> None:
+        async for message in client.receive_response():
+            if isinstance(message, SystemMessage) and message.subtype == "task_notification":
+                data = message.data  # an agent may end on the budget, never crash
+                ok = data["status"] != "failed" or data["summary"].startswith(BUDGET_END)
+                assert ok, data
+            if delay:
+                await trio.sleep(delay)
+
+    async def interrupt_later(client: AgentClient, when: float) -> None:
+        await trio.sleep(when)
+        await client.interrupt()
+
+    async def main() -> None:
+        probe = ProbeBackend(
+            tree.backend(), prices=default_price_table().with_overrides(PROBE_PRICING)
+        )
+        out["probe"] = probe
+        options = tree.options(
+            probe, max_budget_usd=cap, budget_mode=mode, cwd=out["cwd"],
+            include_partial_messages=True,
+        )  # fmt: skip
+        async with AgentClient(options) as client:
+            await client.query("go")
+            async with trio.open_nursery() as nursery:
+                if interrupt_at is not None:
+                    nursery.start_soon(interrupt_later, client, interrupt_at)
+                await read(client)
+                nursery.cancel_scope.cancel()
+            out["clear_mark"] = None
+            if clear:
+                await client.query("/clear")
+                await read(client)
+                out["clear_mark"] = probe.mark()
+                await client.query("again")
+                await read(client)
+        out["summary"] = client.spend()
+
+    import tempfile
+
+    buffer = query_module.OUTPUT_BUFFER
+    query_module.OUTPUT_BUFFER = 1
+    try:
+        with tempfile.TemporaryDirectory() as cwd:
+            out["cwd"] = cwd
+            trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    finally:
+        query_module.OUTPUT_BUFFER = buffer
+    records = out["probe"].records
+    mark = out["clear_mark"]
+    on_ledger = [r for r in records if mark is None or r.start_seq > mark]
+    delivered = sum(r.cost for r in on_ledger)
+    summary = out["summary"]
+    assert summary["total_cost_usd"] == pytest.approx(delivered, abs=1e-9), (
+        summary["total_cost_usd"],
+        delivered,
+    )
+    assert summary["reserved_usd"] == 0
+    if any(not r.completed and r.usage for r in records):
+        event("a response was cut after delivering usage")
+
+
+@PROPERTY
+@given(
+    data=st.data(),
+    tree=trees(max_agents=4),
+    mode=st.sampled_from(["soft", "reserve"]),
+    interrupt_at=st.one_of(st.none(), st.floats(0.0, 8.0).map(lambda t: round(t, 2))),
+    delay=st.sampled_from([0.0, 0.05, 0.5]),
+    clear=st.booleans(),
+)
+def test_an_interrupt_a_slow_reader_or_a_clear_loses_no_usage(
+    data: st.DataObject,
+    tree: TreeSpec,
+    mode: str,
+    interrupt_at: float | None,
+    delay: float,
+    clear: bool,
+) -> None:
+    """Whatever instant an interrupt lands at while a slow reader holds the stream back, and
+    whether a /clear replaces the ledger while background requests are in flight, every
+    response is charged once, on the ledger it was sent on, and nothing stays booked."""
+    cap = data.draw(caps(tree), label="cap")
+    run_tree_interrupted(tree, cap, mode, interrupt_at, delay, clear)
