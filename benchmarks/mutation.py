@@ -269,16 +269,12 @@ MUTANTS: list[Mutant] = [
        "if ledger.cap is None:  # no budget to trip (the hot path)",
        "if True:  # no budget to trip (the hot path)"),
     _m("H01", HOOKPOINTS, "watch dropped",
-       "        with watching_the_budget(ledger) as wait:  # a running hook ends at the trip\n"
-       "            result = await fire(loop, event, call.name, **fields)",
-       "        with trio.CancelScope() as wait:\n"
-       "            result = await fire(loop, event, call.name, **fields)"),
-    _m("H02", HOOKPOINTS, "watch dropped",
-       "    with watching_the_budget(ledger) as wait:  # a running hook ends at the trip\n"
-       "        result = await fire(\n",
-       "    with trio.CancelScope() as wait:\n        result = await fire(\n"),
+       "with watching_the_budget(loop.session.ledger) as wait:  # a hook ends at the trip",
+       "with trio.CancelScope() as wait:"),
+    _m("H02", HOOKPOINTS, "cut ignored",
+       "if result is CUT_BY_THE_BUDGET:  # the hook might have asked", "if False:  #"),
     _m("H03", HOOKPOINTS, "output passed on",
-       "            return ToolOutput.error(BUDGET_LIMIT_TEXT)\n", "            pass\n"),
+       "if result is CUT_BY_THE_BUDGET:  # the hook could not vet", "if False:  #"),
     _m("G01", GATE, "classifier not booked",
        "admitted = admit(session, agent_id, request, size, reserve=reserve)",
        "admitted = admit(session, agent_id, request, size, reserve=False)"),

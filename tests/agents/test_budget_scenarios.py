@@ -738,3 +738,39 @@ async def test_clear_while_a_background_request_is_in_flight_in_soft_mode(
                 if isinstance(message, ResultMessage) and message.result == "noted":
                     break
         assert client.spend()["total_cost_usd"] == pytest.approx(20e-6)
+
+
+async def test_the_trip_cuts_a_running_pre_compact_hook(
+    project: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """A PreCompact hook still running when a background agent crosses the cap is cancelled at
+    the crossing, like any hook: no compaction or turn request follows, and the query ends
+    on the budget at that instant."""
+    from agents.hooks import HookMatcher
+
+    log: list[str] = []
+    scripted = ScriptedBackend(
+        {
+            "main": [
+                Step([tool_use("Glob", {"pattern": "*"})], usage=usage(10, 0)),
+                Step([spawn("sleeper", background=True)], usage=usage(1_500, 0)),
+                Step([text("late")], usage=usage(10, 0)),
+                Step([text("late")], usage=usage(10, 0)),
+            ],
+            "compact": [Step([text("summary")], usage=usage(10, 0))],
+            "sleeper": [Step([text("zzz")], usage=usage(600_000, 0), latency=1)],  # crosses
+        }
+    )
+    pricing = {"m": {"input": 1.0, "output": 0.0, "context_window": 2_000}}
+    probe = probe_for(scripted, pricing)
+    options = AgentOptions(
+        cwd=str(project), backend=probe, agents=AGENTS, model="m", pricing=pricing,
+        max_budget_usd=0.5, compact_threshold=0.5,
+        hooks={"PreCompact": [HookMatcher(None, [slow_hook(log)])]},
+    )  # fmt: skip
+    t0 = trio.current_time()
+    seen, end = await collect_timed("go", options)
+    assert log == ["PreCompact start"]
+    assert [r.purpose for r in probe.records if r.agent_id == "main"] == ["turn", "turn"]
+    assert result_of([m for _, m in seen]).subtype == "error_max_budget_usd"
+    assert end - t0 == pytest.approx(1.0)
