@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 import msgspec
@@ -98,6 +98,23 @@ async def test_the_hard_cap_refuses_a_request_that_might_not_fit(project: Path) 
     assert result.total_cost_usd == pytest.approx(0.0469)
 
 
+T = TypeVar("T")
+
+#: virtual seconds after which a property's run fails: a deadlock (a planted bug) then fails at
+#: once, the clock jumping there, instead of hanging until the mutation run's timeout
+DEADLOCK_AFTER = 1e6
+
+
+def run_virtual(main: Callable[[], Awaitable[T]]) -> T:
+    """``trio.run(main)`` in virtual time, failing if it is not done after DEADLOCK_AFTER."""
+
+    async def bounded() -> T:
+        with trio.fail_after(DEADLOCK_AFTER):
+            return await main()
+
+    return trio.run(bounded, clock=trio.testing.MockClock(autojump_threshold=0))
+
+
 @attrs.define
 class TreeRun:
     """What a property needs from one run of a drawn tree."""
@@ -151,7 +168,7 @@ def run_tree(tree: TreeSpec, cap: float, mode: str) -> TreeRun:
 
     with tempfile.TemporaryDirectory() as cwd:
         out["cwd"] = cwd
-        trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+        run_virtual(main)
     run: TreeRun = out["run"]
     records = run.probe.records
     # nothing is left booked, and every response was charged exactly once (a request that
@@ -464,7 +481,7 @@ def run_tree_interrupted(
     try:
         with tempfile.TemporaryDirectory() as cwd:
             out["cwd"] = cwd
-            trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+            run_virtual(main)
     finally:
         query_module.OUTPUT_BUFFER = buffer
     records = out["probe"].records

@@ -5,7 +5,7 @@ import itertools
 import math
 from collections import Counter
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 import pytest
@@ -15,6 +15,22 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from runtime import SchedulerStatistics, ToolScheduler, partition
+
+T = TypeVar("T")
+
+#: virtual seconds after which a property's run fails: a deadlock (a planted bug) then fails at
+#: once, the clock jumping there, instead of hanging until the mutation run's timeout
+DEADLOCK_AFTER = 1e6
+
+
+def run_virtual(main: Callable[[], Awaitable[T]]) -> T:
+    """``trio.run(main)`` in virtual time, failing if it is not done after DEADLOCK_AFTER."""
+
+    async def bounded() -> T:
+        with trio.fail_after(DEADLOCK_AFTER):
+            return await main()
+
+    return trio.run(bounded, clock=trio.testing.MockClock(autojump_threshold=0))
 
 
 @attrs.frozen
@@ -334,7 +350,7 @@ def test_scheduling_property(spec: list[tuple[bool, int]]) -> None:
         )
         return results, spans, trio.current_time()
 
-    results, spans, elapsed = trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    results, spans, elapsed = run_virtual(main)
     assert results == [c.name.upper() for c in calls]
     expected_time = 0
     for run in partition([c.read_only for c in calls]):
@@ -428,7 +444,7 @@ def test_a_drawn_concurrency_limit_is_respected_and_every_call_runs_once(
         seen["stats"].append(scheduler.statistics())
         return seen, results, t1, error
 
-    seen, results, t1, error = trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    seen, results, t1, error = run_virtual(main)
     assert results == [c.name.upper() for c in second]
     assert all(seen["runs"][c.name] == 1 for c in second)
     assert all(seen["runs"][c.name] <= 1 for c in first)
@@ -531,9 +547,7 @@ def test_waits_cut_at_a_drawn_instant_end_there_and_nothing_cut_runs(
         seen["stats"] = scheduler.statistics()
         return seen, results, answered, done
 
-    seen, results, answered, done = trio.run(
-        main, clock=trio.testing.MockClock(autojump_threshold=0)
-    )
+    seen, results, answered, done = run_virtual(main)
     starts, cuts, end = expected_with_cut(calls, limit, close)
     cut = {c.name for c, r in zip(calls, results, strict=True) if r == f"cut {c.name}"}
     assert results == [f"cut {c.name}" if c.name in cut else c.name.upper() for c in calls]
