@@ -430,16 +430,20 @@ def run_tree_interrupted(
 
     Checked: every response's delivered usage is charged exactly once, on the ledger current
     when it was sent (after a ``/clear``, the new ledger holds exactly what was sent after
-    it); nothing stays booked; no agent fails."""
+    it); nothing stays booked; no agent fails (every message is read, to the last
+    notification)."""
     from agents import AgentClient
     from agents._assembly import query as query_module
     from agents.backends.pricing import default_price_table
 
     out: dict[str, Any] = {}
 
-    async def read(client: AgentClient, interrupt_after: int | None = None) -> None:
+    async def read(
+        client: AgentClient, interrupt_after: int | None = None, whole: bool = False
+    ) -> None:
         seen = 0
-        async for message in client.receive_response():
+        stream = client.receive_messages() if whole else client.receive_response()
+        async for message in stream:
             seen += 1
             if seen == interrupt_after:
                 await client.interrupt()
@@ -469,6 +473,8 @@ def run_tree_interrupted(
                 out["clear_mark"] = probe.mark()
                 await client.query("again")
                 await read(client)
+            with trio.move_on_after(DEADLOCK_AFTER / 10):  # the rest: background agents' ends
+                await read(client, whole=True)
         out["summary"] = client.spend()
 
     import tempfile
