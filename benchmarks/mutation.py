@@ -43,6 +43,7 @@ MODEL_CALL = "agents/_loop/model_call.py"
 SESSION = "agents/_loop/session.py"
 TOOL_CALLS = "agents/_loop/tool_calls.py"
 GATE = "agents/_assembly/gate.py"
+HOOKPOINTS = "agents/_features/hookpoints.py"
 
 #: the properties of the loop's budget path: the trees under a cap, and the worst case
 LOOP_PROPERTIES = [
@@ -50,6 +51,7 @@ LOOP_PROPERTIES = [
     "tests/agents/test_budget.py::test_hard_cap_is_never_exceeded",
     "tests/agents/test_budget.py::test_soft_cap_bound_holds_for_random_trees",
     "tests/agents/test_budget.py::test_without_a_cap_every_scripted_response_is_charged_once",
+    "tests/agents/test_budget.py::test_an_interrupt_a_slow_reader_or_a_clear_loses_no_usage",
 ]
 
 #: the property tests that guard each mutated file (nothing else runs for its mutants)
@@ -64,12 +66,15 @@ PROPERTIES: dict[str, list[str]] = {
         "tests/runtime/test_scheduler.py::test_scheduling_property",
         "tests/runtime/test_scheduler.py"
         "::test_a_drawn_concurrency_limit_is_respected_and_every_call_runs_once",
+        "tests/runtime/test_scheduler.py"
+        "::test_waits_cut_at_a_drawn_instant_end_there_and_nothing_cut_runs",
     ],
     BUDGET: LOOP_PROPERTIES,
     MODEL_CALL: LOOP_PROPERTIES,
     SESSION: LOOP_PROPERTIES,
     TOOL_CALLS: LOOP_PROPERTIES,
     GATE: LOOP_PROPERTIES,
+    HOOKPOINTS: LOOP_PROPERTIES,
 }
 
 
@@ -182,6 +187,15 @@ MUTANTS: list[Mutant] = [
        "            #"),
     _m("S14", SCHEDULER, "off by one", "            if start < i:\n",
        "            if start < i - 1:\n"),
+    _m("S15", SCHEDULER, "cut ignored", "        return not scope.cancelled_caught\n",
+       "        return True\n"),
+    _m("S16", SCHEDULER, "wait not watched",
+       "        if cut is None:\n            await self._waiting.park()",
+       "        if True:\n            await self._waiting.park()"),
+    _m("S17", SCHEDULER, "statement dropped",
+       "            if on_complete is not None:\n"
+       "                await on_complete(index, call, result)\n            return\n",
+       "            return\n"),
     # -- the loop's budget path ----------------------------------------------------------------
     _m("B01", BUDGET, "guard dropped", "    if ledger.exhausted:\n        return None\n", ""),
     _m("B02", BUDGET, "condition dropped", "    if not reserve or ledger.cap is None:",
@@ -194,6 +208,11 @@ MUTANTS: list[Mutant] = [
        "extra += encoded.count(_IMAGE)"),
     _m("B06", BUDGET, "statement dropped",
        "        extra += DOCUMENT_ALLOWANCE * encoded.count(_DOCUMENT)\n", "        pass\n"),
+    _m("B07", BUDGET, "report dropped",
+       "            await publish(overrun_message(settlement))", "            pass"),
+    _m("B08", BUDGET, "shield dropped",
+       "        with trio.CancelScope(shield=True), trio.move_on_after(OVERRUN_REPORT_TIMEOUT):",
+       "        with trio.move_on_after(OVERRUN_REPORT_TIMEOUT):"),
     _m("M01", MODEL_CALL, "operand dropped",
        "total += len(encoded) + MESSAGE_MARGIN + allowances(encoded)",
        "total += len(encoded) + MESSAGE_MARGIN"),
@@ -207,8 +226,9 @@ MUTANTS: list[Mutant] = [
     _m("M05", MODEL_CALL, "statement dropped",
        "            if loop.is_main:\n                session.ledger.exhaust()",
        "            if False:\n                session.ledger.exhaust()"),
-    _m("M06", MODEL_CALL, "operand dropped", "if partial.usage or reservation is not None:",
-       "if reservation is not None:"),
+    _m("M06", BUDGET, "operand dropped",
+       "    if not usage and reservation is None:\n        return\n",
+       "    if reservation is None:\n        return\n"),
     _m("M07", MODEL_CALL, "statements swapped",
        "                    feed(event)  # recorded before emitted: a slow reader cannot"
        " lose its usage\n"
@@ -237,11 +257,24 @@ MUTANTS: list[Mutant] = [
        "        per_in", "tiers = [info]\n        per_in"),
     _m("C04", SESSION, "statement dropped",
        "            entry[key] += usage.get(key) or 0\n", "            pass\n"),
+    _m("C05", SESSION, "wrong ledger",
+       "return cost, (ledger or self.ledger).charge(agent_id, cost), None",
+       "return cost, self.ledger.charge(agent_id, cost), None"),
     _m("T01", TOOL_CALLS, "guard dropped",
        "    if loop.session.ledger.exhausted:  # no tool starts after the trip",
        "    if False:  # no tool starts after the trip"),
     _m("T02", TOOL_CALLS, "watch dropped", "with watching_the_budget(ledger) as wait:",
        "with trio.CancelScope() as wait:"),
+    _m("T03", TOOL_CALLS, "queue not watched",
+       "if ledger.cap is None:  # no budget to trip (the hot path)",
+       "if True:  # no budget to trip (the hot path)"),
+    _m("H01", HOOKPOINTS, "watch dropped",
+       "with watching_the_budget(loop.session.ledger) as wait:  # a hook ends at the trip",
+       "with trio.CancelScope() as wait:"),
+    _m("H02", HOOKPOINTS, "cut ignored",
+       "if result is CUT_BY_THE_BUDGET:  # the hook might have asked", "if False:  #"),
+    _m("H03", HOOKPOINTS, "output passed on",
+       "if result is CUT_BY_THE_BUDGET:  # the hook could not vet", "if False:  #"),
     _m("G01", GATE, "classifier not booked",
        "admitted = admit(session, agent_id, request, size, reserve=reserve)",
        "admitted = admit(session, agent_id, request, size, reserve=False)"),

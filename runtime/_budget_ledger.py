@@ -50,6 +50,11 @@ class BudgetLedger(Protocol):
         """How many charges and settles were made here (one per model response)."""
         ...
 
+    @property
+    def overruns(self) -> int:
+        """How many settles were above their booking (each trips the ledger)."""
+        ...
+
     def spent(self, agent_id: str) -> float:
         """Cost attributed to one agent so far."""
         ...

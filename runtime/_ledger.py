@@ -432,6 +432,11 @@ class Ledger:
         return units / _SCALE
 
     @property
+    def overruns(self) -> int:
+        """How many settles were above their booking (each one tripped the ledger)."""
+        return self._overruns
+
+    @property
     def charges(self) -> int:
         """How many charges and settles were made (one per model response)."""
         return self._charges

@@ -9,6 +9,7 @@ back in call order whatever order the calls finish in, which keeps transcripts d
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
 import attrs
@@ -16,6 +17,9 @@ import trio
 
 C = TypeVar("C")
 R = TypeVar("R")
+
+#: how waits for a slot are cut: the scope entered around each wait, the result of a cut call
+_Cut = tuple[Callable[[], AbstractContextManager[trio.CancelScope]], Callable[[C], Awaitable[R]]]
 
 #: the names of a call's task and of the task starting them (given: Trio need not format them)
 _TASK_NAME = "runtime.ToolScheduler._one"
@@ -69,6 +73,11 @@ class ToolScheduler:
     awaited directly, without a nursery: it is the common case and the hot path. In a longer
     read-only run only the calls that wait get a task of their own (see ``_together``).
 
+    A call waiting for a slot can be cut: ``wait_scope()`` is entered around each wait (a cancel
+    scope someone else may cancel — the agents cancel it when the budget trips), and a call
+    whose wait it cut never executes; its result is ``if_cut(call)`` instead (reported to
+    ``on_complete`` like any). A run of calls that is cancelled as a whole is not affected.
+
     Errors follow nursery semantics: an exception from ``execute`` cancels the rest of its run
     and nothing later starts; inside a run of several calls it arrives wrapped in an
     ``ExceptionGroup`` (use ``except*`` to handle both shapes).
@@ -100,15 +109,22 @@ class ToolScheduler:
         *,
         read_only: Callable[[C], bool],
         on_complete: Callable[[int, C, R], Awaitable[None]] | None = None,
+        wait_scope: Callable[[], AbstractContextManager[trio.CancelScope]] | None = None,
+        if_cut: Callable[[C], Awaitable[R]] | None = None,
     ) -> list[R]:
-        """Execute ``calls`` run by run and return their results in call order."""
+        """Execute ``calls`` run by run and return their results in call order.
+
+        ``wait_scope`` and ``if_cut`` go together: see the class docstring."""
+        if (wait_scope is None) != (if_cut is None):
+            raise ValueError("wait_scope and if_cut must be given together (or neither)")
+        cut = None if wait_scope is None or if_cut is None else (wait_scope, if_cut)
         results: list[Any] = [None] * len(calls)
         for run in partition([read_only(call) for call in calls]):
             self._runs_total += 1
             if len(run) == 1:
-                await self._one(run.start, calls, execute, on_complete, results)
+                await self._one(run.start, calls, execute, on_complete, results, cut)
             else:
-                await self._together(run, calls, execute, on_complete, results)
+                await self._together(run, calls, execute, on_complete, results, cut)
         return results
 
     async def _together(
@@ -118,6 +134,7 @@ class ToolScheduler:
         execute: Callable[[C], Awaitable[R]],
         on_complete: Callable[[int, C, R], Awaitable[None]] | None,
         results: list[Any],
+        cut: _Cut[C, R] | None,
     ) -> None:
         """Execute a read-only run concurrently, paying for a task only where a call waits.
 
@@ -137,7 +154,7 @@ class ToolScheduler:
             first, next_index = next_index, stop
             for i in range(first, stop):
                 nursery.start_soon(
-                    self._one, i, calls, execute, on_complete, results, name=_TASK_NAME
+                    self._one, i, calls, execute, on_complete, results, cut, name=_TASK_NAME
                 )
 
         async with trio.open_nursery() as nursery:
@@ -145,7 +162,7 @@ class ToolScheduler:
             while next_index < stop:
                 index = next_index
                 next_index += 1
-                await self._one(index, calls, execute, on_complete, results)
+                await self._one(index, calls, execute, on_complete, results, cut)
 
     async def _one(
         self,
@@ -154,16 +171,19 @@ class ToolScheduler:
         execute: Callable[[C], Awaitable[R]],
         on_complete: Callable[[int, C, R], Awaitable[None]] | None,
         results: list[Any],
+        cut: _Cut[C, R] | None,
     ) -> None:
         call = calls[index]
         # A free slot is taken without a schedule point (``execute`` checkpoints on its own). A
         # slot is free only while nobody waits: a finishing call hands its slot over instead.
         if self._running < self._max_concurrency:
             self._running += 1
-        else:
-            if self._waiting is None:
-                self._waiting = trio.lowlevel.ParkingLot()
-            await self._waiting.park()  # returns owning the slot handed over
+        elif not await self._wait_for_a_slot(cut):
+            assert cut is not None
+            result = results[index] = await cut[1](call)  # cut while waiting: never executed
+            if on_complete is not None:
+                await on_complete(index, call, result)
+            return
         self._calls_total += 1
         if self._running > self._max_parallel:
             self._max_parallel = self._running
@@ -179,6 +199,19 @@ class ToolScheduler:
         # Outside the slot: a slow consumer of completions must not hold one.
         if on_complete is not None:
             await on_complete(index, call, result)
+
+    async def _wait_for_a_slot(self, cut: _Cut[C, R] | None) -> bool:
+        """Wait in line; True owning the slot handed over, False when ``cut``'s scope ended
+        the wait first (then no slot is held: a handed-over slot is never lost, as a task
+        rescheduled by ``unpark`` can no longer be cancelled out of its ``park``)."""
+        if self._waiting is None:
+            self._waiting = trio.lowlevel.ParkingLot()
+        if cut is None:
+            await self._waiting.park()
+            return True
+        with cut[0]() as scope:
+            await self._waiting.park()
+        return not scope.cancelled_caught
 
     def statistics(self) -> SchedulerStatistics:
         return SchedulerStatistics(

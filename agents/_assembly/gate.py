@@ -18,17 +18,14 @@ import logging
 import os
 import re
 import warnings
-from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
 
 from .._features.hookpoints import hook_input
-from .._loop.budget import admit, overrun_message
 from .._loop.contracts import Verdict
-from .._loop.model_call import request_size
-from .._loop.response import ResponseBuilder
+from .._loop.one_shot import ask_once
 from ..backends.base import ModelRequest
 from ..messages import ToolUseBlock
 from ..permissions import Classifier, PermissionCheck, PermissionGate, RuleSet
@@ -214,28 +211,9 @@ def default_classifier(session: Session) -> Classifier:
             agent_type=check.agent_type or "main",
             purpose="classifier",
         )
-        reserve = session.options.budget_mode == "reserve"
-        size = request_size(request) if reserve else 0
-        admitted = await admit(session, agent_id, request, size, reserve=reserve)
-        if admitted is None:  # no room left for the question: no opinion
+        response = await ask_once(session, request)
+        if response is None:  # no room left for the question: no opinion
             return None
-        request, reservation = admitted
-        builder = ResponseBuilder()
-        try:
-            async with aclosing(session.backend.stream(request)) as events:  # type: ignore[type-var]
-                async for event in events:
-                    builder.feed(event)
-            response = builder.finish()
-        except BaseException:  # what the cut attempt used is spent all the same
-            cut = builder.response
-            if cut.usage or reservation is not None:
-                session.charge(agent_id, cut.model or model, cut.usage, reservation)
-            raise
-        _, _, settlement = session.charge_response(
-            agent_id, response.model or model, response.usage, reservation
-        )
-        if settlement is not None and settlement.overrun:
-            await session.emit(overrun_message(settlement))
         verdict = parse_verdict(response.text)
         if verdict is None:
             log.info("auto-mode classifier gave no yes/no (%r): asking", response.text[:200])

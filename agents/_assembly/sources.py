@@ -21,15 +21,12 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
 
-from .._loop.budget import admit, overrun_message
-from .._loop.model_call import request_size
-from .._loop.response import ResponseBuilder
+from .._loop.one_shot import ask_once
 from ..backends.base import ModelRequest
 from ..settings import (
     Settings,
@@ -133,29 +130,9 @@ class SessionSources:
             agent_type=str(hook_input.get("agent_type") or "main"),
             purpose="hook",
         )
-        reserve = session.options.budget_mode == "reserve"
-        admitted = await admit(
-            session, agent_id, request, request_size(request) if reserve else 0, reserve=reserve
-        )
-        if admitted is None:
+        response = await ask_once(session, request)
+        if response is None:
             return None
-        request, reservation = admitted
-        builder = ResponseBuilder()
-        try:
-            async with aclosing(session.backend.stream(request)) as events:  # type: ignore[type-var]
-                async for event in events:
-                    builder.feed(event)
-            response = builder.finish()
-        except BaseException:  # what the cut attempt used is spent all the same
-            cut = builder.response
-            if cut.usage or reservation is not None:
-                session.charge(agent_id, cut.model or chosen, cut.usage, reservation)
-            raise
-        _, _, settlement = session.charge_response(
-            agent_id, response.model or chosen, response.usage, reservation
-        )
-        if settlement is not None and settlement.overrun:
-            await session.emit(overrun_message(settlement))
         return response.text
 
     def apply(self, options: AgentOptions) -> AgentOptions:

@@ -43,7 +43,9 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import trio
 
+from .._loop.budget import watching_the_budget
 from .._loop.contracts import Content
+from .._loop.run import BUDGET_LIMIT_TEXT, budget_end
 from .._loop.tool_calls import with_context
 from ..hooks import HookResult
 from ..messages import ToolUseBlock
@@ -55,6 +57,7 @@ if TYPE_CHECKING:
     from .._loop.run import Run
 
 __all__ = [
+    "CUT_BY_THE_BUDGET",
     "MAX_STOP_BLOCKS",
     "SESSION_END_TIMEOUT",
     "after_tool",
@@ -78,6 +81,8 @@ MAX_STOP_BLOCKS = 8
 SESSION_END_TIMEOUT = 5.0
 _PENDING = "hooks.session_start_context"
 _NO_RESULT = HookResult()
+#: what :func:`fire` returns when the budget's trip cut the hooks (or came before them)
+CUT_BY_THE_BUDGET = HookResult()
 
 
 def has_hooks(loop: AgentLoop, event: str) -> bool:
@@ -116,7 +121,10 @@ async def fire(
     The input is the fields every hook gets (:func:`hook_input`, and ``hook_event_name``) plus
     ``fields`` (a ``tool_use_id`` field is also the callbacks' second argument).
     ``systemMessage`` outputs are published here as ``informational`` system
-    messages; everything else is the caller's to act on — in particular ``result.stop`` (a hook
+    messages. Hooks still running when the tree's budget trips are cancelled then (and none
+    start on a tripped budget), but ``SessionEnd``'s: the result is then
+    :data:`CUT_BY_THE_BUDGET`, an empty result the caller may tell apart. Everything else
+    is the caller's to act on — in particular ``result.stop`` (a hook
     said ``continue_: False``) and ``result.block``. Returns an empty result when no hook is
     registered (after a checkpoint)::
 
@@ -127,7 +135,15 @@ async def fire(
         await trio.lowlevel.checkpoint()
         return _NO_RESULT
     data = {**hook_input(loop), **fields}
-    result = await runner.run(event, data, match=match, tool_use_id=fields.get("tool_use_id"))
+    if event == "SessionEnd":  # the session is over: its hooks run whatever the budget
+        result = await runner.run(event, data, match=match)
+    else:
+        with watching_the_budget(loop.session.ledger) as wait:  # a hook ends at the trip
+            result = await runner.run(
+                event, data, match=match, tool_use_id=fields.get("tool_use_id")
+            )
+        if wait.cancelled_caught:
+            return CUT_BY_THE_BUDGET
     for text in result.system_messages:
         await loop.inform(text)
     return result
@@ -266,6 +282,8 @@ async def after_tool(
         else:
             fields["tool_response"] = output.data if output.data is not None else output.content
         result = await fire(loop, event, call.name, **fields)
+        if result is CUT_BY_THE_BUDGET:  # the hook could not vet the output: not passed on
+            return ToolOutput.error(BUDGET_LIMIT_TEXT)
         if result.updated_tool_output is not None and not output.is_error:
             output = ToolOutput(content=_replacement(result.updated_tool_output), data=output.data)
         context = context + result.additional_context
@@ -288,6 +306,8 @@ async def stop_hooks(loop: AgentLoop, response: Response, run: Run) -> str | Non
         None if loop.is_main else loop.agent_type,
         stop_hook_active=run.stop_blocks > 0,
     )
+    if result is CUT_BY_THE_BUDGET:  # the hook might have asked to go on: the budget ends it
+        raise budget_end(loop.session.ledger.cap)
     if result.stop is not None:
         run.stop = result.stop
         await _stopped(loop, result.stop, event)

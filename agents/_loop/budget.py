@@ -20,9 +20,10 @@ wait (a permission prompt, a hook, a retry backoff) at the instant the ledger tr
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import logging
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 import trio
@@ -30,7 +31,7 @@ import trio
 from runtime import BudgetLedger, Reservation, Settlement
 
 from ..backends.base import ModelRequest
-from ..messages import SystemMessage
+from ..messages import Message, SystemMessage
 
 if TYPE_CHECKING:
     from .session import Session
@@ -39,10 +40,12 @@ __all__ = [
     "DOCUMENT_ALLOWANCE",
     "IMAGE_ALLOWANCE",
     "MESSAGE_MARGIN",
+    "OVERRUN_REPORT_TIMEOUT",
     "REQUEST_MARGIN",
     "TOOLS_ALLOWANCE",
     "admit",
     "allowances",
+    "charge_cut",
     "overrun_message",
     "watching_the_budget",
 ]
@@ -61,6 +64,12 @@ IMAGE_ALLOWANCE = 1_600
 #: and as text; this covers about 20 pages of images (the text is bounded by the bytes only if
 #: it is not compressed in the file: documents are the one place where the bound is an estimate)
 DOCUMENT_ALLOWANCE = 32_000
+
+#: seconds a cut response's ``budget_overrun`` report may wait for the reader (it is sent
+#: shielded: the cut is often a cancellation, which must not lose the report)
+OVERRUN_REPORT_TIMEOUT = 1.0
+
+log = logging.getLogger("agents.loop")
 
 _IMAGE = b'"type":"image"'
 _DOCUMENT = b'"type":"document"'
@@ -125,6 +134,30 @@ def overrun_message(settlement: Settlement) -> SystemMessage:
             "actual_usd": settlement.actual_usd,
         },
     )
+
+
+async def charge_cut(
+    session: Session,
+    agent_id: str,
+    model: str,
+    usage: dict[str, Any],
+    reservation: Reservation | None,
+    publish: Callable[[Message], Awaitable[None]],
+    ledger: BudgetLedger | None = None,
+) -> None:
+    """Charge what a cut response (cancelled, failed, interrupted) delivered — its booking is
+    settled even when it delivered nothing — and report an overrun like a complete response's.
+
+    Called while the cut's exception propagates, often a ``Cancelled``: the report is sent
+    shielded, for at most :data:`OVERRUN_REPORT_TIMEOUT` seconds (a reader that slow misses
+    it; the ledger has tripped all the same). ``ledger``: the one the request was sent on."""
+    if not usage and reservation is None:
+        return
+    _, _, settlement = session.charge_response(agent_id, model, usage, reservation, ledger)
+    if settlement is not None and settlement.overrun:
+        log.warning("agent %s: a cut response cost more than its booking", agent_id)
+        with trio.CancelScope(shield=True), trio.move_on_after(OVERRUN_REPORT_TIMEOUT):
+            await publish(overrun_message(settlement))
 
 
 @contextmanager

@@ -27,6 +27,7 @@ from .budget import (
     TOOLS_ALLOWANCE,
     admit,
     allowances,
+    charge_cut,
     overrun_message,
     watching_the_budget,
 )
@@ -187,18 +188,19 @@ class ModelCall:
                 session.ledger.exhaust()  # one exhausted state, whatever the mode
             raise budget_end(session.ledger.cap)
         request, reservation = admitted
+        ledger = session.ledger  # sent on it now: charged there, even if a /clear replaces it
         builder = ResponseBuilder()
         try:
             response = await self.stream_once(loop, request, builder)
         except BaseException:
-            partial = builder.response
-            if partial.usage or reservation is not None:
-                session.charge(
-                    loop.agent_id, partial.model or request.model, partial.usage, reservation
-                )
+            cut = builder.response
+            model = cut.model or request.model
+            await charge_cut(
+                session, loop.agent_id, model, cut.usage, reservation, loop.publish, ledger
+            )
             raise
         _, tripped, settlement = session.charge_response(
-            loop.agent_id, response.model or request.model, response.usage, reservation
+            loop.agent_id, response.model or request.model, response.usage, reservation, ledger
         )
         if settlement is not None and settlement.overrun:
             log.warning("agent %s: a response cost more than its booking", loop.agent_id)

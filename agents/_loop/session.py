@@ -119,7 +119,8 @@ class Session:
 
     def summary(self) -> dict[str, Any]:
         """The tree's spend: total, cap, and cost and turns per agent; what is still booked
-        (``reserved_usd``, 0 once every request is done) and how many responses were charged."""
+        (``reserved_usd``, 0 once every request is done), how many responses were charged, and
+        how many cost more than their booking (``overruns``, each reported as it happened)."""
         ledger = self.ledger
         return {
             "total_cost_usd": ledger.total,
@@ -128,6 +129,7 @@ class Session:
             "turns_by_agent": dict(self.turns_by_agent),
             "reserved_usd": ledger.reserved,
             "charges": ledger.charges,
+            "overruns": ledger.overruns,
         }
 
     @property
@@ -155,11 +157,15 @@ class Session:
         model: str,
         usage: dict[str, Any],
         reservation: Reservation | None = None,
+        ledger: BudgetLedger | None = None,
     ) -> tuple[float, bool, Settlement | None]:
         """:meth:`charge`, also returning the settlement of ``reservation`` (whether the cost
         overran the booking). A reservation is settled on the ledger that issued it, which is
         not the current one after a ``/clear`` replaced it mid-request: the booking is released
-        where it was made and the cost recorded there, never on another ledger's booking."""
+        where it was made and the cost recorded there, never on another ledger's booking.
+        Without a reservation the cost goes to ``ledger``, the one current when the request
+        was sent (the current one if not given), so in both modes a response counts for the
+        conversation it started in."""
         cost = self.prices.cost(model, usage)
         if cost is None:
             if model not in self._unpriced:
@@ -173,7 +179,7 @@ class Session:
             entry[key] += usage.get(key) or 0
         entry["cost_usd"] += cost
         if reservation is None:
-            return cost, self.ledger.charge(agent_id, cost), None
+            return cost, (ledger or self.ledger).charge(agent_id, cost), None
         issuer = reservation.issuer if reservation.issuer is not None else self.ledger
         settlement = issuer.settle_and_report(reservation, cost)
         return cost, settlement.tripped, settlement

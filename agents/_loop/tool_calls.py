@@ -13,6 +13,7 @@ refused, so the transcript always resumes.
 from __future__ import annotations
 
 import logging
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -59,7 +60,14 @@ class ToolCalls:
         """
         with loop.interruptible() as scope:
             turn = _Turn(loop, run, response.bad_inputs, scope)
-            await self.scheduler.run(calls, turn.call, read_only=turn.read_only)
+            ledger = loop.session.ledger
+            if ledger.cap is None:  # no budget to trip (the hot path)
+                await self.scheduler.run(calls, turn.call, read_only=turn.read_only)
+            else:  # a call waiting for a slot is cut at the trip, and never runs
+                await self.scheduler.run(
+                    calls, turn.call, read_only=turn.read_only,
+                    wait_scope=partial(watching_the_budget, ledger), if_cut=turn.not_started,
+                )  # fmt: skip
         results = turn.results
         if scope.cancelled_caught:
             blocks = []
@@ -284,6 +292,13 @@ class _Turn:
         if call.id == self.run.interrupt_call:
             # only now: the denial's own result is kept, the other calls are interrupted
             self.scope.cancel(reason="permission denied with interrupt")
+        return block
+
+    async def not_started(self, call: ToolUseBlock) -> ToolResultBlock:
+        """The result of a call whose wait for a slot the budget's trip cut: it never ran."""
+        block = ToolResultBlock(tool_use_id=call.id, content=BUDGET_LIMIT_TEXT, is_error=True)
+        await _emit_result(self.loop, block, None)
+        self.results[call.id] = block
         return block
 
 

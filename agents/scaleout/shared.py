@@ -124,6 +124,10 @@ class SharedLedger:
         return self._charges
 
     @property
+    def overruns(self) -> int:
+        return self._overruns
+
+    @property
     def outstanding(self) -> int:
         """Local reservations neither settled nor released."""
         return len(self._outstanding)

@@ -36,6 +36,8 @@ class ResponseRecord:
     model: str
     start_seq: int
     start: float
+    #: the request's ``purpose`` (``turn``, ``compact``, ``classifier`` ...)
+    purpose: str = "turn"
     end_seq: int = -1
     end: float = -1.0
     completed: bool = False
@@ -61,6 +63,8 @@ class ProbeBackend:
     prices: PriceTable
     records: list[ResponseRecord] = attrs.Factory(list)
     tool_starts: list[ToolStart] = attrs.Factory(list)
+    #: every probe tool call as it ends (same shape as a start)
+    tool_ends: list[ToolStart] = attrs.Factory(list)
     _seq: Any = attrs.Factory(itertools.count)
 
     @property
@@ -83,12 +87,17 @@ class ProbeBackend:
         """Record that a tool of ``agent`` starts now (the strategies' probe tool calls it)."""
         self.tool_starts.append(ToolStart(agent, next(self._seq), trio.current_time()))
 
+    def note_tool_end(self, agent: str) -> None:
+        """Record that a tool of ``agent`` ends now (its handler returns)."""
+        self.tool_ends.append(ToolStart(agent, next(self._seq), trio.current_time()))
+
     async def stream(self, request: ModelRequest) -> AsyncIterator[BackendEvent]:
         record = ResponseRecord(
             agent_id=request.agent_id,
             model=request.model,
             start_seq=next(self._seq),
             start=trio.current_time(),
+            purpose=request.purpose,
         )
         self.records.append(record)
         try:

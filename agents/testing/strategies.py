@@ -4,11 +4,14 @@
 children (foreground or background), token counts, a latency before each response and between
 its stream events (so cancellations land mid-stream), faults the loop must retry (an overloaded
 answer, a stream cut after some events), and, for the whole tree, whether input tokens are
-billed from the request's size (as the API does) and whether ``auto`` mode's classifier and
-compaction make requests of their own. :meth:`TreeSpec.options` turns one into
-``AgentOptions`` (one ``AgentDefinition`` per node) and :meth:`TreeSpec.backend` into a
-``ScriptedBackend`` that plays it. :func:`caps` draws a budget relative to the tree's costs, so
-that most examples start requests and many cross the cap::
+billed from the request's size (as the API does, or three times over: a backend that bills
+more than the request can hold), whether ``auto`` mode's classifier and compaction make
+requests of their own, and the waits a budget's trip must cut: a slow ``can_use_tool``, slow
+``PostToolUse`` / ``Stop`` hooks, tool calls queued behind a small ``max_tool_concurrency``.
+:meth:`TreeSpec.options` turns one into ``AgentOptions`` (one ``AgentDefinition`` per node)
+and :meth:`TreeSpec.backend` into a ``ScriptedBackend`` that plays it. :func:`caps` draws a
+budget relative to the tree's costs, so that most examples start requests and many cross the
+cap::
 
     @given(data=st.data(), tree=trees())
     def test_budget_holds(data, tree):
@@ -19,8 +22,9 @@ that most examples start requests and many cross the cap::
             ...
         trio.run(main, clock=MockClock(autojump_threshold=0))
 
-Tool calls go to the ``mcp__probe__work`` tool, which records when it starts in the probe's
-sequence (:meth:`agents.testing.probe.ProbeBackend.note_tool`) when the backend is a probe.
+Tool calls go to the ``mcp__probe__work`` tool (mutating) or ``mcp__probe__look`` (read-only),
+which record when they start and end in the probe's sequence
+(:meth:`agents.testing.probe.ProbeBackend.note_tool`) when the backend is a probe.
 
 Importing this module needs ``hypothesis`` (a test dependency).
 """
@@ -43,15 +47,28 @@ from ..options import AgentDefinition, AgentOptions
 from ..tools.base import ToolAnnotations, create_sdk_mcp_server, tool
 from .scripted import Fault, ScriptedBackend, Step, text, tool_use, usage
 
-__all__ = ["PROBE_TOOL", "BilledBackend", "NodeSpec", "StepSpec", "TreeSpec", "caps", "trees"]
+__all__ = [
+    "HONEST_BILLING",
+    "PROBE_READ_TOOL",
+    "PROBE_TOOL",
+    "BilledBackend",
+    "NodeSpec",
+    "StepSpec",
+    "TreeSpec",
+    "caps",
+    "trees",
+]
 
 #: A cheap made-up model, priced per million tokens, so that small caps are interesting.
 PROBE_MODEL = "probe-model"
 PROBE_PRICING = {PROBE_MODEL: {"input": 1.0, "output": 5.0}}
 #: with compaction drawn, the probe model's context window is this small (tokens)
 SMALL_CONTEXT_WINDOW = 3_000
-#: the name the model calls the probe tool by
+#: the names the model calls the probe tools by: mutating, and read-only
 PROBE_TOOL = "mcp__probe__work"
+PROBE_READ_TOOL = "mcp__probe__look"
+#: ``billing`` above this bills more input than a request's bytes: a lying backend
+HONEST_BILLING = 1.0
 #: the options' ``max_tokens`` for every agent of a drawn tree
 MAX_TOKENS = 4_000
 
@@ -104,7 +121,10 @@ class TreeSpec:
     system prompt and tools), the way input grows with the history. ``classify``: ``auto``
     permission mode, so mutating tool calls ask the classifier (a model request of its own).
     ``verbose``: every response's output is its request's whole ``max_tokens``.
-    ``compact``: a context window small enough that compaction requests happen."""
+    ``compact``: a context window small enough that compaction requests happen.
+    ``ask``: permission mode ``default`` with a ``can_use_tool`` that answers yes after this
+    long. ``hook_latency``: ``PostToolUse``, ``Stop`` and ``SubagentStop`` hooks that take this
+    long. ``max_tool_concurrency``: the tool slots of each agent (calls beyond wait)."""
 
     root: NodeSpec
     billing: float | None = None
@@ -112,6 +132,9 @@ class TreeSpec:
     verbose: bool = False
     classify: bool = False
     compact: bool = False
+    ask: float | None = None
+    hook_latency: float | None = None
+    max_tool_concurrency: int = 10
     side: StepSpec = StepSpec(input_tokens=50, output_tokens=20, latency=0.0)
 
     @property
@@ -137,7 +160,7 @@ class TreeSpec:
                 ]
                 calls += [
                     tool_use(
-                        PROBE_TOOL,
+                        PROBE_TOOL if spec.mutating else PROBE_READ_TOOL,
                         {"agent": node.name, "write": spec.mutating, "wait": spec.tool_latency},
                     )
                     for _ in range(spec.tools)
@@ -147,6 +170,8 @@ class TreeSpec:
             background = sum(c.background for s in node.steps for c in s.children)
             for _ in range(background):
                 steps += _steps(node.final, [text("noted")])
+            if node is self.root:  # a prompt more (after an interrupt or a /clear), answered
+                steps += _steps(node.final, [text("again")]) * (2 + background)
             out["main" if node is self.root else node.name] = steps
         # side requests never run out: at most one per response and tool call of the tree
         spare = 2 * sum(len(n.steps) + 2 + sum(s.tools for s in n.steps) for n in self.nodes)
@@ -171,17 +196,23 @@ class TreeSpec:
         pricing: dict[str, Any] = {PROBE_MODEL: dict(PROBE_PRICING[PROBE_MODEL])}
         if self.compact:
             pricing[PROBE_MODEL]["context_window"] = SMALL_CONTEXT_WINDOW
+        mode = "auto" if self.classify else "default" if self.ask else "bypassPermissions"
         settings: dict[str, Any] = {
             "backend": backend,
             "agents": agents,
             "model": PROBE_MODEL,
             "pricing": pricing,
-            "permission_mode": "auto" if self.classify else "bypassPermissions",
+            "permission_mode": mode,
             "max_tokens": MAX_TOKENS,
             "max_subagent_depth": 3,
             "max_concurrent_subagents": 50,
+            "max_tool_concurrency": self.max_tool_concurrency,
             "mcp_servers": {"probe": probe_server(backend)},
         }
+        if self.ask is not None and not self.classify:
+            settings["can_use_tool"] = _slow_yes(self.ask)
+        if self.hook_latency is not None:
+            settings["hooks"] = _slow_hooks(self.hook_latency)
         settings.update(overrides)
         return AgentOptions(**settings)
 
@@ -213,23 +244,53 @@ class TreeSpec:
 
 
 def probe_server(backend: Any) -> Any:
-    """The in-process server of the probe tool; its starts go to ``backend.note_tool`` when the
-    backend has one (a :class:`~agents.testing.probe.ProbeBackend`)."""
+    """The in-process server of the probe tools; their starts and ends go to
+    ``backend.note_tool`` / ``backend.note_tool_end`` when the backend has them (a
+    :class:`~agents.testing.probe.ProbeBackend`)."""
     note = getattr(backend, "note_tool", None)
-
+    note_end = getattr(backend, "note_tool_end", None)
     schema = {"agent": str, "write": bool, "wait": float}
-    mutating = ToolAnnotations(readOnlyHint=False)
 
-    @tool("work", "Waits; the tests record when it starts.", schema, annotations=mutating)
-    async def work(args: dict[str, Any]) -> dict[str, Any]:
+    async def run(args: dict[str, Any]) -> dict[str, Any]:
         if note is not None:
             note(str(args.get("agent", "")))
         wait = float(args.get("wait") or 0.0)
         if wait:
             await trio.sleep(wait)
+        if note_end is not None:
+            note_end(str(args.get("agent", "")))
         return {"content": "done"}
 
-    return create_sdk_mcp_server("probe", tools=[work])
+    mutating = ToolAnnotations(readOnlyHint=False)
+    work = tool("work", "Waits; the tests record when it runs.", schema, annotations=mutating)
+    reading = ToolAnnotations(readOnlyHint=True)
+    look = tool("look", "Waits, changing nothing.", schema, annotations=reading)
+    return create_sdk_mcp_server("probe", tools=[work(run), look(run)])
+
+
+def _slow_yes(seconds: float) -> Any:
+    """A ``can_use_tool`` that says yes after ``seconds`` (a person taking their time)."""
+    from ..permissions import PermissionResultAllow
+
+    async def answer(name: str, tool_input: dict[str, Any], context: Any) -> Any:
+        await trio.sleep(seconds)
+        return PermissionResultAllow()
+
+    return answer
+
+
+def _slow_hooks(seconds: float) -> dict[str, Any]:
+    """``PostToolUse``, ``Stop`` and ``SubagentStop`` hooks that take ``seconds`` and say
+    nothing."""
+    from ..hooks import HookMatcher
+
+    async def hook(data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        await trio.sleep(seconds)
+        return {}
+
+    return {
+        event: [HookMatcher(None, [hook])] for event in ("PostToolUse", "Stop", "SubagentStop")
+    }
 
 
 @attrs.define(eq=False)
@@ -354,17 +415,23 @@ def trees(
     """A random hierarchy of at most ``max_agents`` subagents below the main agent.
 
     ``faults``, ``billing`` and ``side_requests`` allow drawing retried faults, input billed
-    from the request's size, and classifier and compaction requests (all drawn by default)."""
+    from the request's size (honestly or three times over), and classifier and compaction
+    requests with slow permission prompts and hooks (all drawn by default)."""
     names = itertools.count()
     root = draw(_node(names, 0, False, [max_agents]))
     tree = TreeSpec(root=attrs.evolve(root, name="main"))
     if not faults:
         tree = _without_faults(tree)
+    permission = draw(st.sampled_from(["bypass", "auto", "ask"])) if side_requests else "bypass"
+    waits = side_requests and draw(st.booleans())
     return attrs.evolve(
         tree,
-        billing=draw(st.sampled_from([None, 0.25, 0.5, 1.0])) if billing else None,
+        billing=draw(st.sampled_from([None, 0.25, 0.5, 1.0, 3.0])) if billing else None,
         verbose=draw(st.booleans()) if billing else False,
-        classify=draw(st.booleans()) if side_requests else False,
+        classify=permission == "auto",
+        ask=draw(st.sampled_from([0.5, 2.0, 6.0])) if permission == "ask" else None,
+        hook_latency=draw(st.sampled_from([0.5, 3.0])) if waits else None,
+        max_tool_concurrency=draw(st.sampled_from([1, 2, 10])),
         compact=draw(st.booleans()) if side_requests else False,
         side=draw(_step_costs.map(lambda s: attrs.evolve(s, fault=None))),
     )

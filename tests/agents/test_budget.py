@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 import msgspec
@@ -19,7 +19,14 @@ from hypothesis import strategies as st
 from agents import AgentDefinition, AgentOptions, ResultMessage, SystemMessage, query
 from agents.testing import ScriptedBackend, Step, text, tool_use, usage
 from agents.testing.probe import ProbeBackend, check_hard_cap, check_soft_cap
-from agents.testing.strategies import PROBE_MODEL, PROBE_PRICING, TreeSpec, caps, trees
+from agents.testing.strategies import (
+    HONEST_BILLING,
+    PROBE_MODEL,
+    PROBE_PRICING,
+    TreeSpec,
+    caps,
+    trees,
+)
 
 from .helpers import collect, result_of
 from .test_cancellation import live_tasks
@@ -91,6 +98,23 @@ async def test_the_hard_cap_refuses_a_request_that_might_not_fit(project: Path) 
     assert result.total_cost_usd == pytest.approx(0.0469)
 
 
+T = TypeVar("T")
+
+#: virtual seconds after which a property's run fails: a deadlock (a planted bug) then fails at
+#: once, the clock jumping there, instead of hanging until the mutation run's timeout
+DEADLOCK_AFTER = 1e6
+
+
+def run_virtual(main: Callable[[], Awaitable[T]]) -> T:
+    """``trio.run(main)`` in virtual time, failing if it is not done after DEADLOCK_AFTER."""
+
+    async def bounded() -> T:
+        with trio.fail_after(DEADLOCK_AFTER):
+            return await main()
+
+    return trio.run(bounded, clock=trio.testing.MockClock(autojump_threshold=0))
+
+
 @attrs.define
 class TreeRun:
     """What a property needs from one run of a drawn tree."""
@@ -99,7 +123,11 @@ class TreeRun:
     total: float | None = None
     results: list[ResultMessage] = attrs.Factory(list)
     overrun: float = 0.0
+    #: how many budget_overrun messages the stream carried
+    overruns: int = 0
     summary: dict[str, Any] = attrs.Factory(dict)
+    #: when the last message was seen (Trio time)
+    ended: float = 0.0
     #: the probe's sequence number when the main agent's first budget result was seen
     budget_end: int | None = None
     tasks_before: int = 0
@@ -126,19 +154,21 @@ def run_tree(tree: TreeSpec, cap: float, mode: str) -> TreeRun:
                         run.budget_end = probe.mark()
                 elif isinstance(message, SystemMessage) and message.subtype == "budget_overrun":
                     run.overrun += message.data["actual_usd"] - message.data["reserved_usd"]
+                    run.overruns += 1
                 elif isinstance(message, SystemMessage) and message.subtype == "session_summary":
                     run.summary = dict(message.data)
                     run.total = message.data["total_cost_usd"]
                     assert sum(message.data["cost_by_agent"].values()) == pytest.approx(run.total)
         except Exception as exc:  # an error result raises ResultError: that is fine here
             assert type(exc).__name__ == "ResultError", exc
+        run.ended = trio.current_time()
         run.tasks_after = live_tasks()
 
     import tempfile
 
     with tempfile.TemporaryDirectory() as cwd:
         out["cwd"] = cwd
-        trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+        run_virtual(main)
     run: TreeRun = out["run"]
     records = run.probe.records
     # nothing is left booked, and every response was charged exactly once (a request that
@@ -146,6 +176,8 @@ def run_tree(tree: TreeSpec, cap: float, mode: str) -> TreeRun:
     assert run.summary["reserved_usd"] == 0
     charged = [r for r in records if r.usage or mode == "reserve"]
     assert run.summary["charges"] == len(charged), (run.summary["charges"], len(charged))
+    # every overrun is reported, whatever ended its response (cut, cancelled, complete)
+    assert run.overruns == run.summary["overruns"], (run.overruns, run.summary["overruns"])
     # one exhausted state: once the main agent ends on the budget, nothing starts any more and
     # no later result of the query is a success
     if run.budget_end is not None:
@@ -170,6 +202,10 @@ def in_background(tree: TreeSpec) -> Callable[[str], bool]:
     return lambda agent_id: any(_node_name(part) in background for part in agent_id.split("/")[1:])
 
 
+#: how a background agent's notification summary starts when it ended on the budget, or was
+#: cancelled with a parent the interrupt cut
+INTERRUPTED_ENDS = ("error_max_budget_usd", "crashed: None")
+
 #: the tree properties run this many examples each (the trees are small, virtual time is free);
 #: ``BUDGET_PROPERTY_EXAMPLES`` lowers it for a quick local run, never in CI
 PROPERTY = settings(
@@ -190,17 +226,49 @@ def test_soft_cap_bound_holds_for_random_trees(data: st.DataObject, tree: TreeSp
     assert run.total is not None
     check_soft_cap(run.probe.records, cap, run.total, run.probe.tool_starts, in_background(tree))
     assert run.tasks_after == run.tasks_before
+    check_nothing_waits_past_the_crossing(run, cap)
+
+
+def check_nothing_waits_past_the_crossing(run: TreeRun, cap: float) -> None:
+    """After the crossing only the responses then in flight and the tool calls then running go
+    on: every other wait (a retry backoff, a permission prompt, a hook, a call queued for a
+    tool slot) is cut at the crossing, so the query is over once those are."""
+    records = run.probe.records
+    crossing = _crossing(records, cap)
+    if crossing is None:
+        return
+    event("the cap was crossed mid-run")
+    busy = [crossing.end, *(r.end for r in records), *(t.at for t in run.probe.tool_ends)]
+    assert run.ended <= max(busy) + 1e-9, f"the query ended at {run.ended}, {max(busy)} expected"
+
+
+def _crossing(records: list[Any], cap: float) -> Any:
+    """The response whose charge reached the cap (responses in the order they ended)."""
+    spent = 0.0
+    for record in sorted(records, key=lambda r: r.end_seq):
+        spent += record.cost
+        if spent >= cap - 1e-12:
+            return record
+    return None
 
 
 @PROPERTY
 @given(data=st.data(), tree=trees(max_agents=6))
 def test_hard_cap_is_never_exceeded(data: st.DataObject, tree: TreeSpec) -> None:
-    """budget_mode='reserve': total cost <= cap under any spawn shape, latency and fault."""
+    """budget_mode='reserve': total cost <= cap under any spawn shape, latency and fault; with
+    a backend billing more than a request can hold, every overrun is reported and the total
+    is within the cap plus what the overruns charged above their bookings."""
     cap = data.draw(caps(tree), label="cap")
     run = run_tree(tree, cap, "reserve")
     assert run.total is not None
-    assert run.overrun == 0  # the worst case is an upper bound of what the API bills
-    check_hard_cap(run.probe.records, cap, run.total)
+    records = run.probe.records
+    if tree.billing is None or tree.billing <= HONEST_BILLING:
+        assert run.overrun == 0  # the worst case is an upper bound of what the API bills
+        check_hard_cap(records, cap, run.total)
+    else:  # a lying backend: its first turn that delivers anything overruns, and is reported
+        if any(r.usage and r.purpose == "turn" for r in records):
+            assert run.overruns >= 1
+        check_hard_cap(records, cap, run.total, run.overrun)
     assert run.tasks_after == run.tasks_before
 
 
@@ -227,6 +295,10 @@ def test_without_a_cap_every_scripted_response_is_charged_once(tree: TreeSpec) -
         assert min(background, 1) <= notes <= background
         expected += sum(cost(s) for s in node.steps) + cost(node.final) * (1 + notes)
     assert run.total == pytest.approx(expected, abs=1e-9)
+    # the tree's token counts per model add up every response's
+    model_usage = run.results[-1].model_usage[PROBE_MODEL]
+    for key in ("input_tokens", "output_tokens"):
+        assert model_usage[key] == sum(r.usage.get(key, 0) for r in run.probe.records), key
 
 
 def _node_name(agent_id: str) -> str:
@@ -346,3 +418,114 @@ async def test_the_auto_mode_classifier_request_is_booked_in_reserve_mode(
     assert error is None
     assert [r.purpose for r in scripted.requests] == ["turn", "classifier", "turn"]
     backend.check_every_request_was_booked()
+
+
+def run_tree_interrupted(
+    tree: TreeSpec, cap: float, mode: str, interrupt_after: int | None, delay: float, clear: bool
+) -> None:
+    """Run a tree through ``AgentClient`` with partial messages on and a reader that takes
+    ``delay`` per message behind a one-message output buffer (so the loop is often blocked
+    handing over a stream event), interrupting the main agent once the reader has seen
+    ``interrupt_after`` messages (the loop is then blocked on one a little further); then, if
+    ``clear``, ``/clear`` while background agents may still be running and a prompt more.
+
+    Checked: every response's delivered usage is charged exactly once, on the ledger current
+    when it was sent (after a ``/clear``, the new ledger holds exactly what was sent after
+    it); nothing stays booked; no agent fails (every message is read, to the last
+    notification)."""
+    from agents import AgentClient
+    from agents._assembly import query as query_module
+    from agents.backends.pricing import default_price_table
+
+    out: dict[str, Any] = {}
+
+    async def read(
+        client: AgentClient, interrupt_after: int | None = None, whole: bool = False
+    ) -> None:
+        seen = 0
+        stream = client.receive_messages() if whole else client.receive_response()
+        async for message in stream:
+            seen += 1
+            if seen == interrupt_after:
+                await client.interrupt()
+            if isinstance(message, SystemMessage) and message.subtype == "task_notification":
+                data = message.data  # an agent may end on the budget, never crash
+                # (an agent below one the interrupt cut is reported "crashed: None" today: the
+                # tree's way of saying it was cancelled with its parent, not a budget error)
+                ok = data["status"] != "failed" or data["summary"].startswith(INTERRUPTED_ENDS)
+                assert ok, data
+            if delay:
+                await trio.sleep(delay)
+
+    async def main() -> None:
+        probe = ProbeBackend(
+            tree.backend(), prices=default_price_table().with_overrides(PROBE_PRICING)
+        )
+        out["probe"] = probe
+        options = tree.options(
+            probe, max_budget_usd=cap, budget_mode=mode, cwd=out["cwd"],
+            include_partial_messages=True,
+        )  # fmt: skip
+        async with AgentClient(options) as client:
+            await client.query("go")
+            await read(client, interrupt_after)
+            out["clear_mark"] = None
+            if clear:
+                out["before_clear"] = probe.mark()
+                await client.query("/clear")
+                await read(client)
+                out["clear_mark"] = probe.mark()
+                await client.query("again")
+                await read(client)
+            with trio.move_on_after(DEADLOCK_AFTER / 10):  # the rest: background agents' ends
+                await read(client, whole=True)
+        out["summary"] = client.spend()
+
+    import tempfile
+
+    buffer = query_module.OUTPUT_BUFFER
+    query_module.OUTPUT_BUFFER = 1
+    try:
+        with tempfile.TemporaryDirectory() as cwd:
+            out["cwd"] = cwd
+            run_virtual(main)
+    finally:
+        query_module.OUTPUT_BUFFER = buffer
+    records = out["probe"].records
+    mark = out["clear_mark"]
+    summary = out["summary"]
+    total = summary["total_cost_usd"]
+    if mark is None:
+        delivered = sum(r.cost for r in records)
+        assert total == pytest.approx(delivered, abs=1e-9), (total, delivered)
+    else:  # sent after the /clear's result: the new ledger's; before it was asked: the old's
+        after = sum(r.cost for r in records if r.start_seq > mark)
+        since = sum(r.cost for r in records if r.start_seq > out["before_clear"])
+        assert after - 1e-9 <= total <= since + 1e-9, (after, total, since)
+    assert summary["reserved_usd"] == 0
+    if any(not r.completed and r.usage for r in records):
+        event("a response was cut after delivering usage")
+
+
+@PROPERTY
+@given(
+    data=st.data(),
+    tree=trees(max_agents=4),
+    mode=st.sampled_from(["soft", "reserve"]),
+    interrupt_after=st.sampled_from(range(2, 16)),  # uniform, not mostly small
+    delay=st.sampled_from([0.05, 0.5, 0.5]),
+    clear=st.booleans(),
+)
+def test_an_interrupt_a_slow_reader_or_a_clear_loses_no_usage(
+    data: st.DataObject,
+    tree: TreeSpec,
+    mode: str,
+    interrupt_after: int,
+    delay: float,
+    clear: bool,
+) -> None:
+    """Whatever instant an interrupt lands at while a slow reader holds the stream back, and
+    whether a /clear replaces the ledger while background requests are in flight, every
+    response is charged once, on the ledger it was sent on, and nothing stays booked."""
+    cap = data.draw(caps(tree), label="cap")
+    run_tree_interrupted(tree, cap, mode, interrupt_after, delay, clear)

@@ -20,6 +20,9 @@ from agents import (
     ResultError,
     ResultMessage,
     SystemMessage,
+    ToolResultBlock,
+    UserMessage,
+    query,
 )
 from agents.testing import ScriptedBackend, Step, text, tool_use, usage
 from agents.testing.probe import ProbeBackend
@@ -501,3 +504,273 @@ async def test_an_agents_total_cost_is_the_cost_of_its_subtree(project: Path) ->
         assert result.total_cost_usd == pytest.approx(0.02)
         assert main_results[0].total_cost_usd == pytest.approx(0.1)
         assert client.spend()["total_cost_usd"] == pytest.approx(0.12)
+
+
+async def collect_timed(
+    prompt: str, options: AgentOptions
+) -> tuple[list[tuple[float, Message]], float]:
+    """Every message of a query with the (Trio) time it was seen; and when the query ended."""
+    seen: list[tuple[float, Message]] = []
+    try:
+        async for message in query(prompt=prompt, options=options):
+            seen.append((trio.current_time(), message))
+    except ResultError:
+        pass
+    return seen, trio.current_time()
+
+
+def result_times(seen: list[tuple[float, Message]]) -> dict[str, tuple[float, Any]]:
+    """tool_use_id → (when its result was seen, the result block)."""
+    out: dict[str, tuple[float, Any]] = {}
+    for at, message in seen:
+        if isinstance(message, UserMessage) and isinstance(message.content, list):
+            for block in message.content:
+                if isinstance(block, ToolResultBlock):
+                    out[block.tool_use_id] = (at, block)
+    return out
+
+
+async def test_the_trip_cuts_a_tool_call_waiting_for_a_slot(
+    project: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """One tool slot, two read-only calls: the second waits for the slot when a background
+    agent crosses the cap (t=1). Its wait ends at the crossing — it never runs and answers
+    Budget limit reached at once — while the running call goes on."""
+    log: list[tuple[str, str, float]] = []
+    first, second = tool_use("mcp__t__look", {"key": "a"}), tool_use("mcp__t__look", {"key": "b"})
+    backend = ScriptedBackend(
+        {
+            "main": [
+                Step([spawn("sleeper", background=True)], usage=usage(10, 0)),
+                Step([first, second], usage=usage(10, 0)),
+                Step([text("done")], usage=usage(10, 0)),
+            ],
+            "sleeper": [Step([text("zzz")], usage=usage(600_000, 0), latency=1)],  # crosses
+        }
+    )
+    options = AgentOptions(
+        cwd=str(project), backend=backend, agents=AGENTS, model="m", max_tool_concurrency=1,
+        pricing={"m": {"input": 1.0, "output": 0.0}}, max_budget_usd=0.5,
+        mcp_servers={"t": timed_tools(log, {"a": 10, "b": 10})},
+    )  # fmt: skip
+    t0 = trio.current_time()
+    seen, _ = await collect_timed("go", options)
+    results = result_times(seen)
+    assert [k for k, what, _ in log if what == "start"] == ["a"]
+    at, block = results[second.id]
+    assert block.content == "Budget limit reached"
+    assert at - t0 == pytest.approx(1.0)
+    assert results[first.id][0] - t0 == pytest.approx(10.0)  # a running call goes on
+    assert result_of([m for _, m in seen]).subtype == "error_max_budget_usd"
+
+
+# -- an overrun is reported whatever ends the response ---------------------------------------------
+
+
+async def test_a_stream_cut_after_delivering_more_than_its_booking_reports_the_overrun(
+    project: Path,
+) -> None:
+    """A backend billing more input than the request has bytes, whose stream is then cut: the
+    cut attempt is charged in full, the ledger trips, and the stream says budget_overrun (the
+    retry never starts)."""
+    scripted = ScriptedBackend(
+        [Step([text("x")], usage=usage(1, 0), fault=Fault(drop_after=2)), Step([text("x")])]
+    )
+    options = AgentOptions(
+        cwd=str(project), backend=BilledBackend(scripted, 3.0), model="m", tools=["Glob"],
+        pricing={"m": {"input": 1.0, "output": 0.0}}, max_budget_usd=1.0, max_tokens=1_024,
+        budget_mode="reserve",
+    )  # fmt: skip
+    messages, _ = await collect("go", options)
+    overruns = system(messages, "budget_overrun")
+    assert len(overruns) == 1
+    data = overruns[0].data
+    assert data["agent_id"] == "main" and data["actual_usd"] > data["reserved_usd"]
+    assert result_of(messages).subtype == "error_max_budget_usd"
+    assert summary_of(messages)["total_cost_usd"] == pytest.approx(data["actual_usd"])
+    assert len(scripted.requests) == 1
+
+
+async def test_a_response_cancelled_at_the_trip_after_delivering_more_than_its_booking_reports(
+    project: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Reserve mode: a background agent's stream has delivered more input than its booking
+    when another agent's overrun trips the ledger; it is cancelled at the trip, charged what it
+    delivered, and its overrun is reported too, though the cut is a cancellation."""
+    backend = ScriptedBackend(
+        {
+            "main": [
+                Step([spawn("sleeper", background=True)], usage=usage(10, 0)),
+                Step([text("lied")], usage=usage(1_000_000, 0), latency=1),  # trips at t=1
+                Step([text("noted")], usage=usage(10, 0)),
+            ],
+            "sleeper": [Step([text("zzz")], usage=usage(1_000_000, 0), token_latency=10)],
+        }
+    )
+    pricing = {"m": {"input": 1.0, "output": 0.0}}
+    probe = probe_for(backend, pricing)
+    options = AgentOptions(
+        cwd=str(project), backend=probe, agents=AGENTS, model="m", pricing=pricing,
+        max_budget_usd=1.5, max_tokens=1_024, budget_mode="reserve",
+    )  # fmt: skip
+    messages, _ = await collect("go", options)
+    overruns = system(messages, "budget_overrun")
+    assert sorted(o.data["agent_id"].split("/")[0] for o in overruns) == ["main", "main"]
+    assert len({o.data["agent_id"] for o in overruns}) == 2  # main's, and the sleeper's
+    delivered = sum(r.cost for r in probe.records)
+    assert summary_of(messages)["total_cost_usd"] == pytest.approx(delivered, abs=1e-12)
+    assert delivered == pytest.approx(2.00001)
+
+
+# -- a running hook ends at the trip ---------------------------------------------------------------
+
+
+def slow_hook(log: list[str], seconds: float = 49.0) -> Any:
+    async def hook(data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        log.append(f"{data['hook_event_name']} start")
+        await trio.sleep(seconds)
+        log.append(f"{data['hook_event_name']} end")
+        return {}
+
+    return hook
+
+
+async def test_the_trip_cuts_a_running_post_tool_use_hook(
+    project: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """A PostToolUse hook still running when a background agent crosses the cap is cancelled
+    at the crossing; the output it could not vet is not passed on (the call answers Budget
+    limit reached) and the query ends on the budget at once."""
+    from agents.hooks import HookMatcher
+
+    log: list[str] = []
+    call = tool_use("mcp__t__look", {"key": "a"})
+    backend = ScriptedBackend(
+        {
+            "main": [
+                Step([spawn("sleeper", background=True)], usage=usage(10, 0)),
+                Step([call], usage=usage(10, 0)),
+                Step([text("done")], usage=usage(10, 0)),
+            ],
+            "sleeper": [Step([text("zzz")], usage=usage(600_000, 0), latency=1)],  # crosses
+        }
+    )
+    options = AgentOptions(
+        cwd=str(project), backend=backend, agents=AGENTS, model="m",
+        pricing={"m": {"input": 1.0, "output": 0.0}}, max_budget_usd=0.5,
+        mcp_servers={"t": timed_tools([], {"a": 0.5})},
+        hooks={"PostToolUse": [HookMatcher("mcp__t__look", [slow_hook(log)])]},
+    )  # fmt: skip
+    t0 = trio.current_time()
+    seen, end = await collect_timed("go", options)
+    assert log == ["PostToolUse start"]
+    at, block = result_times(seen)[call.id]
+    assert block.content == "Budget limit reached"
+    assert at - t0 == pytest.approx(1.0)
+    assert result_of([m for _, m in seen]).subtype == "error_max_budget_usd"
+    assert end - t0 == pytest.approx(1.0)
+
+
+async def test_the_trip_cuts_a_running_stop_hook(
+    project: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """A Stop hook still running when a background agent crosses the cap is cancelled at the
+    crossing: the query ends error_max_budget_usd at that instant (the hook might have asked
+    the agent to go on)."""
+    from agents.hooks import HookMatcher
+
+    log: list[str] = []
+    backend = ScriptedBackend(
+        {
+            "main": [
+                Step([spawn("sleeper", background=True)], usage=usage(10, 0)),
+                Step([text("done")], usage=usage(10, 0)),
+                Step([text("noted")], usage=usage(10, 0)),
+            ],
+            "sleeper": [Step([text("zzz")], usage=usage(600_000, 0), latency=1)],  # crosses
+        }
+    )
+    options = AgentOptions(
+        cwd=str(project), backend=backend, agents=AGENTS, model="m",
+        pricing={"m": {"input": 1.0, "output": 0.0}}, max_budget_usd=0.5,
+        hooks={"Stop": [HookMatcher(None, [slow_hook(log)])]},
+    )  # fmt: skip
+    t0 = trio.current_time()
+    seen, end = await collect_timed("go", options)
+    assert log == ["Stop start"]
+    results = [m for _, m in seen if isinstance(m, ResultMessage)]
+    assert results[0].subtype == "error_max_budget_usd"
+    assert all(r.subtype != "success" for r in results)
+    assert end - t0 == pytest.approx(1.0)
+
+
+async def test_clear_while_a_background_request_is_in_flight_in_soft_mode(
+    project: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Soft cap: a background request in flight across /clear counts for the conversation it
+    started in, as a booked one does in reserve mode: the new ledger holds only what was sent
+    after the /clear."""
+    backend = ScriptedBackend(
+        {
+            "main": [
+                Step([spawn("sleeper", background=True)], usage=usage(10, 0)),
+                Step([text("spawned")], usage=usage(10, 0)),
+                Step([text("after clear")], usage=usage(10, 0), latency=10),
+                Step([text("noted")], usage=usage(10, 0)),
+            ],
+            "sleeper": [Step([text("zzz")], usage=usage(1_000, 0), latency=5)],
+        }
+    )
+    options = AgentOptions(
+        cwd=str(project), backend=backend, agents=AGENTS, model="m",
+        pricing={"m": {"input": 1.0, "output": 1.0}}, max_budget_usd=1.0,
+    )  # fmt: skip
+    async with AgentClient(options) as client:
+        await client.query("go")
+        async for _ in client.receive_response():
+            pass
+        await client.query("/clear")
+        async for _ in client.receive_response():
+            pass
+        await client.query("again")
+        with trio.fail_after(60):
+            async for message in client.receive_messages():
+                if isinstance(message, ResultMessage) and message.result == "noted":
+                    break
+        assert client.spend()["total_cost_usd"] == pytest.approx(20e-6)
+
+
+async def test_the_trip_cuts_a_running_pre_compact_hook(
+    project: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """A PreCompact hook still running when a background agent crosses the cap is cancelled at
+    the crossing, like any hook: no compaction or turn request follows, and the query ends
+    on the budget at that instant."""
+    from agents.hooks import HookMatcher
+
+    log: list[str] = []
+    scripted = ScriptedBackend(
+        {
+            "main": [
+                Step([tool_use("Glob", {"pattern": "*"})], usage=usage(10, 0)),
+                Step([spawn("sleeper", background=True)], usage=usage(1_500, 0)),
+                Step([text("late")], usage=usage(10, 0)),
+                Step([text("late")], usage=usage(10, 0)),
+            ],
+            "compact": [Step([text("summary")], usage=usage(10, 0))],
+            "sleeper": [Step([text("zzz")], usage=usage(600_000, 0), latency=1)],  # crosses
+        }
+    )
+    pricing = {"m": {"input": 1.0, "output": 0.0, "context_window": 2_000}}
+    probe = probe_for(scripted, pricing)
+    options = AgentOptions(
+        cwd=str(project), backend=probe, agents=AGENTS, model="m", pricing=pricing,
+        max_budget_usd=0.5, compact_threshold=0.5,
+        hooks={"PreCompact": [HookMatcher(None, [slow_hook(log)])]},
+    )  # fmt: skip
+    t0 = trio.current_time()
+    seen, end = await collect_timed("go", options)
+    assert log == ["PreCompact start"]
+    assert [r.purpose for r in probe.records if r.agent_id == "main"] == ["turn", "turn"]
+    assert result_of([m for _, m in seen]).subtype == "error_max_budget_usd"
+    assert end - t0 == pytest.approx(1.0)

@@ -1,10 +1,11 @@
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 from collections import Counter
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 import pytest
@@ -14,6 +15,22 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from runtime import SchedulerStatistics, ToolScheduler, partition
+
+T = TypeVar("T")
+
+#: virtual seconds after which a property's run fails: a deadlock (a planted bug) then fails at
+#: once, the clock jumping there, instead of hanging until the mutation run's timeout
+DEADLOCK_AFTER = 1e6
+
+
+def run_virtual(main: Callable[[], Awaitable[T]]) -> T:
+    """``trio.run(main)`` in virtual time, failing if it is not done after DEADLOCK_AFTER."""
+
+    async def bounded() -> T:
+        with trio.fail_after(DEADLOCK_AFTER):
+            return await main()
+
+    return trio.run(bounded, clock=trio.testing.MockClock(autojump_threshold=0))
 
 
 @attrs.frozen
@@ -144,6 +161,72 @@ async def test_a_call_cancelled_while_waiting_for_a_slot_takes_none(
     assert trio.current_time() == 2.5
 
 
+class Gate:
+    """A cancel scope factory whose scopes ``close()`` cancels at once, as the budget's trip
+    cancels the waits it watches (every scope made after the close is cancelled at once)."""
+
+    def __init__(self) -> None:
+        self.scopes: list[trio.CancelScope] = []
+        self.closed = False
+
+    def __call__(self) -> contextlib.AbstractContextManager[trio.CancelScope]:
+        scope = trio.CancelScope()
+        if self.closed:
+            scope.cancel()
+        self.scopes.append(scope)
+        return scope
+
+    def close(self) -> None:
+        self.closed = True
+        for scope in self.scopes:
+            scope.cancel()
+
+
+async def test_a_call_whose_wait_is_cut_never_executes_and_answers_at_once(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """With one slot, calls waiting for it when their wait scope is cancelled (at t=1) never
+    execute: each gets ``if_cut``'s result at that instant, reported to on_complete; the
+    running call goes on, and the slot is neither leaked nor doubled."""
+    spans, execute = recorder()
+    gate = Gate()
+    done: dict[str, float] = {}
+
+    async def if_cut(call: Call) -> str:
+        return f"cut {call.name}"
+
+    async def on_complete(index: int, call: Call, result: str) -> None:
+        done[call.name] = trio.current_time()
+
+    scheduler = ToolScheduler(max_concurrency=1)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(lambda: _close_at(gate, 1.0))
+        results = await scheduler.run(
+            [R("a", 5), R("b"), W("c")], execute, read_only=is_read_only,
+            on_complete=on_complete, wait_scope=gate, if_cut=if_cut,
+        )  # fmt: skip
+    assert results == ["A", "cut b", "C"]  # c never waited: it had the slot at once
+    assert set(spans) == {"a", "c"}
+    assert done["b"] == 1.0 and done["a"] == 5.0
+    await scheduler.run([R("d"), R("e")], execute, read_only=is_read_only)
+    assert scheduler.statistics().max_parallel_seen == 1
+    assert scheduler.statistics().calls_total == 4  # a cut call is not counted as run
+
+
+async def _close_at(gate: Gate, when: float) -> None:
+    await trio.sleep_until(when)
+    gate.close()
+
+
+def test_wait_scope_and_if_cut_go_together() -> None:
+    async def main() -> None:
+        with pytest.raises(ValueError, match="wait_scope and if_cut"):
+            await ToolScheduler().run([R("a")], recorder()[1], read_only=is_read_only,
+                                      wait_scope=Gate())  # fmt: skip
+
+    trio.run(main)
+
+
 async def test_a_single_call_runs_in_the_callers_task() -> None:
     """A one-call run is awaited directly: no nursery, no new task (the fast path)."""
     caller = trio.lowlevel.current_task()
@@ -267,7 +350,7 @@ def test_scheduling_property(spec: list[tuple[bool, int]]) -> None:
         )
         return results, spans, trio.current_time()
 
-    results, spans, elapsed = trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    results, spans, elapsed = run_virtual(main)
     assert results == [c.name.upper() for c in calls]
     expected_time = 0
     for run in partition([c.read_only for c in calls]):
@@ -361,7 +444,7 @@ def test_a_drawn_concurrency_limit_is_respected_and_every_call_runs_once(
         seen["stats"].append(scheduler.statistics())
         return seen, results, t1, error
 
-    seen, results, t1, error = trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    seen, results, t1, error = run_virtual(main)
     assert results == [c.name.upper() for c in second]
     assert all(seen["runs"][c.name] == 1 for c in second)
     assert all(seen["runs"][c.name] <= 1 for c in first)
@@ -387,3 +470,101 @@ def test_a_drawn_concurrency_limit_is_respected_and_every_call_runs_once(
     assert after.calls_total - before.calls_total == len(second)
     assert after.runs_total - before.runs_total == len(runs)
     assert after.max_parallel_seen == seen["most"]
+
+
+def expected_with_cut(
+    calls: list[Call], limit: int, close: float
+) -> tuple[dict[str, float], dict[str, float], float]:
+    """A model of the scheduler whose waits are cut at ``close`` (never an integer instant):
+    run by run, calls take free slots in call order; a finishing call hands its slot to the
+    first waiting one; waits still going at ``close``, or begun after it, end at once. Returns
+    when each executed call starts, when each cut call is answered, and when all is done."""
+    starts: dict[str, float] = {}
+    cuts: dict[str, float] = {}
+    now = 0.0
+    for run in partition([c.read_only for c in calls]):
+        pending = [calls[i] for i in run]
+        ends: list[float] = []
+        while pending:
+            while pending and len(ends) < limit:
+                call = pending.pop(0)
+                starts[call.name] = now
+                ends.append(now + call.duration)
+            if not pending:
+                break
+            ends.sort()
+            if ends[0] > close:  # still waiting at the cut (or waiting begun after it)
+                for call in pending:
+                    cuts[call.name] = max(close, now)
+                pending = []
+                break
+            now = ends.pop(0)
+        now = max([now, *ends, *(cuts[calls[i].name] for i in run if calls[i].name in cuts)])
+    return starts, cuts, now
+
+
+@settings(deadline=None, max_examples=1_000)
+@given(
+    read_only=st.lists(st.booleans(), min_size=1, max_size=14),
+    duration=st.integers(1, 3),
+    limit=st.integers(min_value=1, max_value=4),
+    close=st.integers(0, 12).map(lambda n: n + 0.5),
+)
+def test_waits_cut_at_a_drawn_instant_end_there_and_nothing_cut_runs(
+    read_only: list[bool], duration: int, limit: int, close: float
+) -> None:
+    """With waits cut at a drawn instant (the budget's trip): every call either runs once, when
+    the model says, or is answered ``if_cut`` once, at the cut (or as soon as it would wait
+    after it), never both; the limit holds and every slot comes back. (The calls of a run
+    start in no set order, so they all take one drawn time here, at least a time unit: a call
+    that never waits may free its slot before the next one asks.)"""
+    calls = [Call(f"a{i}", ro, duration) for i, ro in enumerate(read_only)]
+
+    async def main() -> tuple[dict[str, Any], list[str], dict[str, list[float]], float]:
+        seen, execute = counting(limit)
+        gate = Gate()
+        answered: dict[str, list[float]] = {}
+
+        async def if_cut(call: Call) -> str:
+            return f"cut {call.name}"
+
+        async def on_complete(index: int, call: Call, result: str) -> None:
+            assert calls[index] is call
+            answered.setdefault(call.name, []).append(trio.current_time())
+
+        scheduler = ToolScheduler(max_concurrency=limit)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_close_at, gate, close)
+            results = await scheduler.run(
+                calls, execute, read_only=is_read_only, on_complete=on_complete,
+                wait_scope=gate, if_cut=if_cut,
+            )  # fmt: skip
+            done = trio.current_time()
+            nursery.cancel_scope.cancel()
+        seen["first_starts"] = dict(seen["starts"])
+        again = await scheduler.run(calls, execute, read_only=is_read_only)  # all slots free
+        seen["again"] = again
+        seen["stats"] = scheduler.statistics()
+        return seen, results, answered, done
+
+    seen, results, answered, done = run_virtual(main)
+    starts, cuts, end = expected_with_cut(calls, limit, close)
+    cut = {c.name for c, r in zip(calls, results, strict=True) if r == f"cut {c.name}"}
+    assert results == [f"cut {c.name}" if c.name in cut else c.name.upper() for c in calls]
+    for run in partition(read_only):  # which calls of a run wait is not set: how many is
+        names = [calls[i].name for i in run]
+        assert sum(n in cut for n in names) == sum(n in cuts for n in names)
+        assert sorted(seen["first_starts"][n] for n in names if n not in cut) == sorted(
+            starts[n] for n in names if n in starts
+        )
+        assert sorted(answered[n][0] for n in names if n in cut) == sorted(
+            cuts[n] for n in names if n in cuts
+        )
+    assert {c.name: seen["runs"][c.name] for c in calls} == {
+        c.name: 1 if c.name in cut else 2 for c in calls
+    }  # once in the run with cuts (unless cut), once again after
+    assert all(len(answered[c.name]) == 1 for c in calls)
+    assert done == end
+    assert seen["again"] == [c.name.upper() for c in calls]
+    assert seen["most"] <= limit
+    assert seen["stats"].calls_total == 2 * len(calls) - len(cut)
