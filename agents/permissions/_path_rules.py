@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from ._bash import basename, resolve_dirs, word_paths
+from ._checked import hard_linked
 from ._memo import CallMemo
 from ._paths import absolute, relative_to, within
 from ._reading import ReadArgument, reading_paths
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from ._rules import Alternation, KindIndex, PermissionRule
 
 __all__ = [
+    "edit_allowed",
     "fixed_part",
     "judge_path",
     "match_bash_reads",
@@ -126,6 +128,20 @@ def naming_rule(
             if named in (path, target):
                 return rule
     return None
+
+
+def edit_allowed(
+    index: KindIndex, path: str, cwd: str, home: str, memo: CallMemo
+) -> PermissionRule | None:
+    """The Edit allow rule covering a write to ``path``; for an existing file with several hard
+    links, only a rule naming it exactly (a rule for a tree cannot tell where its other names
+    lie)."""
+    if not index.edit_paths:
+        return None
+    rule = judge_path("allow", index.edit_paths, path, cwd, home, memo)
+    if rule is not None and hard_linked(memo.real(path)):
+        return naming_rule(index, path, memo.real(path), cwd, home, memo)
+    return rule
 
 
 def match_bash_reads(
