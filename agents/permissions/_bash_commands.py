@@ -17,7 +17,7 @@ from tree_sitter import Node
 
 from ._bash_model import Command, Dirs, Opaque, Result, Write, cd_dirs
 from ._bash_words import Word
-from ._bash_wrappers import basename, is_assignment, unwrap
+from ._bash_wrappers import WRAPPERS, Unwrapped, basename, is_assignment, unwrap
 
 __all__ = ["MAX_DEPTH", "RUN_CONTROL_VARIABLES", "SimpleCommands"]
 
@@ -76,6 +76,19 @@ _RESERVED = frozenset(
 )  # fmt: skip
 
 
+#: Command names the full judgement of :meth:`SimpleCommands.judge` is needed for; any other
+#: static name without a directory, with no ``=`` in its words, is an ordinary command.
+_SPECIAL_NAMES = (
+    WRAPPERS
+    | frozenset(_OPAQUE_BUILTINS)
+    | _RUNNERS
+    | _SHELLS
+    | _VARIABLE_SETTERS
+    | _RESERVED
+    | frozenset({"hash", "find", "tee", "trap", "eval", "cd", "pushd", "popd", "exit"})
+)
+
+
 class SimpleCommands:
     """The simple-command half of one analysis; :class:`._bash_tree.Walker` adds the tree."""
 
@@ -96,7 +109,31 @@ class SimpleCommands:
         raise NotImplementedError("SimpleCommands.statements is provided by the tree walker")
 
     def simple(self, words: list[Word], assigned: list[Word], dirs: Dirs, depth: int) -> Result:
-        """Judge one simple command's words: wrappers, special builtins, nested scripts."""
+        """Judge one simple command's words (``words`` not empty).
+
+        The common case first: a static name that is no wrapper or special builtin, spelled
+        without a directory, and no word with an ``=`` (that could set a variable) — an
+        ordinary command, listed as it is. Everything else goes to :meth:`judge`, which
+        decides the same for this case (a property test compares the two).
+        """
+        head = words[0]
+        value = head.value
+        if (
+            value is not None
+            and not head.glob
+            and value not in _SPECIAL_NAMES
+            and head.raw not in _RESERVED
+            and "/" not in value
+            and not any(w.value is not None and "=" in w.value for w in words)
+        ):
+            layers = Unwrapped(starts=[0])
+            self.commands.append(Command(tuple(words), tuple(assigned), layers, dirs))
+            return dirs, dirs
+        return self.judge(words, assigned, dirs, depth)
+
+    def judge(self, words: list[Word], assigned: list[Word], dirs: Dirs, depth: int) -> Result:
+        """Judge one simple command's words in full: wrappers, special builtins, nested
+        scripts."""
         values = [None if w.glob else w.value for w in words]
         layers = unwrap(values)
         inner = layers.inner

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 import attrs
 
-__all__ = ["BENIGN", "Unwrapped", "basename", "is_assignment", "unwrap"]
+__all__ = ["BENIGN", "WRAPPERS", "Unwrapped", "basename", "is_assignment", "unwrap"]
 
 BENIGN = frozenset({"timeout", "time", "nice", "nohup", "stdbuf", "command", "builtin"})
 
@@ -90,6 +90,10 @@ _GRAMMARS = {
         ),
     ),
 }
+
+
+#: Every command name :func:`unwrap` sees through.
+WRAPPERS = frozenset(_GRAMMARS)
 
 
 @attrs.define
