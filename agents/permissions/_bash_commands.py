@@ -108,8 +108,17 @@ class SimpleCommands:
         """Walk a sequence of statements (the tree walker's)."""
         raise NotImplementedError("SimpleCommands.statements is provided by the tree walker")
 
-    def simple(self, words: list[Word], assigned: list[Word], dirs: Dirs, depth: int) -> Result:
-        """Judge one simple command's words (``words`` not empty).
+    def simple(
+        self,
+        words: list[Word],
+        assigned: list[Word],
+        dirs: Dirs,
+        depth: int,
+        *,
+        plain: bool = False,
+    ) -> Result:
+        """Judge one simple command's words (``words`` not empty; ``plain``: each is plain
+        literal text, meaning itself).
 
         The common case first: a static name that is no wrapper or special builtin, spelled
         without a directory, and no word with an ``=`` (that could set a variable) — an
@@ -119,17 +128,21 @@ class SimpleCommands:
         head = words[0]
         value = head.value
         if (
-            value is not None
-            and not head.glob
-            and value not in _SPECIAL_NAMES
-            and head.raw not in _RESERVED
-            and "/" not in value
-            and not any(w.value is not None and "=" in w.value for w in words)
+            value is None
+            or head.glob
+            or value in _SPECIAL_NAMES
+            or head.raw in _RESERVED
+            or "/" in value
         ):
-            layers = Unwrapped(starts=[0])
-            self.commands.append(Command(tuple(words), tuple(assigned), layers, dirs))
-            return dirs, dirs
-        return self.judge(words, assigned, dirs, depth)
+            return self.judge(words, assigned, dirs, depth)
+        for word in words:
+            if word.value is not None and "=" in word.value:
+                return self.judge(words, assigned, dirs, depth)
+        command = Command(
+            tuple(words), tuple(assigned), Unwrapped(starts=[0]), dirs, plain=plain and not assigned
+        )
+        self.commands.append(command)
+        return dirs, dirs
 
     def judge(self, words: list[Word], assigned: list[Word], dirs: Dirs, depth: int) -> Result:
         """Judge one simple command's words in full: wrappers, special builtins, nested

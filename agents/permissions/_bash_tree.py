@@ -23,7 +23,7 @@ from tree_sitter import Node
 
 from ._bash_commands import MAX_DEPTH, RUN_CONTROL_VARIABLES, SimpleCommands
 from ._bash_model import Analysis, Command, Dirs, Opaque, Result, Write, union, union_all
-from ._bash_words import Word, node_text, plain_word, word_from_node
+from ._bash_words import PLAIN_BYTES, Word, node_text, word_from_node
 from ._bash_wrappers import Unwrapped
 
 __all__ = ["MAX_DEPTH", "Walker"]
@@ -51,7 +51,8 @@ class Walker(SimpleCommands):
         """A sequence (``;``, newline, ``&``): each statement starts where the last one ended."""
         result: Result = (dirs, dirs)
         current = dirs
-        siblings = list(nodes)  # (`next_sibling` costs a walk over the parent's children)
+        # (`next_sibling` costs a walk over the parent's children)
+        siblings = nodes if isinstance(nodes, list) else list(nodes)
         for index, node in enumerate(siblings):
             if not node.is_named or node.type == "comment":
                 continue
@@ -334,6 +335,7 @@ class Walker(SimpleCommands):
         decoded: list[Word] = []
         own = list(redirects)
         mark = len(self.opaque)  # where the line-break finding goes, before the words' own
+        plain = True  # every word is plain literal text
         for index, child in enumerate(node.children):
             kind = child.type
             if kind == "variable_assignment":
@@ -349,11 +351,20 @@ class Walker(SimpleCommands):
             ):
                 continue  # (a bare token as an argument, `echo ]`, is a word)
             words.append(child)
-            word = plain_word(child, source)
-            if word is None:  # not plain text: it may hold substitutions
-                self.scan(child, dirs, depth)
-                word = word_from_node(child, source)
-            decoded.append(word)
+            leaf: Node | None = child
+            if kind == "command_name":
+                leaf = child.children[0] if child.child_count == 1 else None
+                kind = leaf.type if leaf is not None else ""
+            if (kind == "word" or kind == "number") and leaf is not None and not leaf.child_count:
+                start, end = leaf.start_byte, leaf.end_byte
+                if PLAIN_BYTES.fullmatch(source, start, end):  # plain text: means itself
+                    text = source[start:end].decode("ascii")
+                    decoded.append(Word(text, text))
+                    continue
+            # not plain text: it may hold substitutions
+            plain = False
+            self.scan(child, dirs, depth)
+            decoded.append(word_from_node(child, source))
         if b"\n" in source[node.start_byte : node.end_byte] and _newline_between(
             node, words, source
         ):
@@ -368,7 +379,7 @@ class Walker(SimpleCommands):
         if not words:
             self.commands.append(Command((), tuple(assigned), Unwrapped(starts=[0]), dirs))
             return dirs, dirs
-        return self.simple(decoded, assigned, dirs, depth)
+        return self.simple(decoded, assigned, dirs, depth, plain=plain)
 
 
 _QUOTED_DELIMITER = re.compile(r"[\\'\"]")

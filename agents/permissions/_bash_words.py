@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from tree_sitter import Node
 
-__all__ = ["Word", "decode_ansi_c", "node_text", "plain_word", "word_from_node"]
+__all__ = ["PLAIN_BYTES", "Word", "decode_ansi_c", "node_text", "word_from_node"]
 
 #: Word-like node types that can never be static.
 _DYNAMIC_TYPES = frozenset(
@@ -201,20 +201,6 @@ def word_from_node(node: Node, source: bytes) -> Word:
     return builder.word(node_text(node, source))
 
 
-#: Text that means itself: no quoting, escape, expansion, pattern, tilde or brace.
-_PLAIN = re.compile(r"[A-Za-z0-9_./:,=+@%^-]+")
-
-
-def plain_word(node: Node, source: bytes) -> Word | None:
-    """The word of a node that is plain literal text (most words), else None: a fast path
-    (``source`` is the parsed bytes: slicing them is cheaper than asking the node)."""
-    kind = node.type
-    if kind == "command_name":
-        if node.child_count != 1:
-            return None
-        node = node.children[0]
-        kind = node.type
-    if kind != "word" and kind != "number":
-        return None
-    text = source[node.start_byte : node.end_byte].decode("utf-8", "surrogateescape")
-    return Word(text, text) if _PLAIN.fullmatch(text) and not node.child_count else None
+#: Text that means itself: no quoting, escape, expansion, pattern, tilde or brace (matched on
+#: the parsed bytes, between a node's offsets: no slice or decoding for words that are not).
+PLAIN_BYTES = re.compile(rb"[A-Za-z0-9_./:,=+@%^-]+")

@@ -15,7 +15,7 @@ from ._bash import basename, resolve_dirs, word_paths
 from ._checked import hard_linked
 from ._memo import CallMemo
 from ._paths import absolute, relative_to, within
-from ._reading import ReadArgument, reading_paths
+from ._reading import READING_COMMANDS, ReadArgument, reading_paths
 
 if TYPE_CHECKING:
     from ._rules import Alternation, KindIndex, PermissionRule
@@ -158,9 +158,10 @@ def match_bash_reads(
         inner = part.layers.inner
         if inner is None or inner >= len(part.words):
             continue
+        first = next((w.value for w in part.words[inner:] if w.value is not None), None)
+        if first is None or basename(first) not in READING_COMMANDS:
+            continue  # not a reading command: it names no file read
         argv = tuple(w.value for w in part.words[inner:] if w.value is not None)
-        if not argv:
-            continue
         for base in resolve_dirs(part.dirs, cwd, home) or [cwd]:
             rule = match_reads(index, (basename(argv[0]), *argv[1:]), base, cwd, home, memo)
             if rule is not None:

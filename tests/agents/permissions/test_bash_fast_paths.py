@@ -9,7 +9,6 @@ field by field.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -23,6 +22,7 @@ from agents.permissions._bash import Analysis, Command, _parser, analyze, deny_f
 from agents.permissions._bash_model import Dirs
 from agents.permissions._bash_tree import Walker
 from agents.permissions._bash_words import Word
+from agents.permissions._bash_wrappers import Unwrapped
 
 from .strategies import OPERATORS
 
@@ -37,7 +37,8 @@ NAMES = [
 #: Arguments: plain, options with values, assignments, globs, dynamic, quoted, nested scripts.
 ARGS = [
     "-la", "x", "src/a.py", "--format=%h", "PATH=/tmp", "A=1", "*.py", "r?", "~/x", "~", "$X",
-    "-c", "ls", "'rm -rf x'", "5", "-n", "--", ";", "+", "{}", "-exec", "-delete", "-o", "/dev/null",
+    "-c", "ls", "'rm -rf x'", "5", "-n", "--", ";", "+", "{}", "-exec", "-delete", "-o",
+    "/dev/null",
 ]  # fmt: skip
 
 
@@ -143,8 +144,12 @@ def test_the_analysis_with_fast_paths_equals_the_full_analysis(line: str) -> Non
     """The whole analysis of a line is the same with the fast path as with every simple
     command judged in full."""
     fast = _analysed(analyze(line))
+    judge = _bash_commands.SimpleCommands.judge
+
+    def full_only(walker: Walker, *args: Any, plain: bool = False) -> Any:
+        return judge(walker, *args)
+
     with pytest.MonkeyPatch.context() as patch:
-        full_only: Callable[..., Any] = _bash_commands.SimpleCommands.judge
         patch.setattr(_bash_commands.SimpleCommands, "simple", full_only)
         full = _analysed(analyze(line))
     assert fast == full
@@ -155,7 +160,7 @@ def test_the_differential_test_sees_a_planted_difference() -> None:
     path (the directories after it)."""
     words = [Word("cd", "cd"), Word("src", "src")]
     fast, _ = _walker()
-    fast.commands.append(Command(tuple(words), (), _bash_commands.Unwrapped(starts=[0]), None))
+    fast.commands.append(Command(tuple(words), (), Unwrapped(starts=[0]), None))
     full, _ = _walker()
     assert full.judge(words, [], frozenset({()}), 0) == (frozenset({("src",)}), frozenset({()}))
     assert _walked(fast) != _walked(full)
