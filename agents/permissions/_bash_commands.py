@@ -17,7 +17,7 @@ from tree_sitter import Node
 
 from ._bash_model import Command, Dirs, Opaque, Result, Write, cd_dirs
 from ._bash_words import Word
-from ._bash_wrappers import WRAPPERS, Unwrapped, basename, is_assignment, unwrap
+from ._bash_wrappers import NOT_WRAPPED, WRAPPERS, basename, is_assignment, unwrap
 
 __all__ = ["MAX_DEPTH", "RUN_CONTROL_VARIABLES", "SimpleCommands"]
 
@@ -139,7 +139,7 @@ class SimpleCommands:
             if word.value is not None and "=" in word.value:
                 return self.judge(words, assigned, dirs, depth)
         command = Command(
-            tuple(words), tuple(assigned), Unwrapped(starts=[0]), dirs, plain=plain and not assigned
+            tuple(words), tuple(assigned), NOT_WRAPPED, dirs, plain=plain and not assigned
         )
         self.commands.append(command)
         return dirs, dirs

@@ -158,10 +158,15 @@ def match_bash_reads(
         inner = part.layers.inner
         if inner is None or inner >= len(part.words):
             continue
-        first = next((w.value for w in part.words[inner:] if w.value is not None), None)
+        words = part.words
+        first = None
+        for i in range(inner, len(words)):
+            first = words[i].value
+            if first is not None:
+                break
         if first is None or basename(first) not in READING_COMMANDS:
             continue  # not a reading command: it names no file read
-        argv = tuple(w.value for w in part.words[inner:] if w.value is not None)
+        argv = tuple(w.value for w in words[inner:] if w.value is not None)
         for base in resolve_dirs(part.dirs, cwd, home) or [cwd]:
             rule = match_reads(index, (basename(argv[0]), *argv[1:]), base, cwd, home, memo)
             if rule is not None:

@@ -257,6 +257,8 @@ class RuleSet:
     deny: tuple[PermissionRule, ...] = attrs.field(default=(), converter=_rule_tuple)
     ask: tuple[PermissionRule, ...] = attrs.field(default=(), converter=_rule_tuple)
     _index: Mapping[str, KindIndex] = attrs.field(init=False, repr=False, eq=False)
+    #: the kinds whose rules could decide a Bash call (computed once: every check asks)
+    _bash_kinds: frozenset[str] = attrs.field(init=False, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
         for kind in ("allow", "deny", "ask"):
@@ -271,6 +273,8 @@ class RuleSet:
             "ask": KindIndex.build(self.ask),
         }
         object.__setattr__(self, "_index", index)
+        kinds = frozenset(k for k in ("allow", "deny", "ask") if bash_relevant(k, index))
+        object.__setattr__(self, "_bash_kinds", kinds)
 
     @classmethod
     def from_strings(
@@ -404,7 +408,7 @@ class RuleSet:
             return rule
         if tool_name == "Bash":
             found = None
-            if bash_relevant(kind, self._index):
+            if kind in self._bash_kinds:
                 found = match_bash(kind, self._index, tool_input, cwd, home, memo)
             if found is None and kind != "allow" and index.read_paths:
                 found = match_bash_reads(index, tool_input, cwd, home, memo)
