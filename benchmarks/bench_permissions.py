@@ -167,6 +167,7 @@ async def bash_typical(gate: PermissionGate, read: PermissionCheck, samples: int
                 "case": "bash_typical",
                 "rules": 200,
                 "commands": len(TYPICAL),
+                "cache": "none: every check analyses its command afresh",
                 "samples": len(bash),
                 "p50_us": round(percentile(bash, 0.5), 1),
                 "p99_us": round(percentile(bash, 0.99), 1),
@@ -320,7 +321,8 @@ def _instructions(case: str, rounds: int, python: str) -> int:
     code = _CALLGRIND_CHILD.format(here=here, case=case, rounds=rounds)
     with tempfile.TemporaryDirectory() as where:
         done = subprocess.run(
-            ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", python, "-c",
+            ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+             os.path.abspath(python), "-c",
              code],
             capture_output=True, text=True, check=True, cwd=where,
         )  # fmt: skip

@@ -286,14 +286,16 @@ class Walker(SimpleCommands):
                 if destination is None:
                     self.scan(node, dirs, depth)
                     continue
-                self.scan(destination, dirs, depth)
-                if destination.type == "process_substitution":
-                    continue
+                word = _plain(destination, self.source)  # plain text holds no substitution
+                if word is None:
+                    self.scan(destination, dirs, depth)
+                    if destination.type == "process_substitution":
+                        continue
+                    word = word_from_node(destination, self.source)
                 if operator in _INPUT_OPERATORS:
-                    self.reads.append(Write(word_from_node(destination, self.source), dirs))
+                    self.reads.append(Write(word, dirs))
                 if operator not in _OUTPUT_OPERATORS:
                     continue
-                word = word_from_node(destination, self.source)
                 if (
                     operator == ">&"
                     and word.value is not None
@@ -351,16 +353,13 @@ class Walker(SimpleCommands):
             ):
                 continue  # (a bare token as an argument, `echo ]`, is a word)
             words.append(child)
-            leaf: Node | None = child
             if kind == "command_name":
-                leaf = child.children[0] if child.child_count == 1 else None
-                kind = leaf.type if leaf is not None else ""
-            if (kind == "word" or kind == "number") and leaf is not None and not leaf.child_count:
-                start, end = leaf.start_byte, leaf.end_byte
-                if PLAIN_BYTES.fullmatch(source, start, end):  # plain text: means itself
-                    text = source[start:end].decode("ascii")
-                    decoded.append(Word(text, text))
-                    continue
+                word = _plain(child.children[0], source) if child.child_count == 1 else None
+            else:
+                word = _plain(child, source)
+            if word is not None:  # plain text: it means itself
+                decoded.append(word)
+                continue
             # not plain text: it may hold substitutions
             plain = False
             self.scan(child, dirs, depth)
@@ -386,8 +385,22 @@ _QUOTED_DELIMITER = re.compile(r"[\\'\"]")
 _TEXT_LEAVES = frozenset({"word", "string_content", "heredoc_body", "heredoc_content"})
 
 
+def _plain(node: Node, source: bytes) -> Word | None:
+    """The word of a ``word`` or ``number`` node of plain literal text (it means itself: no
+    quoting, escape, expansion, pattern, tilde or brace), else None."""
+    kind = node.type
+    if (kind == "word" or kind == "number") and not node.child_count:
+        start, end = node.start_byte, node.end_byte
+        if PLAIN_BYTES.fullmatch(source, start, end):
+            text = source[start:end].decode("ascii")
+            return Word(text, text)
+    return None
+
+
 def _hidden_substitution(text: str) -> bool:
     """An unescaped backquote or ``$(`` in text the grammar took for plain characters."""
+    if "`" not in text and "$(" not in text:
+        return False
     i = 0
     n = len(text)
     while i < n:

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tree_sitter import Node, Tree
 
-from agents.permissions import _bash_commands
+from agents.permissions import _bash_commands, _bash_tree
 from agents.permissions._bash import Analysis, Command, _parser, analyze, deny_forms
 from agents.permissions._bash_model import Dirs
 from agents.permissions._bash_tree import Walker
@@ -38,7 +38,7 @@ NAMES = [
 ARGS = [
     "-la", "x", "src/a.py", "--format=%h", "PATH=/tmp", "A=1", "*.py", "r?", "~/x", "~", "$X",
     "-c", "ls", "'rm -rf x'", "5", "-n", "--", ";", "+", "{}", "-exec", "-delete", "-o",
-    "/dev/null",
+    "/dev/null", "a\\b", "{a,b}", "x`ls`", '"$(ls)"', "$'\\x72m'", "%s", "a:b@c", "-",
 ]  # fmt: skip
 
 
@@ -80,10 +80,11 @@ def _analysed(analysis: Analysis) -> tuple[Any, ...]:
 
 def _word(text: str) -> Word:
     """The word ``text`` stands for when written unquoted (as the analysis decodes it)."""
-    (command,) = analyze(f"echo {text}").commands if text else (None,)
-    if command is None:
+    if not text:
         return Word("''", "")
-    return command.words[1] if len(command.words) == 2 else Word(text, None)
+    echoes = [c for c in analyze(f"echo {text}").commands if c.words and c.words[0].raw == "echo"]
+    words = echoes[-1].words if echoes else ()
+    return words[1] if len(words) == 2 else Word(text, None)
 
 
 _DIRS: list[Dirs] = [frozenset({()}), frozenset({("a",), ("b",)}), None]
@@ -128,7 +129,9 @@ def _lines(draw: st.DrawFn) -> str:
         elif style == "group":
             piece = f"{{ {piece}; }}"
         elif style == "redirect":
-            piece = f"{piece} > out.txt"
+            target = draw(st.sampled_from(["out.txt", "1", "-", "$F", "~/x", "*.log", "'a b'"]))
+            operator = draw(st.sampled_from([">", ">>", "2>", "&>", ">&", "<", "2>&1 >", ">|"]))
+            piece = f"{piece} {operator} {target}"
         elif style == "env":
             piece = f"A=1 {piece}"
         pieces.append(piece)
@@ -141,8 +144,8 @@ def _lines(draw: st.DrawFn) -> str:
 @settings(max_examples=300, deadline=None)
 @given(line=_lines())
 def test_the_analysis_with_fast_paths_equals_the_full_analysis(line: str) -> None:
-    """The whole analysis of a line is the same with the fast path as with every simple
-    command judged in full."""
+    """The whole analysis of a line is the same with the fast paths as with every simple
+    command judged in full and every word (redirection targets included) decoded in full."""
     fast = _analysed(analyze(line))
     judge = _bash_commands.SimpleCommands.judge
 
@@ -151,6 +154,7 @@ def test_the_analysis_with_fast_paths_equals_the_full_analysis(line: str) -> Non
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_bash_commands.SimpleCommands, "simple", full_only)
+        patch.setattr(_bash_tree, "_plain", lambda node, source: None)  # every word in full
         full = _analysed(analyze(line))
     assert fast == full
 
