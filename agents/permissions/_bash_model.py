@@ -99,6 +99,8 @@ class Analysis:
 
 
 def union(a: Dirs, b: Dirs) -> Dirs:
+    if a is b:
+        return a  # (the common case: a command that moves nothing)
     if a is None or b is None:
         return None
     both = a | b
