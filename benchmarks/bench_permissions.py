@@ -335,10 +335,11 @@ def _instructions(case: str, rounds: int, python: str) -> int:
 def bash_instructions(rounds: int, python: str) -> None:
     """Instructions per check of the typical commands (the stable figure on a shared machine),
     beside the Read check and the bare tree-sitter parse of the same commands as controls."""
+    counts = {"bash_typical": len(TYPICAL), "read_path": 1, "parse": len(TYPICAL)}
+    total = {case: _instructions(case, rounds, python) for case in counts}
+    # the fixed part last: the first run may compile bytecode the others then read
     base = _instructions("bash_typical", 0, python)
-    per: dict[str, float] = {}
-    for case, count in (("bash_typical", len(TYPICAL)), ("read_path", 1), ("parse", len(TYPICAL))):
-        per[case] = (_instructions(case, rounds, python) - base) / (rounds * count)
+    per = {case: (total[case] - base) / (rounds * count) for case, count in counts.items()}
     print(
         json.dumps(
             {
