@@ -17,9 +17,9 @@ Output formats (``--output-format``), as Claude Code's ``-p`` mode:
   --output-format stream-json`` prints them (:mod:`agents.cockpit.stream_json`), stream events
   included with ``--include-partial-messages``.
 
-The API is reached through :class:`~agents.backends.wire.WireBackend` (httpx, no ``import
-anthropic``: the first request leaves in a fraction of the time); ``--anthropic-client`` uses the
-official client instead.
+The API is reached through :class:`~agents.backends.wire.WireBackend` (h11 on Trio sockets, no
+``import anthropic``: the first request leaves in a fraction of the time);
+``--anthropic-client`` uses the official client instead.
 
 The exit status is 0 on ``success``, 1 on an error result, 2 on bad usage or configuration
 (including a flag whose feature is not built yet), 130 when interrupted.
@@ -461,15 +461,15 @@ async def _show(
 ) -> ResultMessage | None:
     """The session drawn live, or written as stream-json, or told in progress lines."""
     from .cockpit.logs import EventLog
-    from .cockpit.state import TreeState
 
-    state = TreeState(budget_usd=options.max_budget_usd)
     events = EventLog()
     if live:
         from rich.console import Console
 
         from .cockpit.live import open_live_tree
+        from .cockpit.state import TreeState
 
+        state = TreeState(budget_usd=options.max_budget_usd)
         console = Console(file=err, stderr=True)
         async with open_live_tree(console, state, keep_text=False) as view:
             return await _drive(prompt, options, [view.observe, events.observe, *extra])

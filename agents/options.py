@@ -21,6 +21,8 @@ import attrs
 from .backends.pricing import PriceTable, default_price_table
 
 if TYPE_CHECKING:
+    from runtime import BudgetLedger
+
     from .hooks import HookMatcher
     from .permissions import CanUseTool
     from .remote import RemoteAgents
@@ -205,6 +207,10 @@ class AgentOptions:
     max_budget_usd: float | None = attrs.field(
         default=None, validator=_at_least("max_budget_usd", 0)
     )
+    #: the tree's budget ledger; None: a new in-process one capped at ``max_budget_usd``. Pass a
+    #: ledger kept elsewhere (``agents.scaleout.SharedLedger``) to spend under a budget shared
+    #: with other processes and hosts; its cap is the budget (``max_budget_usd`` unset or equal)
+    ledger: BudgetLedger | None = None
     #: agent types that run on other hosts (``agents.remote``); None: every subagent runs here
     remote_agents: RemoteAgents | None = None
     budget_mode: str = attrs.field(default="soft", validator=_one_of("budget_mode", BUDGET_MODES))
@@ -266,13 +272,35 @@ class AgentOptions:
                 "session_id cannot be combined with resume unless fork_session=True "
                 f"(session_id={self.session_id!r}, resume={self.resume!r})"
             )
-        if self.max_budget_usd is not None:
+        if self.ledger is not None:
+            cap = self.ledger.cap
+            if self.max_budget_usd is not None and self.max_budget_usd != cap:
+                raise ValueError(
+                    f"max_budget_usd={self.max_budget_usd!r} differs from the cap of the ledger"
+                    f" passed ({cap!r}): leave max_budget_usd unset with a ledger"
+                )
+        if self.budget_cap is not None:
+            field = "max_budget_usd" if self.ledger is None else "ledger"
             table = self.price_table()
             for model in self._budgeted_models():
                 if table.get(model) is None:
                     raise ValueError(
-                        f"max_budget_usd set but no price for model {model!r}; pass pricing="
+                        f"{field} set but no price for model {model!r}; pass pricing="
                     )
+
+    @property
+    def budget_cap(self) -> float | None:
+        """The tree's cap: the ledger's if one is passed, else ``max_budget_usd``."""
+        return self.ledger.cap if self.ledger is not None else self.max_budget_usd
+
+    def new_ledger(self) -> BudgetLedger:
+        """The ledger a session starts (and a ``/clear`` restarts) with: the one passed, which
+        is kept (its budget is the tree's, not this session's), or a fresh in-process one."""
+        if self.ledger is not None:
+            return self.ledger
+        from runtime import Ledger
+
+        return Ledger(cap=self.max_budget_usd)
 
     def _budgeted_models(self) -> list[str]:
         models = [self.resolved_model]

@@ -5,6 +5,7 @@ read/write tool scheduler. Knows nothing about models or prompts; ``agents`` bui
 from __future__ import annotations
 
 from ._actor import Actor as Actor
+from ._budget_ledger import BudgetLedger as BudgetLedger
 from ._errors import BudgetExhausted as BudgetExhausted
 from ._errors import ConcurrencyLimitReached as ConcurrencyLimitReached
 from ._errors import DepthLimitReached as DepthLimitReached
@@ -28,6 +29,7 @@ from ._supervisor import open_supervisor as open_supervisor
 __all__ = [
     "Actor",
     "BudgetExhausted",
+    "BudgetLedger",
     "ConcurrencyLimitReached",
     "DepthLimitReached",
     "ForeignReservation",

@@ -27,11 +27,15 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import attrs
 import trio
 
 from ._errors import BudgetExhausted
+
+if TYPE_CHECKING:
+    from ._budget_ledger import BudgetLedger
 
 _SCALE = 1e12
 #: reservation ids, unique across every ledger (a ``/clear`` replaces the ledger mid-flight)
@@ -46,6 +50,10 @@ def _to_units(value: float, name: str) -> int:
     if not (value >= 0 and math.isfinite(value)):
         raise ValueError(f"{name} must be >= 0 and finite, got {value!r}")
     return round(value * _SCALE)
+
+
+def _name(ledger: object) -> str:
+    return f"ledger {ledger._serial}" if isinstance(ledger, Ledger) else repr(ledger)
 
 
 def _check_cap(_instance: object, _attribute: object, value: float | None) -> None:
@@ -73,7 +81,7 @@ class Reservation:
     amount: float
     id: int
     max_tokens: int | None = attrs.field(default=None, kw_only=True)
-    issuer: Ledger | None = attrs.field(default=None, kw_only=True, eq=False, repr=False)
+    issuer: BudgetLedger | None = attrs.field(default=None, kw_only=True, eq=False, repr=False)
 
 
 @attrs.frozen
@@ -266,6 +274,17 @@ class Ledger:
             raise BudgetExhausted
         return reservation
 
+    async def prepare_request(
+        self,
+        agent_id: str,
+        *,
+        input_cost_usd: float,
+        output_usd_per_mtok: float,
+        max_tokens: int,
+        min_output_tokens: int,
+    ) -> None:
+        """Nothing to fetch: this ledger decides every booking locally (no checkpoint)."""
+
     def try_reserve_request(
         self,
         agent_id: str,
@@ -345,7 +364,7 @@ class Ledger:
         """Pop this ledger's booking of ``reservation``: its units, or None if not outstanding."""
         if reservation.issuer is not self:
             issuer = reservation.issuer
-            by = f"ledger {issuer._serial}" if issuer is not None else "no ledger"
+            by = "no ledger" if issuer is None else _name(issuer)
             raise ForeignReservation(
                 f"reservation {reservation.id} was issued by {by}, not by ledger {self._serial}"
             )

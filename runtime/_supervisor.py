@@ -22,6 +22,7 @@ import attrs
 import trio
 
 from ._actor import Actor
+from ._budget_ledger import BudgetLedger
 from ._errors import BudgetExhausted, ConcurrencyLimitReached, DepthLimitReached
 from ._ledger import Ledger
 from ._mailbox import Mailbox
@@ -62,7 +63,7 @@ class Supervisor:
     foreground actors finish their step and stop on their own.
     """
 
-    ledger: Ledger = attrs.field(factory=Ledger)
+    ledger: BudgetLedger = attrs.field(factory=Ledger)
     max_depth: int | None = attrs.field(default=None, validator=_check_limit)
     max_concurrent: int | None = attrs.field(default=None, validator=_check_limit)
     _nursery: trio.Nursery | None = attrs.field(default=None, init=False)
@@ -314,7 +315,7 @@ class Supervisor:
                 count += 1
         return count
 
-    def replace_ledger(self, ledger: Ledger) -> None:
+    def replace_ledger(self, ledger: BudgetLedger) -> None:
         """Charge to ``ledger`` from now on (a ``/clear`` resets the budget).
 
         The supervisor's trip callback moves to the new ledger; the old one is left as it is.
@@ -343,7 +344,7 @@ class Supervisor:
 @asynccontextmanager
 async def open_supervisor(
     *,
-    ledger: Ledger | None = None,
+    ledger: BudgetLedger | None = None,
     max_depth: int | None = None,
     max_concurrent: int | None = None,
 ) -> AsyncIterator[Supervisor]:

@@ -216,7 +216,7 @@ def default_classifier(session: Session) -> Classifier:
         )
         reserve = session.options.budget_mode == "reserve"
         size = request_size(request) if reserve else 0
-        admitted = admit(session, agent_id, request, size, reserve=reserve)
+        admitted = await admit(session, agent_id, request, size, reserve=reserve)
         if admitted is None:  # no room left for the question: no opinion
             return None
         request, reservation = admitted

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
-from runtime import Actor, Ledger, Supervisor, SupervisorStatistics, open_supervisor
+from runtime import Actor, Supervisor, SupervisorStatistics, open_supervisor
 
 from .._features import hookpoints
 from .._loop.agent import AgentLoop
@@ -147,7 +147,7 @@ class _Starter:
         backend: Backend,
         task_status: trio.TaskStatus[SessionHandle],
     ) -> None:
-        ledger = Ledger(cap=options.max_budget_usd)
+        ledger = options.new_ledger()
         async with (
             open_session_store(options) as store,
             open_supervisor(

@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
-from ..mcp import McpServers, open_mcp_servers
 from ..settings import (
     Settings,
     SkillFile,
@@ -43,6 +42,7 @@ from ..tools.base import SdkMcpServer, Tool, ToolRegistry
 from ..tools.toolsearch import DeferredTools, choose_deferred, tool_search_tool
 
 if TYPE_CHECKING:
+    from ..mcp import McpServers
     from ..options import AgentDefinition, AgentOptions
 
 __all__ = ["SessionSources", "external_servers", "open_session_sources"]
@@ -297,7 +297,7 @@ async def open_session_sources(options: AgentOptions, cwd: str) -> AsyncIterator
         return
     env_overrides = {**settings.env, **options.env}
     configs = {k: _with_env(v, env_overrides) for k, v in external.items()}
-    from ..mcp import DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT
+    from ..mcp import DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, open_mcp_servers
 
     async with open_mcp_servers(
         configs,

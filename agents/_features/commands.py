@@ -22,8 +22,6 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from runtime import Ledger
-
 from .._loop.compaction import compact, context_tokens
 from .._loop.run import Run, RunEnd, new_id
 from ..messages import ResultMessage
@@ -54,7 +52,7 @@ async def _clear(loop: AgentLoop) -> ResultMessage:
     session = loop.session
     loop.start_over(session.restart(new_id()))
     session.model_usage.clear()
-    session.supervisor.replace_ledger(Ledger(cap=session.options.max_budget_usd))
+    session.supervisor.replace_ledger(session.options.new_ledger())
     await hookpoints.session_start(loop, "clear")
     return loop.result(run, "success", result="")
 

@@ -2,8 +2,10 @@
 
 One gate for every kind of request — a turn, each retry attempt, a compaction summary, auto
 mode's classifier, a structured-output re-prompt, a one-shot completion, every subagent's —
-passed immediately before the request is sent: :func:`admit` is synchronous, so nothing runs
-between its check and the send.
+passed immediately before the request is sent: :func:`admit`'s check and booking are
+synchronous and the send follows them, so nothing runs between. (Its one await comes before
+the check: a ledger kept elsewhere fetches the room for the request there; the in-process
+ledger has nothing to fetch and does not yield.)
 
 * soft cap (``budget_mode="soft"``): a request is refused once the ledger has tripped.
 * hard cap (``budget_mode="reserve"``): the request's worst case (:func:`worst_input_tokens` at
@@ -25,7 +27,7 @@ from typing import TYPE_CHECKING
 import msgspec
 import trio
 
-from runtime import Ledger, Reservation, Settlement
+from runtime import BudgetLedger, Reservation, Settlement
 
 from ..backends.base import ModelRequest
 from ..messages import SystemMessage
@@ -74,11 +76,12 @@ def allowances(encoded: bytes) -> int:
     return extra
 
 
-def admit(
+async def admit(
     session: Session, agent_id: str, request: ModelRequest, input_tokens: int, *, reserve: bool
 ) -> tuple[ModelRequest, Reservation | None] | None:
     """The budget gate: the request to send (``max_tokens`` fitted in reserve mode) and its
-    booking, or None when the budget refuses it. Synchronous: send right after it.
+    booking, or None when the budget refuses it. Send right after it: from the check on,
+    nothing is awaited.
 
     ``input_tokens`` is the request's worst-case input (see ``ModelCall.input_estimate``)."""
     ledger = session.ledger
@@ -87,12 +90,22 @@ def admit(
     if not reserve or ledger.cap is None:
         return request, None
     per_in, per_out = session.prices_per_mtok(request.model)
-    reservation = ledger.try_reserve_request(
+    input_cost = input_tokens * per_in / 1_000_000
+    least = session.options.min_output_tokens
+    await ledger.prepare_request(
         agent_id,
-        input_cost_usd=input_tokens * per_in / 1_000_000,
+        input_cost_usd=input_cost,
         output_usd_per_mtok=per_out,
         max_tokens=request.max_tokens,
-        min_output_tokens=session.options.min_output_tokens,
+        min_output_tokens=least,
+    )
+    ledger = session.ledger  # a /clear may have replaced it meanwhile: book on the current one
+    reservation = ledger.try_reserve_request(
+        agent_id,
+        input_cost_usd=input_cost,
+        output_usd_per_mtok=per_out,
+        max_tokens=request.max_tokens,
+        min_output_tokens=least,
     )
     if reservation is None:
         return None
@@ -115,7 +128,7 @@ def overrun_message(settlement: Settlement) -> SystemMessage:
 
 
 @contextmanager
-def watching_the_budget(ledger: Ledger) -> Iterator[trio.CancelScope]:
+def watching_the_budget(ledger: BudgetLedger) -> Iterator[trio.CancelScope]:
     """A cancel scope cancelled at the instant ``ledger`` trips (at once if it has already):
     what an agent waits on inside it — a permission prompt, a hook, a retry backoff — ends
     with the budget. Check ``scope.cancelled_caught`` afterwards."""

@@ -175,7 +175,7 @@ class ModelCall:
         on the budget; the main agent's refusal exhausts the whole tree. A response that cost
         more than its booking trips the ledger and is reported (``budget_overrun``)."""
         session = loop.session
-        admitted = admit(
+        admitted = await admit(
             session,
             loop.agent_id,
             request,

@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from runtime import Ledger, Reservation, Settlement, Supervisor
+from runtime import BudgetLedger, Reservation, Settlement, Supervisor
 
 from ..backends.base import Backend
 from ..backends.pricing import PriceTable
@@ -131,7 +131,7 @@ class Session:
         }
 
     @property
-    def ledger(self) -> Ledger:
+    def ledger(self) -> BudgetLedger:
         return self.supervisor.ledger
 
     def charge(

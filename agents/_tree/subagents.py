@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from typing import TYPE_CHECKING
 
 import attrs
 import msgspec
@@ -36,9 +37,11 @@ from .._loop.response import Response
 from .._loop.run import BUDGET_LIMIT_TEXT
 from ..messages import ResultMessage, SystemMessage
 from ..options import AgentDefinition, AgentOptions, resolve_model
-from ..remote import RemoteAgents, RemoteTask
 from ..tools.base import Tool, ToolContext, ToolOutput, ToolRegistry
 from .serve import WAKE, recording_results, serve
+
+if TYPE_CHECKING:  # the scale-out's types load with the first remote spawn
+    from ..remote import RemoteAgents
 
 __all__ = [
     "GENERAL_PURPOSE",
@@ -457,6 +460,8 @@ async def _run_remote(
         )
     if parent.session.ledger.exhausted:
         return ToolOutput.error(BUDGET_LIMIT_TEXT)
+    from ..remote import RemoteTask
+
     task = RemoteTask(
         agent_type=args.subagent_type,
         definition=definition,

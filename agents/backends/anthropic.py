@@ -28,7 +28,6 @@ Retries are the loop's job (backoff, jitter, ``api_retry`` messages): the client
 
 from __future__ import annotations
 
-import email.utils
 import time
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any, cast
@@ -171,6 +170,8 @@ def parse_retry_after(headers: Mapping[str, str]) -> float | None:
         return max(0.0, float(value))
     except ValueError:
         pass
+    import email.utils  # only for a Retry-After given as an HTTP date (rare)
+
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):

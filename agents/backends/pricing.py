@@ -141,8 +141,12 @@ class PriceTable:
 def default_price_table() -> PriceTable:
     """The table shipped with the package (read once, on first use: not at import)."""
     import json
-    from importlib import resources
+    import pkgutil  # the package's loader reads the file (from a zip too); importlib.resources
+    # would cost this process a few milliseconds more of imports before its first request
 
-    raw = json.loads(resources.files("agents.backends").joinpath("models.json").read_text())
+    data = pkgutil.get_data("agents.backends", "models.json")
+    if data is None:  # pragma: no cover - a loader that cannot read package data
+        raise RuntimeError("the price table agents/backends/models.json cannot be read")
+    raw = json.loads(data)
     models = {name: ModelInfo.from_dict(name, data) for name, data in raw["models"].items()}
     return PriceTable(models=models, web_search_per_request=raw["web_search_per_request"])

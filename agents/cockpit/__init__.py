@@ -6,23 +6,25 @@ the same on any session: :class:`TreeState` is the tree as the stream tells it,
 message the way ``claude -p --output-format stream-json`` does, and :class:`EventLog` tells the
 ``agents`` loggers what happens.
 
-``rich`` is imported only when the live view is used (a program writing to a pipe never pays it).
+Each name loads its module on first use: ``rich`` only with the live view (a program writing to a
+pipe never pays it), the tree's classes only when a tree is kept.
 """
 
 from __future__ import annotations
 
-import typing as _typing
+from typing import TYPE_CHECKING
 
-from .logs import EventLog as EventLog
-from .logs import configure_logging as configure_logging
-from .state import AgentNode as AgentNode
-from .state import TreeState as TreeState
-from .stream_json import to_stream_json as to_stream_json
+from .._lazy import lazy_exports
 
-if _typing.TYPE_CHECKING:
+if TYPE_CHECKING:
     from .live import LiveTree as LiveTree
     from .live import open_live_tree as open_live_tree
     from .live import render as render
+    from .logs import EventLog as EventLog
+    from .logs import configure_logging as configure_logging
+    from .state import AgentNode as AgentNode
+    from .state import TreeState as TreeState
+    from .stream_json import to_stream_json as to_stream_json
 
 __all__ = [
     "AgentNode",
@@ -35,12 +37,16 @@ __all__ = [
     "to_stream_json",
 ]
 
-_LAZY = frozenset({"LiveTree", "open_live_tree", "render"})
-
-
-def __getattr__(name: str) -> _typing.Any:
-    if name in _LAZY:
-        from . import live as _live
-
-        return getattr(_live, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "AgentNode": ".state",
+        "EventLog": ".logs",
+        "LiveTree": ".live",
+        "TreeState": ".state",
+        "configure_logging": ".logs",
+        "open_live_tree": ".live",
+        "render": ".live",
+        "to_stream_json": ".stream_json",
+    },
+)

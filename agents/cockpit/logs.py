@@ -30,7 +30,7 @@ from ..messages import (
     ToolUseBlock,
     UserMessage,
 )
-from .state import retry_line
+from .lines import retry_line
 
 __all__ = ["ENV_VAR", "EventLog", "configure_logging", "level_from_env"]
 

@@ -16,7 +16,7 @@ from typing import Any, TextIO
 import attrs
 
 from ..messages import AssistantMessage, Message, SystemMessage, ToolUseBlock
-from .state import denial_line, retry_line
+from .lines import denial_line, retry_line
 
 __all__ = ["ProgressLines"]
 

@@ -37,6 +37,9 @@ from ..messages import (
     ToolUseBlock,
     UserMessage,
 )
+from .lines import MAIN as MAIN
+from .lines import denial_line as denial_line
+from .lines import retry_line as retry_line
 
 __all__ = ["STATUSES", "AgentNode", "RunningTool", "TreeState", "denial_line", "retry_line"]
 
@@ -44,7 +47,6 @@ __all__ = ["STATUSES", "AgentNode", "RunningTool", "TreeState", "denial_line", "
 STATUSES = ("starting", "thinking", "running tools", "waiting", "done", "stopped", "failed")
 _ENDED = frozenset({"done", "stopped", "failed"})
 _NOTIFIED = {"completed": "done", "stopped": "stopped", "failed": "failed"}
-MAIN = "main"
 
 
 @attrs.define(eq=False)
@@ -330,26 +332,6 @@ class TreeState:
             if not node.ended:
                 node.status = "done" if node.key == MAIN else "stopped"
             node.tools.clear()
-
-
-def retry_line(data: dict[str, Any], *, with_error: bool = True) -> str:
-    """``API 529, retrying in 2.1 s (3/10): Overloaded`` from an ``api_retry`` message's data."""
-    status = data.get("error_status")
-    what = f"API {status}" if status else "API connection error"
-    line = (
-        f"{what}, retrying in {float(data.get('delay_s') or 0):.1f} s "
-        f"({data.get('attempt')}/{data.get('max_retries')})"
-    )
-    error = str(data.get("error") or "")
-    error = error.removeprefix(f"API error {status}: ")  # said once is enough
-    return f"{line}: {error}" if error and with_error else line
-
-
-def denial_line(data: dict[str, Any]) -> str:
-    """``permission denied: Bash (reason)`` from a ``permission_denied`` message's data."""
-    who = data.get("agent_id")
-    where = f" in {who}" if who and who != MAIN else ""
-    return f"permission denied{where}: {data.get('tool_name')} ({data.get('reason') or 'refused'})"
 
 
 def _detail(args: dict[str, Any]) -> str:

@@ -19,8 +19,10 @@ import posixpath
 import re
 import threading
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from tree_sitter import Language, Node, Parser
+if TYPE_CHECKING:  # tree-sitter loads with the first command analysed
+    from tree_sitter import Language, Node, Parser
 
 from ._bash_model import Analysis, Command, Dirs, Opaque, Write
 from ._bash_tree import MAX_DEPTH, Walker
@@ -71,6 +73,8 @@ def _parser() -> Parser:
     parser: Parser | None = getattr(_local, "parser", None)
     if parser is None:
         global _language
+        from tree_sitter import Language, Parser
+
         if _language is None:
             import tree_sitter_bash
 

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import attrs
-from tree_sitter import Node
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
 
 from ._bash_model import Command, Dirs, Opaque, Result, Write, cd_dirs
 from ._bash_words import Word

@@ -18,8 +18,10 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
 
-from tree_sitter import Node
+if TYPE_CHECKING:
+    from tree_sitter import Node
 
 from ._bash_commands import MAX_DEPTH, RUN_CONTROL_VARIABLES, SimpleCommands
 from ._bash_model import Analysis, Command, Dirs, Opaque, Result, Write, union, union_all

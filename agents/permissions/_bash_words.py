@@ -10,9 +10,10 @@ the pattern, and :attr:`Word.pattern` keeps which characters were quoted.
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from tree_sitter import Node
+if TYPE_CHECKING:
+    from tree_sitter import Node
 
 __all__ = ["PLAIN_BYTES", "Word", "decode_ansi_c", "node_text", "word_from_node"]
 

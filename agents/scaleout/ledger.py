@@ -81,12 +81,17 @@ CREATE TABLE IF NOT EXISTS {p}ledger_agents (
 );
 """
 
-# The reservation itself: one conditional update of the tree's row.
+# The reservation itself: one conditional update of the tree's row. It books ``most`` units, or
+# what is left under the cap if that is less, provided it is at least ``least``.
 _RESERVE = """
-UPDATE {p}ledger_trees SET reserved = reserved + %(u)s
-WHERE tree_id = %(t)s AND NOT tripped
-  AND (cap IS NULL OR total + reserved + %(u)s <= cap)
-RETURNING 1
+UPDATE {p}ledger_trees AS t SET reserved = t.reserved + room.u
+FROM (
+    SELECT CASE WHEN cap IS NULL THEN %(most)s
+                ELSE LEAST(%(most)s, cap - total - reserved) END AS u
+    FROM {p}ledger_trees WHERE tree_id = %(t)s AND NOT tripped FOR UPDATE
+) AS room
+WHERE t.tree_id = %(t)s AND room.u >= %(least)s
+RETURNING room.u
 """
 
 # Expire every dead lease of the tree: its worst case is charged (to its agent) and unbooked.
@@ -143,6 +148,8 @@ class PostgresLedger:
     """The tree ``tree_id``'s ledger in PostgreSQL; open it with :func:`open_postgres_ledger`."""
 
     tree_id: str
+    #: the tree's cap in USD (set by whoever created the tree), None without one
+    cap: float | None
     _pool: ConnectionPool
     _prefix: str
     _lease_s: float
@@ -186,26 +193,43 @@ class PostgresLedger:
     async def try_reserve(self, agent_id: str, worst_case: float) -> SharedReservation | None:
         """Book ``worst_case`` if it fits under the cap; else None (after releasing dead leases)."""
         units = _to_units(worst_case, "worst_case")
+        return await self._reserve(agent_id, units, units)
+
+    async def try_reserve_between(
+        self, agent_id: str, least: float, most: float
+    ) -> SharedReservation | None:
+        """Book ``most``, or what is left under the cap if that is less but at least ``least``
+        (one conditional update: a request whose output is fitted to what is left); None when
+        not even ``least`` fits. ``reservation.amount`` says how much was booked."""
+        low, high = _to_units(least, "least"), _to_units(most, "most")
+        if low > high:
+            raise ValueError(f"least must be <= most, got least={least!r}, most={most!r}")
+        return await self._reserve(agent_id, low, high)
+
+    async def _reserve(self, agent_id: str, least: int, most: int) -> SharedReservation | None:
         rid = f"{self.tree_id}:{uuid.uuid4().hex}"
         reserve, expire = self._sql(_RESERVE), self._sql(_EXPIRE)
         insert = self._sql(
             "INSERT INTO {p}ledger_reservations (id, tree_id, agent_id, units, lease_until)"
             " VALUES (%s, %s, %s, %s, now() + make_interval(secs => %s))"
         )
-        params = {"u": units, "t": self.tree_id}
+        params = {"least": least, "most": most, "t": self.tree_id}
 
-        def work(conn: Connection[TupleRow]) -> bool:
-            fits = conn.execute(reserve, params).fetchone() is not None
-            if not fits:
-                row = conn.execute(expire, params).fetchone()
-                if row is None or not row[0]:
-                    return False
-                fits = conn.execute(reserve, params).fetchone() is not None
-            if fits:
-                conn.execute(insert, (rid, self.tree_id, agent_id, units, self._lease_s))
-            return fits
+        def work(conn: Connection[TupleRow]) -> int | None:
+            row = conn.execute(reserve, params).fetchone()
+            if row is None:
+                gone = conn.execute(expire, params).fetchone()
+                if gone is None or not gone[0]:
+                    return None
+                row = conn.execute(reserve, params).fetchone()
+                if row is None:
+                    return None
+            units = int(row[0])
+            conn.execute(insert, (rid, self.tree_id, agent_id, units, self._lease_s))
+            return units
 
-        if not await self._run(work):
+        units = await self._run(work)
+        if units is None:
             return None
         self._outstanding.add(rid)
         return SharedReservation(agent_id, units / _SCALE, rid, self.tree_id)
@@ -279,6 +303,21 @@ class PostgresLedger:
         if tripped:
             self._trip()
         return tripped
+
+    async def exhaust(self) -> None:
+        """Trip the tree without a charge (its root agent cannot start a request): every
+        ledger of the tree learns it, here at once and on the other hosts by ``NOTIFY``."""
+        sql = self._sql(
+            "UPDATE {p}ledger_trees SET tripped = true WHERE tree_id = %s AND NOT tripped"
+            " RETURNING 1"
+        )
+
+        def work(conn: Connection[TupleRow]) -> bool:
+            return conn.execute(sql, (self.tree_id,)).fetchone() is not None
+
+        if await self._run(work):
+            await self._notify()
+        self._trip()
 
     async def _notify(self) -> None:
         channel = self._channel()
@@ -390,11 +429,16 @@ async def open_postgres_ledger(
         raise ValueError(
             f"cap must be <= {_MAX_UNITS / _SCALE:g} USD (a bigint of 1e-12 USD), got {cap!r}"
         )
-    pool = await trio.to_thread.run_sync(
+    pool, tree_cap = await trio.to_thread.run_sync(
         _open_pool, dsn, max_connections, table_prefix, tree_id, cap_units
     )
     ledger = PostgresLedger(
-        tree_id, pool, table_prefix, lease_s, trio.CapacityLimiter(max_connections)
+        tree_id,
+        None if tree_cap is None else tree_cap / _SCALE,
+        pool,
+        table_prefix,
+        lease_s,
+        trio.CapacityLimiter(max_connections),
     )
     try:
         async with trio.open_nursery() as nursery:
@@ -409,7 +453,9 @@ async def open_postgres_ledger(
 
 def _open_pool(
     dsn: str, size: int, prefix: str, tree_id: str, cap_units: int | None
-) -> ConnectionPool:
+) -> tuple[ConnectionPool, int | None]:
+    """The pool, with the schema and the tree's row in place, and the tree's cap (its
+    creator's: joining a tree with another ``cap`` does not change it)."""
     try:
         from psycopg_pool import ConnectionPool
     except ImportError as exc:  # pragma: no cover - depends on the installed extras
@@ -426,4 +472,7 @@ def _open_pool(
             " ON CONFLICT (tree_id) DO NOTHING",
             (tree_id, cap_units, cap_units is not None and cap_units <= 0),
         )
-    return pool
+        row = conn.execute(
+            f"SELECT cap FROM {prefix}ledger_trees WHERE tree_id = %s", (tree_id,)
+        ).fetchone()
+    return pool, None if row is None or row[0] is None else int(row[0])

@@ -40,8 +40,8 @@ class SpawnRequest(msgspec.Struct, frozen=True, kw_only=True):
     """What a worker needs to run one agent of a tree: everything is data, nothing is code.
 
     ``backend`` names a factory (``"package.module:function"``) returning the model backend, for
-    tests and custom backends; unset means the default Anthropic backend. ``budget_usd`` is the
-    job's allowance, booked on the tree's shared ledger before its first request.
+    tests and custom backends; unset means the default Anthropic backend. ``budget_usd`` caps what
+    the job itself may spend; every request is booked on the tree's ledger either way.
     """
 
     job_id: str

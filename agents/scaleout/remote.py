@@ -4,9 +4,10 @@ Pass it as ``AgentOptions(remote_agents=...)``: a spawn of one of its agent type
 :class:`~agents.scaleout.queue.SpawnRequest` on the queue (the definition's prompt as system
 prompt, its tools, model, turn limit and permission mode), the Agent call waits for the result on
 the job's stream, and the agent's final text comes back as the call's result. Each remote agent
-books ``budget_usd`` on the tree's shared ledger, so the tree's spend stays within its cap across
-hosts; run the local agent itself under an allowance of the same tree (see the README) to put all
-of the tree's spending under one cap.
+spends on the tree's ledger in PostgreSQL (at most ``budget_usd`` of it, if set), so the tree's
+spend stays within its cap across hosts; run the local agent itself on a
+:class:`~agents.scaleout.SharedLedger` of the same tree (``AgentOptions(ledger=...)``, with
+``root=True``) to put all of the tree's spending under one cap.
 """
 
 from __future__ import annotations

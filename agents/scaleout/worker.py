@@ -4,10 +4,14 @@ Each job (:class:`~agents.scaleout.queue.SpawnRequest`) is one agent run as a ``
 transcript lives in PostgreSQL under the job's session id and whose spending is booked on the
 tree's shared ledger:
 
-* **Budget.** Before its first request the job books its allowance (``budget_usd``) on the tree's
-  :class:`~agents.scaleout.PostgresLedger` and runs with a hard cap of exactly that allowance, so
-  the tree's total stays within its cap however many hosts run its agents. The job settles the
-  allowance with what it spent; a trip of the tree on any host cancels it (status ``stopped``).
+* **Budget.** The job's query spends on a :class:`~agents.scaleout.SharedLedger` of the tree
+  (``AgentOptions(ledger=...)``, hard cap): each of its requests books its worst case on the
+  tree's row in PostgreSQL before it is sent, so the tree's total stays within its cap however
+  many hosts run its agents. ``budget_usd`` further limits what the job itself may spend. A trip
+  of the tree on any host cancels the job (status ``stopped``), its cut response charged.
+* **One ledger per tree per worker.** The worker keeps each tree's
+  :class:`~agents.scaleout.PostgresLedger` (its pool, heartbeat and trip watcher) open while
+  jobs of the tree run, and for ``linger_s`` after the last one, instead of opening it per job.
 * **A dead worker's job is resumed, never restarted.** A job whose transcript already exists was
   begun by a worker that died: it is resumed from that transcript with a short instruction to
   continue, so nothing is lost but the response that was in flight. The store's fencing makes
@@ -19,25 +23,34 @@ tree's shared ledger:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import importlib
 import logging
 import os
 import socket
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Literal
 
 import attrs
 import trio
 
 from agents.messages import ResultMessage
-from agents.scaleout.ledger import PostgresLedger, SharedReservation, open_postgres_ledger
+from agents.scaleout.ledger import PostgresLedger, open_postgres_ledger
 from agents.scaleout.queue import Job, SpawnQueue, SpawnRequest, SpawnResult, open_spawn_queue
+from agents.scaleout.shared import SharedLedger, open_shared_ledger
 from agents.sessions.postgres import PostgresSessionStore
 from agents.sessions.store import SessionKey, project_key_for
 
-__all__ = ["RESUME_PROMPT", "Worker", "load_backend", "run_worker"]
+__all__ = [
+    "RESUME_PROMPT",
+    "TreeLedgers",
+    "Worker",
+    "load_backend",
+    "open_tree_ledgers",
+    "run_worker",
+]
 
 Status = Literal["completed", "failed", "stopped"]
 
@@ -60,12 +73,112 @@ def load_backend(spec: str, request: SpawnRequest) -> object:
 
 
 @attrs.define(eq=False)
+class _Tree:
+    """One tree's open ledger in a worker, and how many jobs use it."""
+
+    ready: trio.Event = attrs.field(factory=trio.Event)
+    ledger: PostgresLedger | None = None
+    users: int = 0
+    error: BaseException | None = None
+    changed: trio.Event = attrs.field(factory=trio.Event)
+    #: shields the ledger from outside cancellation: only its owner closes it, once unused
+    scope: trio.CancelScope = attrs.field(factory=lambda: trio.CancelScope(shield=True))
+
+
+@attrs.define(eq=False)
+class TreeLedgers:
+    """The trees' ledgers a worker holds open, each for as long as jobs of it run (plus
+    ``linger_s``): opening one costs connections and a LISTEN, so jobs share it. Open it with
+    :func:`open_tree_ledgers`; a ledger outlives every job that uses it, also under
+    cancellation, so a job's last settles reach PostgreSQL before the ledger closes."""
+
+    dsn: str
+    lease_s: float
+    nursery: trio.Nursery
+    linger_s: float = 30.0
+    _trees: dict[str, _Tree] = attrs.field(factory=dict, init=False)
+    _closing: bool = attrs.field(default=False, init=False)
+
+    @contextlib.asynccontextmanager
+    async def use(self, tree_id: str) -> AsyncIterator[PostgresLedger]:
+        """Tree ``tree_id``'s ledger for one job (opened if no job has it open)."""
+        if self._closing:
+            raise RuntimeError("the worker's tree ledgers are closing")
+        tree = self._trees.get(tree_id)
+        if tree is None:
+            tree = self._trees[tree_id] = _Tree()
+            self.nursery.start_soon(self._hold, tree_id, tree)
+        tree.users += 1
+        tree.changed.set()  # a lingering ledger stays open for this job
+        try:
+            await tree.ready.wait()
+            if tree.ledger is None:
+                raise RuntimeError(f"the ledger of tree {tree_id!r} could not be opened") from (
+                    tree.error
+                )
+            yield tree.ledger
+        finally:
+            tree.users -= 1
+            tree.changed.set()
+
+    async def _hold(self, tree_id: str, tree: _Tree) -> None:
+        try:
+            with tree.scope:
+                async with open_postgres_ledger(self.dsn, tree_id, lease_s=self.lease_s) as led:
+                    tree.ledger = led
+                    tree.ready.set()
+                    await self._until_unused(tree)
+                    self._forget(tree_id, tree)  # closing: a job from now on opens a new one
+        except Exception as exc:  # a job of the tree reports it; the worker goes on
+            log.exception("worker: the ledger of tree %s failed", tree_id)
+            tree.error = exc
+        finally:
+            self._forget(tree_id, tree)
+            tree.ledger = None
+            tree.ready.set()
+
+    async def _until_unused(self, tree: _Tree) -> None:
+        while True:
+            tree.changed = trio.Event()
+            if tree.users == 0:
+                with trio.move_on_after(0 if self._closing else self.linger_s):
+                    await tree.changed.wait()
+                if tree.users == 0:
+                    return
+            else:
+                await tree.changed.wait()
+
+    def _forget(self, tree_id: str, tree: _Tree) -> None:
+        if self._trees.get(tree_id) is tree:
+            del self._trees[tree_id]
+
+    def _close(self) -> None:
+        """Close each ledger as soon as no job uses it (at once for those unused now)."""
+        self._closing = True
+        for tree in self._trees.values():
+            tree.changed.set()
+
+
+@contextlib.asynccontextmanager
+async def open_tree_ledgers(
+    dsn: str, lease_s: float, *, linger_s: float = 30.0
+) -> AsyncIterator[TreeLedgers]:
+    """A worker's :class:`TreeLedgers`; on exit, each ledger closes once its jobs are done."""
+    async with trio.open_nursery() as nursery:
+        ledgers = TreeLedgers(dsn, lease_s, nursery, linger_s)
+        try:
+            yield ledgers
+        finally:
+            ledgers._close()
+
+
+@attrs.define(eq=False)
 class Worker:
     """One worker process's job runner; see the module docstring."""
 
     queue: SpawnQueue
     store: PostgresSessionStore
-    dsn: str
+    ledgers: TreeLedgers
     name: str
     lease_s: float = 10.0
 
@@ -84,24 +197,16 @@ class Worker:
 
     async def run(self, job: Job) -> SpawnResult:
         request = job.request
-        async with open_postgres_ledger(self.dsn, request.tree_id, lease_s=self.lease_s) as ledger:
-            allowance: SharedReservation | None = None
-            if request.budget_usd is not None:
-                agent = f"{request.tree_id}/{request.agent_type}-{request.job_id}"
-                allowance = await ledger.try_reserve(agent, request.budget_usd)
-                if allowance is None:
-                    return self._result(request, "stopped", errors=["Budget limit reached"])
-            try:
-                return await self._query(request, ledger, allowance)
-            except BaseException:
-                if allowance is not None:  # spent at most the allowance, and perhaps all of it
-                    with trio.CancelScope(shield=True):
-                        await ledger.settle(allowance, allowance.amount)
-                raise
+        name = f"{request.agent_type}-{request.job_id}"
+        async with (
+            self.ledgers.use(request.tree_id) as tree,
+            open_shared_ledger(tree, name=name, limit=request.budget_usd) as ledger,
+        ):
+            if ledger.cap is not None and ledger.exhausted:
+                return self._result(request, "stopped", errors=["Budget limit reached"])
+            return await self._query(request, ledger)
 
-    async def _query(
-        self, request: SpawnRequest, ledger: PostgresLedger, allowance: SharedReservation | None
-    ) -> SpawnResult:
+    async def _query(self, request: SpawnRequest, ledger: SharedLedger) -> SpawnResult:
         from agents import AgentOptions, ResultError, query
 
         cwd = request.cwd or os.getcwd()
@@ -118,7 +223,7 @@ class Worker:
             allowed_tools=request.allowed_tools,
             disallowed_tools=request.disallowed_tools,
             permission_mode=request.permission_mode,
-            max_budget_usd=None if allowance is None else allowance.amount,
+            ledger=ledger,
             budget_mode="reserve",
             session_store=self.store,
             resume=request.session_id if resumed else None,
@@ -127,7 +232,7 @@ class Worker:
         )
         final: ResultMessage | None = None
         with trio.CancelScope() as scope:
-            ledger.add_trip_callback(scope.cancel)
+            ledger.tree.add_trip_callback(scope.cancel)  # the tree's trip, from any host
             try:
                 async for message in query(
                     prompt=RESUME_PROMPT if resumed else request.prompt, options=options
@@ -137,17 +242,15 @@ class Worker:
             except ResultError:
                 pass  # the error result was yielded first and is reported below
             finally:
-                ledger.remove_trip_callback(scope.cancel)
-        spent = final.total_cost_usd if final is not None and final.total_cost_usd else 0.0
-        if scope.cancelled_caught or final is None:
-            spent = allowance.amount if allowance is not None else spent
-        if allowance is not None:
-            await ledger.settle(allowance, min(spent, allowance.amount))
-        elif spent:
-            await ledger.charge(f"{request.tree_id}/{request.agent_type}-{request.job_id}", spent)
-        if scope.cancelled_caught or final is None:
+                ledger.tree.remove_trip_callback(scope.cancel)
+        spent = ledger.total  # every response of the job, a cut one included
+        if scope.cancelled_caught or final is None or final.subtype == "error_max_budget_usd":
             return self._result(
-                request, "stopped", errors=["Budget limit reached"], resumed=resumed
+                request,
+                "stopped",
+                errors=["Budget limit reached"],
+                total_cost_usd=spent,
+                resumed=resumed,
             )
         return self._result(
             request,
@@ -201,9 +304,10 @@ async def run_worker(
     async with (
         open_spawn_queue(redis_url, prefix=prefix) as queue,
         PostgresSessionStore(dsn, max_connections=concurrency + 1) as store,
+        open_tree_ledgers(dsn, lease_s) as ledgers,  # outlives the jobs (their last settles)
         trio.open_nursery() as nursery,
     ):
-        worker = Worker(queue, store, dsn, name, lease_s)
+        worker = Worker(queue, store, ledgers, name, lease_s)
         slots = trio.Semaphore(concurrency)
         next_reclaim = trio.current_time()
         task_status.started()

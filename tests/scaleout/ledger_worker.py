@@ -2,7 +2,9 @@
 
 ``python ledger_worker.py DSN TREE SEED MODE``; MODE ``spend`` reserves a drawn worst case, settles
 a drawn actual cost at or below it, and stops after 20 refusals in a row, printing one JSON line
-with what it settled; MODE ``hang`` reserves once, says ``reserved`` and waits to be killed.
+with what it settled; MODE ``shared`` does the same through a ``SharedLedger`` as the agent loop
+does (prepare, a fitted booking, a settle at or below it); MODE ``hang`` reserves once, says
+``reserved`` and waits to be killed.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import sys
 
 import trio
 
-from agents.scaleout import open_postgres_ledger
+from agents.scaleout import PostgresLedger, open_postgres_ledger, open_shared_ledger
 
 
 async def main(dsn: str, tree: str, seed: int, mode: str) -> None:
@@ -23,6 +25,9 @@ async def main(dsn: str, tree: str, seed: int, mode: str) -> None:
             await ledger.try_reserve(f"w{seed}", 0.5)
             print("reserved", flush=True)
             await trio.sleep_forever()
+        if mode == "shared":
+            print(json.dumps({"settled": await shared(ledger, rng, seed)}), flush=True)
+            return
         settled = 0.0
         refusals = 0
         while refusals < 20:
@@ -36,6 +41,39 @@ async def main(dsn: str, tree: str, seed: int, mode: str) -> None:
             await ledger.settle(reservation, actual)
             settled += actual
         print(json.dumps({"settled": settled}), flush=True)
+
+
+async def shared(tree: PostgresLedger, rng: random.Random, seed: int) -> float:
+    """Fitted requests of several agents at once, as loops on one host make them."""
+    settled = 0.0
+    refusals = 0
+    async with open_shared_ledger(tree, name=f"w{seed}") as ledger:
+
+        async def agent(name: str) -> None:
+            nonlocal settled, refusals
+            while refusals < 20:
+                terms = {
+                    "input_cost_usd": rng.uniform(0, 0.01),
+                    "output_usd_per_mtok": rng.choice([1.0, 15.0, 75.0]),
+                    "max_tokens": rng.choice([256, 1024, 4096]),
+                    "min_output_tokens": rng.choice([1, 64, 256]),
+                }
+                await ledger.prepare_request(name, **terms)  # type: ignore[arg-type]
+                booked = ledger.try_reserve_request(name, **terms)  # type: ignore[arg-type]
+                if booked is None:
+                    refusals += 1
+                    await trio.lowlevel.checkpoint()
+                    continue
+                refusals = 0
+                await trio.sleep(rng.uniform(0, 0.002))  # the response streaming
+                actual = rng.uniform(0, booked.amount)
+                ledger.settle_and_report(booked, actual)
+                settled += actual
+
+        async with trio.open_nursery() as nursery:
+            for i in range(3):
+                nursery.start_soon(agent, f"main/a-{i}")
+    return settled
 
 
 if __name__ == "__main__":

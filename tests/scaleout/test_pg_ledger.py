@@ -111,16 +111,20 @@ async def test_concurrent_reservers_never_exceed_the_cap(postgres_dsn: str) -> N
     assert stats.reserved == 0
 
 
+@pytest.mark.parametrize("mode", ["spend", "shared"])
 @pytest.mark.parametrize("seed", [1, 2, 3])
-async def test_worker_processes_hold_the_hard_cap_exactly(postgres_dsn: str, seed: int) -> None:
-    """Four processes spending drawn amounts on one tree: total <= cap, nothing left booked."""
+async def test_worker_processes_hold_the_hard_cap_exactly(
+    postgres_dsn: str, seed: int, mode: str
+) -> None:
+    """Four processes spending drawn amounts on one tree — directly, or through shared ledgers
+    as agent loops do — total <= cap, nothing left booked."""
     tree = _tree()
     cap = 0.5 + seed / 10
     async with open_postgres_ledger(postgres_dsn, tree, cap=cap):
         pass  # the tree exists with its cap before the workers join it
     procs = [
         await trio.lowlevel.open_process(
-            [sys.executable, str(WORKER), postgres_dsn, tree, str(seed * 10 + i), "spend"],
+            [sys.executable, str(WORKER), postgres_dsn, tree, str(seed * 10 + i), mode],
             stdout=subprocess.PIPE,
         )
         for i in range(4)
