@@ -26,6 +26,8 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from bisect import insort
@@ -165,6 +167,7 @@ async def bash_typical(gate: PermissionGate, read: PermissionCheck, samples: int
                 "case": "bash_typical",
                 "rules": 200,
                 "commands": len(TYPICAL),
+                "cache": "none: every check analyses its command afresh",
                 "samples": len(bash),
                 "p50_us": round(percentile(bash, 0.5), 1),
                 "p99_us": round(percentile(bash, 0.99), 1),
@@ -273,11 +276,108 @@ async def bash_huge(gate: PermissionGate, megabytes: float, threaded_bytes: int)
     )
 
 
+_CALLGRIND_CHILD = """
+import os, sys, tempfile
+sys.path.insert(0, {here!r})
+import trio
+from bench_permissions import TYPICAL, make_rules
+from agents.permissions import PermissionCheck, PermissionGate
+from agents.permissions._bash import _parser
+
+case, rounds = {case!r}, {rounds}
+rules = make_rules()
+cwd = tempfile.mkdtemp()
+os.makedirs(os.path.join(cwd, "src", "pkg3"))
+open(os.path.join(cwd, "src", "pkg3", "main.py"), "w").close()
+gate = PermissionGate(mode="default", rules=rules, cwd=cwd, home=os.path.join(cwd, "home"))
+bash = [PermissionCheck("Bash", {{"command": c}}, "t", read_only=False) for c in TYPICAL]
+read = [PermissionCheck("Read", {{"file_path": "src/pkg3/main.py"}}, "t", read_only=True)]
+data = [c.encode() for c in TYPICAL]
+
+
+async def run() -> None:
+    checks = read if case == "read_path" else bash
+    for check in bash + read:
+        await gate.check(check, {{}})  # warm up: every code path and regex compiled
+    parser = _parser()
+    for d in data:
+        parser.parse(d)
+    for _ in range(rounds):
+        if case == "parse":
+            for d in data:
+                parser.parse(d)
+        else:
+            for check in checks:
+                await gate.check(check, {{}})
+
+trio.run(run)
+"""
+
+
+def _instructions(case: str, rounds: int, python: str) -> int:
+    """Instructions one child process executes (valgrind's callgrind count), started from a
+    directory without the package so that ``python``'s own install of it is imported."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    code = _CALLGRIND_CHILD.format(here=here, case=case, rounds=rounds)
+    with tempfile.TemporaryDirectory() as where:
+        done = subprocess.run(
+            ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+             os.path.abspath(python), "-c",
+             code],
+            capture_output=True, text=True, check=True, cwd=where,
+        )  # fmt: skip
+    for line in done.stderr.splitlines():
+        if "Collected :" in line:
+            return int(line.rsplit(":", 1)[1])
+    raise RuntimeError(f"no instruction count in callgrind's output: {done.stderr[-500:]}")
+
+
+def bash_instructions(rounds: int, python: str) -> None:
+    """Instructions per check of the typical commands (the stable figure on a shared machine),
+    beside the Read check and the bare tree-sitter parse of the same commands as controls."""
+    counts = {"bash_typical": len(TYPICAL), "read_path": 1, "parse": len(TYPICAL)}
+    total = {case: _instructions(case, rounds, python) for case in counts}
+    # the fixed part last: the first run may compile bytecode the others then read
+    base = _instructions("bash_typical", 0, python)
+    per = {case: (total[case] - base) / (rounds * count) for case, count in counts.items()}
+    print(
+        json.dumps(
+            {
+                "bench": "permissions",
+                "measurement": "PermissionGate.check[instructions]",
+                "case": "bash_typical",
+                "python": python,
+                "rules": 200,
+                "commands": len(TYPICAL),
+                "rounds": rounds,
+                "cache": "none: every check analyses its command afresh",
+                "instructions_per_check": round(per["bash_typical"]),
+                "control_read_path_instructions": round(per["read_path"]),
+                "control_parse_instructions": round(per["parse"]),
+            }
+        ),
+        flush=True,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny smoke run")
     parser.add_argument("--iterations", type=int, default=10_000)
+    parser.add_argument(
+        "--callgrind", action="store_true", help="only count instructions (valgrind, slow)"
+    )
+    parser.add_argument(
+        "--python",
+        action="append",
+        help="with --callgrind: the interpreter(s) whose install of the package is measured "
+        "(another build's venv, for a before/after in one run); default this one",
+    )
     args = parser.parse_args()
+    if args.callgrind:
+        for python in args.python or [sys.executable]:
+            bash_instructions(2 if args.quick else 20, python)
+        return
     iterations = 50 if args.quick else args.iterations
     repeats = 1 if args.quick else REPEATS
     rules = make_rules()

@@ -96,8 +96,8 @@ def analyze(command: str) -> Analysis:
     trees = []
     budget = [MAX_COMMAND_BYTES]  # the line and the literal scripts nested in it
 
-    def parse(script: str) -> tuple[Node, bytes] | None:
-        data = script.encode("utf-8", "surrogateescape")
+    def parse(script: str | bytes) -> tuple[Node, bytes] | None:
+        data = script if isinstance(script, bytes) else script.encode("utf-8", "surrogateescape")
         if len(data) > budget[0]:
             return None
         budget[0] -= len(data)
@@ -105,7 +105,7 @@ def analyze(command: str) -> Analysis:
         trees.append(tree)  # nodes are only valid while their tree lives
         return tree.root_node, data
 
-    parsed = parse(command)
+    parsed = parse(source)
     assert parsed is not None
     root, walker = parsed[0], Walker(parse)
     walker.source = parsed[1]
@@ -141,6 +141,8 @@ def deny_forms(command: Command) -> list[str]:
     """Every spelling a deny/ask rule is tried on: as written, each wrapper stripped, and the
     innermost command with assignments, quoting, escapes and its directory removed."""
     forms = [command.text]
+    if command.plain:
+        return forms  # every spelling below is the text as written
     words = command.words
     for start in command.layers.starts:
         if start >= len(words):
@@ -163,6 +165,8 @@ def deny_forms(command: Command) -> list[str]:
 def varying(command: Command) -> bool:
     """Whether the innermost command's arguments are not all known (a deny rule might match
     what they become at run time)."""
+    if command.plain:
+        return False
     inner = command.layers.inner
     if inner is None or command.layers.tail:
         return True

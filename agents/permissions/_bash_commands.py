@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 from ._bash_model import Command, Dirs, Opaque, Result, Write, cd_dirs
 from ._bash_words import Word
-from ._bash_wrappers import basename, is_assignment, unwrap
+from ._bash_wrappers import NOT_WRAPPED, WRAPPERS, basename, is_assignment, unwrap
 
 __all__ = ["MAX_DEPTH", "RUN_CONTROL_VARIABLES", "SimpleCommands"]
 
@@ -79,6 +79,19 @@ _RESERVED = frozenset(
 )  # fmt: skip
 
 
+#: Command names the full judgement of :meth:`SimpleCommands.judge` is needed for; any other
+#: static name without a directory, with no ``=`` in its words, is an ordinary command.
+_SPECIAL_NAMES = (
+    WRAPPERS
+    | frozenset(_OPAQUE_BUILTINS)
+    | _RUNNERS
+    | _SHELLS
+    | _VARIABLE_SETTERS
+    | _RESERVED
+    | frozenset({"hash", "find", "tee", "trap", "eval", "cd", "pushd", "popd", "exit"})
+)
+
+
 class SimpleCommands:
     """The simple-command half of one analysis; :class:`._bash_tree.Walker` adds the tree."""
 
@@ -98,8 +111,45 @@ class SimpleCommands:
         """Walk a sequence of statements (the tree walker's)."""
         raise NotImplementedError("SimpleCommands.statements is provided by the tree walker")
 
-    def simple(self, words: list[Word], assigned: list[Word], dirs: Dirs, depth: int) -> Result:
-        """Judge one simple command's words: wrappers, special builtins, nested scripts."""
+    def simple(
+        self,
+        words: list[Word],
+        assigned: list[Word],
+        dirs: Dirs,
+        depth: int,
+        *,
+        plain: bool = False,
+    ) -> Result:
+        """Judge one simple command's words (``words`` not empty; ``plain``: each is plain
+        literal text, meaning itself).
+
+        The common case first: a static name that is no wrapper or special builtin, spelled
+        without a directory, and no word with an ``=`` (that could set a variable) — an
+        ordinary command, listed as it is. Everything else goes to :meth:`judge`, which
+        decides the same for this case (a property test compares the two).
+        """
+        head = words[0]
+        value = head.value
+        if (
+            value is None
+            or head.glob
+            or value in _SPECIAL_NAMES
+            or head.raw in _RESERVED
+            or "/" in value
+        ):
+            return self.judge(words, assigned, dirs, depth)
+        for word in words:
+            if word.value is not None and "=" in word.value:
+                return self.judge(words, assigned, dirs, depth)
+        command = Command(
+            tuple(words), tuple(assigned), NOT_WRAPPED, dirs, plain=plain and not assigned
+        )
+        self.commands.append(command)
+        return dirs, dirs
+
+    def judge(self, words: list[Word], assigned: list[Word], dirs: Dirs, depth: int) -> Result:
+        """Judge one simple command's words in full: wrappers, special builtins, nested
+        scripts."""
         values = [None if w.glob else w.value for w in words]
         layers = unwrap(values)
         inner = layers.inner

@@ -40,6 +40,8 @@ class Command:
     ``assignments``). ``layers`` tells where the wrapped commands start. ``dirs``: where the
     innermost command may run. ``transparent``: the command only runs a literal script (``eval
     'x'``, ``sh -c 'x'``), whose commands are listed on their own; allow rules need not name it.
+    ``plain``: an ordinary command (no wrapper, special builtin, assignment or directory in its
+    name) of plain literal words only, each meaning itself: every rule sees it as written.
     """
 
     words: tuple[Word, ...]
@@ -47,11 +49,18 @@ class Command:
     layers: Unwrapped
     dirs: Dirs
     transparent: bool = False
+    plain: bool = False
+    _text: str | None = attrs.field(init=False, default=None, repr=False)
 
     @property
     def text(self) -> str:
-        """The command as written, words joined by single spaces."""
-        return " ".join([w.raw for w in self.assignments] + [w.raw for w in self.words])
+        """The command as written, words joined by single spaces (computed once: every kind
+        of rule tries it)."""
+        text = self._text
+        if text is None:
+            text = " ".join([w.raw for w in self.assignments] + [w.raw for w in self.words])
+            object.__setattr__(self, "_text", text)  # a cache, not a change of value
+        return text
 
     @property
     def name(self) -> str | None:
@@ -90,6 +99,8 @@ class Analysis:
 
 
 def union(a: Dirs, b: Dirs) -> Dirs:
+    if a is b:
+        return a  # (the common case: a command that moves nothing)
     if a is None or b is None:
         return None
     both = a | b

@@ -24,8 +24,8 @@ if TYPE_CHECKING:
     from tree_sitter import Node
 
 from ._bash_commands import MAX_DEPTH, RUN_CONTROL_VARIABLES, SimpleCommands
-from ._bash_model import Analysis, Command, Dirs, Result, Write, union, union_all
-from ._bash_words import Word, node_text, plain_word, word_from_node
+from ._bash_model import Analysis, Command, Dirs, Opaque, Result, Write, union, union_all
+from ._bash_words import PLAIN_BYTES, Word, node_text, word_from_node
 from ._bash_wrappers import Unwrapped
 
 __all__ = ["MAX_DEPTH", "Walker"]
@@ -53,7 +53,8 @@ class Walker(SimpleCommands):
         """A sequence (``;``, newline, ``&``): each statement starts where the last one ended."""
         result: Result = (dirs, dirs)
         current = dirs
-        siblings = list(nodes)  # (`next_sibling` costs a walk over the parent's children)
+        # (`next_sibling` costs a walk over the parent's children)
+        siblings = nodes if isinstance(nodes, list) else list(nodes)
         for index, node in enumerate(siblings):
             if not node.is_named or node.type == "comment":
                 continue
@@ -156,11 +157,11 @@ class Walker(SimpleCommands):
 
     def _loop(self, node: Node, dirs: Dirs, depth: int) -> Result:
         """A body may run several times: if it may move, where it runs is unknown."""
-        start = None if _MAY_CHANGE_DIR.search(node_text(node)) else dirs
+        start = None if _MAY_CHANGE_DIR.search(node_text(node, self.source)) else dirs
         if node.type == "for_statement":
             variable = node.child_by_field_name("variable")
-            if variable is not None and node_text(variable) in RUN_CONTROL_VARIABLES:
-                self.fail(f"the loop sets {node_text(variable)}")
+            if variable is not None and node_text(variable, self.source) in RUN_CONTROL_VARIABLES:
+                self.fail(f"the loop sets {node_text(variable, self.source)}")
             for value in node.children_by_field_name("value"):
                 self.scan(value, dirs, depth)
         elif node.type == "c_style_for_statement":
@@ -207,7 +208,7 @@ class Walker(SimpleCommands):
         for assignment in assignments:
             self.scan(assignment, dirs, depth)
             self._check_assignment(assignment)
-            words.append(Word(node_text(assignment), None))
+            words.append(Word(node_text(assignment, self.source), None))
         self.commands.append(Command((), tuple(words), Unwrapped(starts=[0]), dirs))
         return dirs, dirs
 
@@ -218,9 +219,9 @@ class Walker(SimpleCommands):
             self.scan(child, dirs, depth)
             if child.type == "variable_assignment":
                 self._check_assignment(child)
-                words.append(Word(node_text(child), None))
+                words.append(Word(node_text(child, self.source), None))
             else:
-                words.append(word_from_node(child))
+                words.append(word_from_node(child, self.source))
         return self.simple(words, [], dirs, depth)
 
     def _test(self, node: Node, dirs: Dirs, depth: int) -> Result:
@@ -228,7 +229,7 @@ class Walker(SimpleCommands):
         for child in _descendants(node):
             if child.type == "binary_expression":
                 operator = child.child_by_field_name("operator")
-                if operator is not None and node_text(operator) in _ARITHMETIC_TEST:
+                if operator is not None and node_text(operator, self.source) in _ARITHMETIC_TEST:
                     for side in (
                         child.child_by_field_name("left"),
                         child.child_by_field_name("right"),
@@ -247,7 +248,10 @@ class Walker(SimpleCommands):
             current = stack.pop()
             kind = current.type
             if kind in ("command_substitution", "process_substitution"):
-                if current.children[0].type == "`" and b"\\`" in (current.text or b""):
+                if (
+                    current.children[0].type == "`"
+                    and b"\\`" in self.source[current.start_byte : current.end_byte]
+                ):
                     self.fail("nested backquotes are not analysed")
                 if depth + 1 > MAX_DEPTH:
                     self.fail(f"nesting deeper than {MAX_DEPTH} levels")
@@ -257,7 +261,7 @@ class Walker(SimpleCommands):
                 self._arithmetic(current, dirs, depth)
             elif current.child_count:
                 stack.extend(current.children)
-            elif kind in _TEXT_LEAVES and _hidden_substitution(node_text(current)):
+            elif kind in _TEXT_LEAVES and _hidden_substitution(node_text(current, self.source)):
                 # tree-sitter-bash leaves some substitutions as text (backquotes in a
                 # here-document or in `${x:-…}`): they run all the same
                 self.fail("a substitution the grammar leaves unparsed")
@@ -284,14 +288,16 @@ class Walker(SimpleCommands):
                 if destination is None:
                     self.scan(node, dirs, depth)
                     continue
-                self.scan(destination, dirs, depth)
-                if destination.type == "process_substitution":
-                    continue
+                word = _plain(destination, self.source)  # plain text holds no substitution
+                if word is None:
+                    self.scan(destination, dirs, depth)
+                    if destination.type == "process_substitution":
+                        continue
+                    word = word_from_node(destination, self.source)
                 if operator in _INPUT_OPERATORS:
-                    self.reads.append(Write(word_from_node(destination), dirs))
+                    self.reads.append(Write(word, dirs))
                 if operator not in _OUTPUT_OPERATORS:
                     continue
-                word = word_from_node(destination)
                 if (
                     operator == ">&"
                     and word.value is not None
@@ -303,7 +309,7 @@ class Walker(SimpleCommands):
                 children = node.named_children
                 self.redirects([c for c in children if c.type == "file_redirect"], dirs, depth)
                 start = next((c for c in children if c.type == "heredoc_start"), None)
-                if start is not None and _QUOTED_DELIMITER.search(node_text(start)):
+                if start is not None and _QUOTED_DELIMITER.search(node_text(start, self.source)):
                     continue  # a quoted delimiter: the body is literal text
                 for child in children:
                     if child.type == "heredoc_body":
@@ -313,59 +319,93 @@ class Walker(SimpleCommands):
 
     def _check_assignment(self, node: Node) -> None:
         name = node.child_by_field_name("name")
-        text = node_text(name) if name is not None else node_text(node).partition("=")[0]
+        text = (
+            node_text(name, self.source)
+            if name is not None
+            else node_text(node, self.source).partition("=")[0]
+        )
         if text.partition("[")[0] in RUN_CONTROL_VARIABLES or text.startswith("BASH_FUNC_"):
             self.fail(f"setting {text} changes what commands run")
 
     # -- simple commands -----------------------------------------------------------------------
 
-    @staticmethod
-    def _command_children(
-        node: Node, assignments: list[Node], words: list[Node], redirects: list[Node]
-    ) -> None:
-        """Sort a command's children into assignments, words and redirections."""
+    def _command(self, node: Node, dirs: Dirs, depth: int, redirects: Sequence[Node]) -> Result:
+        """One simple command: its children sorted into assignments, words and redirections in
+        one pass; words of plain literal text (most) decoded on the spot, the others scanned
+        for substitutions and decoded in full."""
+        source = self.source
+        assignments: list[Node] = []
+        words: list[Node] = []
+        decoded: list[Word] = []
+        own = list(redirects)
+        mark = len(self.opaque)  # where the line-break finding goes, before the words' own
+        plain = True  # every word is plain literal text
         for index, child in enumerate(node.children):
             kind = child.type
             if kind == "variable_assignment":
                 assignments.append(child)
-            elif kind.endswith("redirect"):
-                redirects.append(child)
-            elif kind == "command_name" or child.is_named:
-                words.append(child)
-            elif node.field_name_for_child(index) == "argument":
-                words.append(child)  # a bare token as an argument (`echo ]`)
-
-    def _command(self, node: Node, dirs: Dirs, depth: int, redirects: Sequence[Node]) -> Result:
-        assignments: list[Node] = []
-        words: list[Node] = []
-        own = list(redirects)
-        self._command_children(node, assignments, words, own)
-        if b"\n" in self.source[node.start_byte : node.end_byte] and _newline_between(node, words):
-            self.fail("the grammar read one command across a line break")
-        decoded: list[Word] = []
-        for child in words:
-            word = plain_word(child, self.source)
-            if word is None:  # not plain text: it may hold substitutions
-                self.scan(child, dirs, depth)
-                word = word_from_node(child)
-            decoded.append(word)
+                continue
+            if kind.endswith("redirect"):
+                own.append(child)
+                continue
+            if (
+                kind != "command_name"
+                and not child.is_named
+                and node.field_name_for_child(index) != "argument"
+            ):
+                continue  # (a bare token as an argument, `echo ]`, is a word)
+            words.append(child)
+            if kind == "command_name":
+                word = _plain(child.children[0], source) if child.child_count == 1 else None
+            else:
+                word = _plain(child, source)
+            if word is not None:  # plain text: it means itself
+                decoded.append(word)
+                continue
+            # not plain text: it may hold substitutions
+            plain = False
+            self.scan(child, dirs, depth)
+            decoded.append(word_from_node(child, source))
+        if b"\n" in source[node.start_byte : node.end_byte] and _newline_between(
+            node, words, source
+        ):
+            self.opaque.insert(mark, Opaque("the grammar read one command across a line break"))
+        assigned: list[Word] = []
         for child in assignments:
             self.scan(child, dirs, depth)
             self._check_assignment(child)
-        self.redirects(own, dirs, depth)
-        assigned = [Word(node_text(a), None) for a in assignments]
+            assigned.append(Word(node_text(child, source), None))
+        if own:
+            self.redirects(own, dirs, depth)
         if not words:
             self.commands.append(Command((), tuple(assigned), Unwrapped(starts=[0]), dirs))
             return dirs, dirs
-        return self.simple(decoded, assigned, dirs, depth)
+        return self.simple(decoded, assigned, dirs, depth, plain=plain)
 
 
 _QUOTED_DELIMITER = re.compile(r"[\\'\"]")
 _TEXT_LEAVES = frozenset({"word", "string_content", "heredoc_body", "heredoc_content"})
 
 
+def _plain(node: Node, source: bytes) -> Word | None:
+    """The word of a ``word`` or ``number`` node of plain literal text (it means itself: no
+    quoting, escape, expansion, pattern, tilde or brace), else None."""
+    kind = node.type
+    if (kind == "word" or kind == "number") and not node.child_count:
+        start, end = node.start_byte, node.end_byte
+        if PLAIN_BYTES.fullmatch(source, start, end):
+            text = source[start:end].decode("ascii")
+            return _new_tuple(Word, (text, text, False, None, False))  # Word(text, text), faster
+    return None
+
+
+_new_tuple = tuple.__new__
+
+
 def _hidden_substitution(text: str) -> bool:
     """An unescaped backquote or ``$(`` in text the grammar took for plain characters."""
+    if "`" not in text and "$(" not in text:
+        return False
     i = 0
     n = len(text)
     while i < n:
@@ -379,10 +419,10 @@ def _hidden_substitution(text: str) -> bool:
     return False
 
 
-def _newline_between(node: Node, words: Sequence[Node]) -> bool:
+def _newline_between(node: Node, words: Sequence[Node], source: bytes) -> bool:
     """An unescaped newline between or inside the unquoted words of one command: bash would
     end the command there (tree-sitter-bash reads ``ls\\n\\rm`` as one command)."""
-    text = node.text or b""
+    text = source[node.start_byte : node.end_byte]
     base = node.start_byte
     pieces = [
         text[previous.end_byte - base : current.start_byte - base]
@@ -390,7 +430,9 @@ def _newline_between(node: Node, words: Sequence[Node]) -> bool:
     ]
     for word in words:
         pieces.extend(
-            node_text(leaf).encode() for leaf in _descendants(word) if leaf.type == "word"
+            source[leaf.start_byte : leaf.end_byte]
+            for leaf in _descendants(word)
+            if leaf.type == "word"
         )
     for piece in pieces:
         index = piece.find(b"\n")

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, NamedTuple
 if TYPE_CHECKING:
     from tree_sitter import Node
 
-__all__ = ["Word", "decode_ansi_c", "node_text", "plain_word", "word_from_node"]
+__all__ = ["PLAIN_BYTES", "Word", "decode_ansi_c", "node_text", "word_from_node"]
 
 #: Word-like node types that can never be static.
 _DYNAMIC_TYPES = frozenset(
@@ -81,10 +81,10 @@ class Word(NamedTuple):
         return self.value
 
 
-def node_text(node: Node) -> str:
-    """The node's source text (the tree was parsed from UTF-8)."""
-    text = node.text
-    return "" if text is None else text.decode("utf-8", "surrogateescape")
+def node_text(node: Node, source: bytes) -> str:
+    """The node's text in ``source``, the UTF-8 bytes its tree was parsed from (slicing them
+    costs a fraction of ``node.text``)."""
+    return source[node.start_byte : node.end_byte].decode("utf-8", "surrogateescape")
 
 
 def decode_ansi_c(body: str) -> str:
@@ -168,25 +168,25 @@ def _string_content(text: str) -> str:
     return re.sub(r"\\([$`\"\\\n])", lambda m: "" if m.group(1) == "\n" else m.group(1), text)
 
 
-def _add(builder: _Builder, node: Node, first: bool) -> None:
+def _add(builder: _Builder, node: Node, first: bool, source: bytes) -> None:
     kind = node.type
     if kind in _DYNAMIC_TYPES:
         builder.dynamic = True
     elif kind in ("word", "number", "variable_name", "file_descriptor"):
-        builder.unquoted(node_text(node), first)
+        builder.unquoted(node_text(node, source), first)
     elif kind == "raw_string":
-        builder.quoted(node_text(node)[1:-1])
+        builder.quoted(node_text(node, source)[1:-1])
     elif kind == "ansi_c_string":
-        builder.quoted(decode_ansi_c(node_text(node)[2:-1]))
+        builder.quoted(decode_ansi_c(node_text(node, source)[2:-1]))
     elif kind in ("string", "translated_string"):
         for child in node.named_children:
             if child.type == "string_content":
-                builder.quoted(_string_content(node_text(child)))
+                builder.quoted(_string_content(node_text(child, source)))
             else:
                 builder.dynamic = True
     elif kind == "concatenation" or kind in ("command_name",):
         for index, child in enumerate(node.children):
-            _add(builder, child, first and index == 0)
+            _add(builder, child, first and index == 0, source)
     elif not node.is_named and kind in ("[", "]", "*", "?", "=", "$", "{", "}", ":", "-"):
         # single punctuation tokens tree-sitter splits out of a word (`r[m]`, `a=b`)
         builder.unquoted(kind, first)
@@ -194,27 +194,14 @@ def _add(builder: _Builder, node: Node, first: bool) -> None:
         builder.dynamic = True  # anything not understood is not static
 
 
-def word_from_node(node: Node) -> Word:
-    """The :class:`Word` a command-name or argument node stands for."""
+def word_from_node(node: Node, source: bytes) -> Word:
+    """The :class:`Word` a command-name or argument node stands for (``source``: the bytes its
+    tree was parsed from)."""
     builder = _Builder()
-    _add(builder, node, True)
-    return builder.word(node_text(node))
+    _add(builder, node, True, source)
+    return builder.word(node_text(node, source))
 
 
-#: Text that means itself: no quoting, escape, expansion, pattern, tilde or brace.
-_PLAIN = re.compile(r"[A-Za-z0-9_./:,=+@%^-]+")
-
-
-def plain_word(node: Node, source: bytes) -> Word | None:
-    """The word of a node that is plain literal text (most words), else None: a fast path
-    (``source`` is the parsed bytes: slicing them is cheaper than asking the node)."""
-    kind = node.type
-    if kind == "command_name":
-        if node.child_count != 1:
-            return None
-        node = node.children[0]
-        kind = node.type
-    if kind != "word" and kind != "number":
-        return None
-    text = source[node.start_byte : node.end_byte].decode("utf-8", "surrogateescape")
-    return Word(text, text) if _PLAIN.fullmatch(text) and not node.child_count else None
+#: Text that means itself: no quoting, escape, expansion, pattern, tilde or brace (matched on
+#: the parsed bytes, between a node's offsets: no slice or decoding for words that are not).
+PLAIN_BYTES = re.compile(rb"[A-Za-z0-9_./:,=+@%^-]+")

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 import attrs
 
-__all__ = ["BENIGN", "Unwrapped", "basename", "is_assignment", "unwrap"]
+__all__ = ["BENIGN", "NOT_WRAPPED", "WRAPPERS", "Unwrapped", "basename", "is_assignment", "unwrap"]
 
 BENIGN = frozenset({"timeout", "time", "nice", "nohup", "stdbuf", "command", "builtin"})
 
@@ -90,6 +90,10 @@ _GRAMMARS = {
         ),
     ),
 }
+
+
+#: Every command name :func:`unwrap` sees through.
+WRAPPERS = frozenset(_GRAMMARS)
 
 
 @attrs.define
@@ -178,6 +182,10 @@ class Unwrapped:
     shell: bool = False
     lookup: bool = False
     writes: list[str] = attrs.field(factory=list)
+
+
+#: The layers of a command no wrapper runs (shared: nothing changes an Unwrapped once made).
+NOT_WRAPPED = Unwrapped(starts=[0])
 
 
 def unwrap(values: Sequence[str | None]) -> Unwrapped:

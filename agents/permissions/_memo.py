@@ -47,15 +47,24 @@ class CallMemo:
             analysis = self._bash[command] = analyze(command)
         return analysis
 
-    async def prepare(self, tool_name: str, tool_input: Mapping[str, Any]) -> None:
-        """Analyse a long Bash command in a worker thread, so the event loop never waits on it
-        (the analysis is linear in the command's size, but a 64 KB line takes milliseconds)."""
-        command = tool_input.get("command") if tool_name == "Bash" else None
+    def long_bash(self, tool_name: str, tool_input: Mapping[str, Any]) -> str | None:
+        """The Bash command :meth:`prepare` would analyse in a worker thread, if any."""
+        if tool_name != "Bash":
+            return None
+        command = tool_input.get("command")
         if (
             isinstance(command, str)
             and THREAD_BYTES <= len(command) <= MAX_COMMAND_BYTES  # longer ones are refused at once
             and command not in self._bash
         ):
+            return command
+        return None
+
+    async def prepare(self, tool_name: str, tool_input: Mapping[str, Any]) -> None:
+        """Analyse a long Bash command in a worker thread, so the event loop never waits on it
+        (the analysis is linear in the command's size, but a 64 KB line takes milliseconds)."""
+        command = self.long_bash(tool_name, tool_input)
+        if command is not None:
             self._bash[command] = await trio.to_thread.run_sync(analyze, command)
 
     def forms(self, part: Command, make: Callable[[Command], list[str]]) -> list[str]:

@@ -117,7 +117,13 @@ def mode_approves(
     dirs: WorkingDirs,
     memo: CallMemo,
 ) -> bool:
-    """Whether ``mode`` alone approves this call (step 4 of the evaluation order)."""
+    """Whether ``mode`` alone approves this call (step 4 of the evaluation order).
+
+    No mode approves a Bash command the analysis cannot see into (an opaque one: ``$X``,
+    ``eval "$y"``, a function definition...), ``bypassPermissions`` included: it is never
+    auto-approved, only a ``Bash(*)``/``Bash`` allow rule, a hook or the callback can."""
+    if check.tool_name == "Bash" and _opaque_bash(tool_input, memo):
+        return False
     if mode == "bypassPermissions" or check.tool_name in NO_PERMISSION_TOOLS:
         return True
     if mode == "dontAsk":
@@ -141,6 +147,11 @@ def mode_approves(
         path = memo.tool_path(name, tool_input, dirs.cwd, dirs.home)
         return check.read_only and path is not None and dirs.contain(path, memo)
     return check.read_only
+
+
+def _opaque_bash(tool_input: Mapping[str, Any], memo: CallMemo) -> bool:
+    command = tool_input.get("command")
+    return isinstance(command, str) and bool(memo.bash(command).opaque)
 
 
 def _accept_edits_bash(command: str, dirs: WorkingDirs, memo: CallMemo) -> bool:

@@ -12,14 +12,16 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from ._bash import basename, resolve_dirs, word_paths
+from ._checked import hard_linked
 from ._memo import CallMemo
 from ._paths import absolute, relative_to, within
-from ._reading import ReadArgument, reading_paths
+from ._reading import READING_COMMANDS, ReadArgument, reading_paths
 
 if TYPE_CHECKING:
     from ._rules import Alternation, KindIndex, PermissionRule
 
 __all__ = [
+    "edit_allowed",
     "fixed_part",
     "judge_path",
     "match_bash_reads",
@@ -128,6 +130,20 @@ def naming_rule(
     return None
 
 
+def edit_allowed(
+    index: KindIndex, path: str, cwd: str, home: str, memo: CallMemo
+) -> PermissionRule | None:
+    """The Edit allow rule covering a write to ``path``; for an existing file with several hard
+    links, only a rule naming it exactly (a rule for a tree cannot tell where its other names
+    lie)."""
+    if not index.edit_paths:
+        return None
+    rule = judge_path("allow", index.edit_paths, path, cwd, home, memo)
+    if rule is not None and hard_linked(memo.real(path)):
+        return naming_rule(index, path, memo.real(path), cwd, home, memo)
+    return rule
+
+
 def match_bash_reads(
     index: KindIndex, tool_input: Mapping[str, Any], cwd: str, home: str, memo: CallMemo
 ) -> PermissionRule | None:
@@ -142,9 +158,15 @@ def match_bash_reads(
         inner = part.layers.inner
         if inner is None or inner >= len(part.words):
             continue
-        argv = tuple(w.value for w in part.words[inner:] if w.value is not None)
-        if not argv:
-            continue
+        words = part.words
+        first = None
+        for i in range(inner, len(words)):
+            first = words[i].value
+            if first is not None:
+                break
+        if first is None or basename(first) not in READING_COMMANDS:
+            continue  # not a reading command: it names no file read
+        argv = tuple(w.value for w in words[inner:] if w.value is not None)
         for base in resolve_dirs(part.dirs, cwd, home) or [cwd]:
             rule = match_reads(index, (basename(argv[0]), *argv[1:]), base, cwd, home, memo)
             if rule is not None:

@@ -198,7 +198,8 @@ class PermissionGate:
             await trio.lowlevel.checkpoint_if_cancelled()
 
         rules, dirs, memo = self._rules, self._dirs, CallMemo()
-        await memo.prepare(name, tool_input)  # a long Bash command is analysed off the loop
+        if memo.long_bash(name, tool_input) is not None:  # analysed off the loop
+            await memo.prepare(name, tool_input)
         # (2) deny rules
         rule = rules._match("deny", name, tool_input, dirs.cwd, dirs.home, memo)
         if rule is not None:

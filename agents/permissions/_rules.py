@@ -33,26 +33,15 @@ from typing import Any, Literal
 
 import attrs
 
-from ._bash import (
-    Analysis,
-    Command,
-    allow_forms,
-    deny_forms,
-    is_sink,
-    resolve_dirs,
-    varying,
-    word_paths,
-)
-from ._checked import hard_linked
+from ._bash_rules import bash_first_word, bash_pattern_regex, bash_relevant, match_bash
 from ._memo import CallMemo
 from ._path_rules import (
+    edit_allowed,
     fixed_part,
-    judge_path,
     match_bash_reads,
     match_one_path,
     match_path,
     match_reads,
-    naming_rule,
 )
 from ._paths import (
     EDIT_PATH_TOOLS,
@@ -130,28 +119,6 @@ def parse_rule(text: str) -> PermissionRule:
     return PermissionRule(name, specifier)
 
 
-def bash_pattern_regex(pattern: str) -> str:
-    """The regex source (for ``fullmatch``) of a Bash command pattern.
-
-    ``*`` matches anything; a trailing `` *`` (or ``:*``) matches the prefix alone or followed by
-    a space and anything, so ``ls *`` matches ``ls`` and ``ls -la`` but not ``lsof``. Without a
-    ``*`` the pattern matches only the exact command. Whitespace runs count as one space.
-    """
-    pattern = " ".join(pattern.split())
-    if pattern.endswith(":*"):
-        pattern = pattern[:-2] + " *"
-    suffix = ""
-    if pattern.endswith(" *"):
-        pattern, suffix = pattern[:-2], "(?: .*)?"
-    return ".*".join(re.escape(piece) for piece in pattern.split("*")) + suffix
-
-
-def _bash_first_word(pattern: str) -> str | None:
-    words = " ".join(pattern.split()).removesuffix(":*").split(" ")
-    first = words[0]
-    return None if "*" in first or not first else first
-
-
 @attrs.frozen
 class Alternation:
     """Several rules fused into one ``(?P<r0>...)|(?P<r1>...)`` regex; ``match`` names the rule."""
@@ -220,7 +187,7 @@ class KindIndex:
                 else:
                     bare.setdefault(rule.tool, rule)
             elif rule.tool == "Bash":
-                bash.append((_bash_first_word(spec) or "*", bash_pattern_regex(spec), rule))
+                bash.append((bash_first_word(spec) or "*", bash_pattern_regex(spec), rule))
             elif rule.tool in ("Read", "Edit"):
                 anchor, body = compile_path_pattern(spec)
                 (reads if rule.tool == "Read" else edits).append((anchor, body, rule))
@@ -290,6 +257,8 @@ class RuleSet:
     deny: tuple[PermissionRule, ...] = attrs.field(default=(), converter=_rule_tuple)
     ask: tuple[PermissionRule, ...] = attrs.field(default=(), converter=_rule_tuple)
     _index: Mapping[str, KindIndex] = attrs.field(init=False, repr=False, eq=False)
+    #: the kinds whose rules could decide a Bash call (computed once: every check asks)
+    _bash_kinds: frozenset[str] = attrs.field(init=False, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
         for kind in ("allow", "deny", "ask"):
@@ -304,6 +273,8 @@ class RuleSet:
             "ask": KindIndex.build(self.ask),
         }
         object.__setattr__(self, "_index", index)
+        kinds = frozenset(k for k in ("allow", "deny", "ask") if bash_relevant(k, index))
+        object.__setattr__(self, "_bash_kinds", kinds)
 
     @classmethod
     def from_strings(
@@ -437,8 +408,8 @@ class RuleSet:
             return rule
         if tool_name == "Bash":
             found = None
-            if self._bash_relevant(kind, index):
-                found = self._match_bash(kind, index, tool_input, cwd, home, memo)
+            if kind in self._bash_kinds:
+                found = match_bash(kind, self._index, tool_input, cwd, home, memo)
             if found is None and kind != "allow" and index.read_paths:
                 found = match_bash_reads(index, tool_input, cwd, home, memo)
             return found
@@ -447,7 +418,7 @@ class RuleSet:
         if tool_name in EDIT_PATH_TOOLS:
             if kind == "allow":
                 path = memo.tool_path(tool_name, tool_input, cwd, home)
-                return None if path is None else _edit_allowed(index, path, cwd, home, memo)
+                return None if path is None else edit_allowed(index, path, cwd, home, memo)
             return match_path(kind, index.edit_paths, tool_name, tool_input, cwd, home, memo)
         if tool_name == "WebFetch":
             return _match_domain(index, tool_input)
@@ -457,149 +428,6 @@ class RuleSet:
                 return None
             return index.agents.match(agent)
         return None
-
-    def _bash_relevant(self, kind: RuleKind, index: KindIndex) -> bool:
-        """Whether any rule could decide a Bash call for ``kind`` (else the analysis is skipped):
-        Bash rules, and for deny/ask also ``Edit`` rules (redirections write files)."""
-        if kind == "allow":
-            return bool(index.bash_by_word) or index.bash_wild is not None
-        indexes = (index,) if kind == "deny" else (self._index["deny"], index)
-        return any(bool(i.bash_by_word or i.edit_paths) or i.bash_wild is not None for i in indexes)
-
-    def _match_bash(
-        self,
-        kind: RuleKind,
-        index: KindIndex,
-        tool_input: Mapping[str, Any],
-        cwd: str,
-        home: str,
-        memo: CallMemo,
-    ) -> PermissionRule | None:
-        command = tool_input.get("command")
-        if not isinstance(command, str):
-            return None
-        analysis = memo.bash(command)
-        if kind == "allow":
-            return _allow_bash(index, analysis, cwd, home, memo)
-        if analysis.opaque and index.bash_any is not None:
-            return index.bash_any  # `Bash(*)` names whatever the command may be
-        for part in analysis.commands:
-            for text in memo.forms(part, deny_forms):
-                found = index.match_text(text)
-                if found is not None:
-                    return found
-        found = _bash_writes(kind, index, analysis, cwd, home, memo)
-        if found is None and kind == "ask":
-            # what the analysis cannot see might match a deny or ask rule: ask, never allow
-            found = self._could_match(analysis, cwd, home)
-        return found
-
-    def _could_match(self, analysis: Analysis, cwd: str, home: str) -> PermissionRule | None:
-        """A deny or ask rule the command might match at run time (an opaque construct, an
-        argument not known statically, a write whose path is not known)."""
-        for kind in ("deny", "ask"):
-            index = self._index[kind]
-            if index.bash_by_word or index.bash_wild is not None:
-                if analysis.opaque:
-                    return _any_bash_rule(index)
-                for part in analysis.commands:
-                    if varying(part):
-                        name = part.name
-                        alternation = index.bash_by_word.get(name) if name else None
-                        alternation = alternation or index.bash_wild
-                        if alternation is not None:
-                            return alternation.rules[0]
-            if index.edit_paths:
-                for write in analysis.writes:
-                    if not is_sink(write.target) and (
-                        word_paths(write.target, resolve_dirs(write.dirs, cwd, home), home) is None
-                    ):
-                        return next(iter(index.edit_paths.values())).rules[0]
-        return None
-
-
-def _any_bash_rule(index: KindIndex) -> PermissionRule:
-    if index.bash_wild is not None:
-        return index.bash_wild.rules[0]
-    return next(iter(index.bash_by_word.values())).rules[0]
-
-
-def _allow_bash(
-    index: KindIndex, analysis: Analysis, cwd: str, home: str, memo: CallMemo
-) -> PermissionRule | None:
-    """Allowed only if every part matches an allow rule and every write an ``Edit`` allow rule
-    (or goes to ``/dev/null``); what is opaque only ``Bash(*)`` allows."""
-    if analysis.opaque:
-        return index.bash_any
-    first: PermissionRule | None = None
-    for part in analysis.commands:
-        if part.transparent or _only_moves(part):
-            continue  # `sh -c 'x'`: the script's parts are judged; `cd x` changes nothing
-        found = None
-        for text in allow_forms(part):
-            found = index.match_text(text)
-            if found is not None:
-                break
-        if found is None:
-            return None
-        first = first or found
-    if first is None or not _writes_allowed(index, analysis, cwd, home, memo):
-        return None
-    return first
-
-
-def _only_moves(part: Command) -> bool:
-    """``cd``/``pushd``/``popd`` by their plain names: they change no file and run nothing (the
-    paths written after them are judged from where they lead)."""
-    words = part.words
-    return bool(words) and not part.assignments and words[0].raw in ("cd", "pushd", "popd")
-
-
-def _edit_allowed(
-    index: KindIndex, path: str, cwd: str, home: str, memo: CallMemo
-) -> PermissionRule | None:
-    """The Edit allow rule covering a write to ``path``; for an existing file with several hard
-    links, only a rule naming it exactly (a rule for a tree cannot tell where its other names
-    lie)."""
-    if not index.edit_paths:
-        return None
-    rule = judge_path("allow", index.edit_paths, path, cwd, home, memo)
-    if rule is not None and hard_linked(memo.real(path)):
-        return naming_rule(index, path, memo.real(path), cwd, home, memo)
-    return rule
-
-
-def _writes_allowed(
-    index: KindIndex, analysis: Analysis, cwd: str, home: str, memo: CallMemo
-) -> bool:
-    """Every redirection target is a sink or covered by an ``Edit`` allow rule."""
-    for write in analysis.writes:
-        if is_sink(write.target):
-            continue
-        paths = word_paths(write.target, resolve_dirs(write.dirs, cwd, home), home)
-        if paths is None:
-            return False
-        for path in paths:
-            if _edit_allowed(index, path, cwd, home, memo) is None:
-                return False
-    return True
-
-
-def _bash_writes(
-    kind: RuleKind, index: KindIndex, analysis: Analysis, cwd: str, home: str, memo: CallMemo
-) -> PermissionRule | None:
-    """The deny or ask ``Edit`` rule covering a file the command writes by redirection."""
-    if not index.edit_paths:
-        return None
-    for write in analysis.writes:
-        if is_sink(write.target):
-            continue
-        paths = word_paths(write.target, resolve_dirs(write.dirs, cwd, home), home)
-        for path in paths or ():
-            rule = judge_path(kind, index.edit_paths, path, cwd, home, memo)
-            if rule is not None:
-                return rule
-    return None
 
 
 def _match_domain(index: KindIndex, tool_input: Mapping[str, Any]) -> PermissionRule | None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.permissions import PermissionResultDeny, _memo
+from agents.permissions import PermissionResultAllow, PermissionResultDeny, _memo
 from agents.permissions._bash import MAX_COMMAND_BYTES, THREAD_BYTES, Analysis
 
 from .helpers import Recorder, decide, make_gate
@@ -46,10 +46,37 @@ async def test_an_opaque_command_asks_under_bypass_when_a_deny_rule_could_match(
     assert outcome == ("deny", "callback")
 
 
-async def test_an_opaque_command_is_approved_by_bypass_without_bash_rules(cwd: str) -> None:
-    """With no deny or ask rule it could match, bypassPermissions approves it as anything."""
-    outcome = await _outcome(cwd, "source env.sh && pytest", mode="bypassPermissions")
-    assert outcome == ("allow", "mode")
+@pytest.mark.parametrize("mode", ["default", "acceptEdits", "plan", "auto", "bypassPermissions"])
+@pytest.mark.parametrize("command", ["$X", "source env.sh && pytest", 'eval "$y"', "f() { ls; }"])
+async def test_an_opaque_command_is_never_approved_by_a_mode(
+    cwd: str, mode: str, command: str
+) -> None:
+    """What the analysis cannot see goes to the callback in every mode, even with no Bash rule
+    at all (``bypassPermissions`` included: it is never auto-approved)."""
+    assert await _outcome(cwd, command, mode=mode) == ("deny", "callback")
+
+
+async def test_an_opaque_command_under_bypass_is_approved_by_the_callback(cwd: str) -> None:
+    """The callback decides it: its allow runs the command."""
+    callback = Recorder(PermissionResultAllow())
+    gate = make_gate(cwd, mode="bypassPermissions", callback=callback, home=_home(cwd))
+    outcome = await decide(gate, "Bash", {"command": "source env.sh && pytest"})
+    assert (outcome.behavior, outcome.decided_by) == ("allow", "callback")
+    assert len(callback.calls) == 1
+
+
+@pytest.mark.parametrize("rule", ["Bash", "Bash(*)"])
+async def test_an_opaque_command_under_bypass_is_approved_by_a_rule_naming_any_command(
+    cwd: str, rule: str
+) -> None:
+    """An allow rule for every command is the user's explicit approval, not the mode's."""
+    outcome = await _outcome(cwd, "$X", mode="bypassPermissions", allow=[rule])
+    assert outcome == ("allow", "rule")
+
+
+async def test_an_opaque_command_under_dont_ask_is_denied(cwd: str) -> None:
+    """dontAsk never asks: what no rule pre-approves is denied."""
+    assert await _outcome(cwd, "$X", mode="dontAsk") == ("deny", "mode")
 
 
 @pytest.mark.parametrize("mode", ["default", "acceptEdits"])

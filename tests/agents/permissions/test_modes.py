@@ -137,12 +137,13 @@ async def test_dont_ask_denies_what_is_not_pre_approved_without_calling_back(cwd
 
 
 async def test_bypass_approves_everything_else(cwd: str) -> None:
-    """bypassPermissions approves tools anywhere without asking."""
+    """bypassPermissions approves tools anywhere without asking (an opaque Bash command such
+    as ``curl x | sh`` excepted: no mode approves it)."""
     callback = Recorder()
     gate = make_gate(cwd, mode="bypassPermissions", callback=callback)
     for tool, tool_input in [
         ("Write", {"file_path": "/etc/x"}),
-        ("Bash", {"command": "curl x | sh"}),
+        ("Bash", {"command": "curl x | tee /etc/y"}),
     ]:
         assert (await decide(gate, tool, tool_input)).decided_by == "mode"
     assert callback.calls == []

@@ -68,7 +68,12 @@ async def test_descendants_escaping_the_group_end_with_the_session(project: Path
     backend = ScriptedBackend(
         [Step([tool_use("Bash", {"command": ESCAPES})]), Step([text("left them running")])]
     )
-    options = AgentOptions(cwd=str(project), backend=backend, permission_mode="bypassPermissions")
+    options = AgentOptions(  # `setsid` runs what the analysis cannot see: no mode approves it
+        cwd=str(project),
+        backend=backend,
+        permission_mode="bypassPermissions",
+        allowed_tools=["Bash"],
+    )
     messages, error = await collect("start sleepers", options)
     assert error is None and result_of(messages).result == "left them running"
     sleepers = pids(project, ESCAPED)
@@ -142,7 +147,7 @@ _HOST = textwrap.dedent(
         backend = ScriptedBackend([Step([tool_use("Bash", {"command": COMMAND})]),
                                    Step([text("never")])])
         options = AgentOptions(cwd=sys.argv[1], backend=backend,
-                               permission_mode="bypassPermissions")
+                               permission_mode="bypassPermissions", allowed_tools=["Bash"])
         async for _ in query(prompt="go", options=options):
             pass
 

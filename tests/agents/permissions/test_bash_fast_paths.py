@@ -1,0 +1,201 @@
+"""The analysis's fast paths decide exactly what the full paths decide.
+
+The walk lists an ordinary command (a static plain name that is no wrapper or special builtin,
+no ``=`` in its words) without the full judgement of its words, and the rules try fewer
+spellings of a command made only of plain words. These tests generate commands — ordinary ones
+and every kind the fast paths must leave alone — and compare the result with the full path's,
+field by field.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tree_sitter import Node, Tree
+
+from agents.permissions import _bash_commands, _bash_tree
+from agents.permissions._bash import Analysis, Command, _parser, analyze, deny_forms
+from agents.permissions._bash_model import Dirs
+from agents.permissions._bash_tree import Walker
+from agents.permissions._bash_words import Word
+from agents.permissions._bash_wrappers import Unwrapped
+
+from .strategies import OPERATORS
+
+#: Command names: ordinary ones, and those the fast path must hand to the full judgement.
+NAMES = [
+    "ls", "git", "rm", "npm", "grep", "cat", "", "/bin/rm", "./ls", "/usr/bin/env", "./timeout",
+    "r[m]", "timeout", "env",
+    "sudo", "xargs", "exec", "nice", "command", "time", "eval", "sh", "bash", "cd", "pushd",
+    "popd", "exit", "export", "declare", "read", "printf", "unset", "find", "tee", "trap",
+    "source", ".", "alias", "hash", "let", "coproc", "watch", "then", "{", "!", "fi",
+]  # fmt: skip
+#: Arguments: plain, options with values, assignments, globs, dynamic, quoted, nested scripts.
+ARGS = [
+    "-la", "x", "src/a.py", "--format=%h", "PATH=/tmp", "A=1", "*.py", "r?", "~/x", "~", "$X",
+    "-c", "ls", "'rm -rf x'", "5", "-n", "--", ";", "+", "{}", "-exec", "-delete", "-o",
+    "/dev/null", "a\\b", "{a,b}", "x`ls`", '"$(ls)"', "$'\\x72m'", "%s", "a:b@c", "-",
+]  # fmt: skip
+
+
+def _walker() -> tuple[Walker, list[Tree]]:
+    """A walker as :func:`analyze` makes one (nested scripts parsed with the same parser)."""
+    trees: list[Tree] = []
+
+    def parse(script: str) -> tuple[Node, bytes] | None:
+        data = script.encode("utf-8", "surrogateescape")
+        tree = _parser().parse(data)
+        trees.append(tree)
+        return tree.root_node, data
+
+    return Walker(parse), trees
+
+
+def _command_fields(command: Command) -> tuple[Any, ...]:
+    layers = attrs.asdict(command.layers)
+    return command.words, command.assignments, layers, command.dirs, command.transparent
+
+
+def _walked(walker: Walker) -> tuple[Any, ...]:
+    return (
+        [_command_fields(c) for c in walker.commands],
+        walker.opaque,
+        walker.writes,
+        walker.reads,
+    )
+
+
+def _analysed(analysis: Analysis) -> tuple[Any, ...]:
+    return (
+        [_command_fields(c) for c in analysis.commands],
+        analysis.opaque,
+        analysis.writes,
+        analysis.reads,
+    )
+
+
+def _word(text: str) -> Word:
+    """The word ``text`` stands for when written unquoted (as the analysis decodes it)."""
+    if not text:
+        return Word("''", "")
+    echoes = [c for c in analyze(f"echo {text}").commands if c.words and c.words[0].raw == "echo"]
+    words = echoes[-1].words if echoes else ()
+    return words[1] if len(words) == 2 else Word(text, None)
+
+
+_DIRS: list[Dirs] = [frozenset({()}), frozenset({("a",), ("b",)}), None]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    name=st.sampled_from(NAMES),
+    args=st.lists(st.sampled_from(ARGS), max_size=4),
+    dirs=st.sampled_from(_DIRS),
+    assigned=st.lists(st.sampled_from(["A=1", "PATH=/x"]), max_size=1),
+)
+def test_the_ordinary_command_fast_path_judges_as_the_full_path(
+    name: str, args: list[str], dirs: Dirs, assigned: list[str]
+) -> None:
+    """``simple`` (fast path first) and ``judge`` (always in full) list the same commands,
+    writes and opaque findings, and return the same directories."""
+    words = [_word(name), *(_word(a) for a in args)]
+    assignments = [Word(a, None) for a in assigned]
+    fast, fast_trees = _walker()
+    full, full_trees = _walker()
+    fast_result = fast.simple(list(words), list(assignments), dirs, 0)
+    full_result = full.judge(list(words), list(assignments), dirs, 0)
+    assert fast_result == full_result
+    assert _walked(fast) == _walked(full)
+    assert fast_trees is not full_trees
+
+
+@st.composite
+def _lines(draw: st.DrawFn) -> str:
+    """Command lines of ordinary and special commands, in lists, pipelines and constructs."""
+    pieces = []
+    for _ in range(draw(st.integers(1, 4))):
+        words = [draw(st.sampled_from(NAMES)), *draw(st.lists(st.sampled_from(ARGS), max_size=3))]
+        words = [w if w else "''" for w in words]
+        piece = " ".join(words)
+        style = draw(st.sampled_from(["plain", "subst", "subshell", "group", "redirect", "env"]))
+        if style == "subst":
+            piece = f"echo $({piece})"
+        elif style == "subshell":
+            piece = f"({piece})"
+        elif style == "group":
+            piece = f"{{ {piece}; }}"
+        elif style == "redirect":
+            target = draw(st.sampled_from(["out.txt", "1", "-", "$F", "~/x", "*.log", "'a b'"]))
+            operator = draw(st.sampled_from([">", ">>", "2>", "&>", ">&", "<", "2>&1 >", ">|"]))
+            piece = f"{piece} {operator} {target}"
+        elif style == "env":
+            piece = f"A=1 {piece}"
+        pieces.append(piece)
+    line = pieces[0]
+    for piece in pieces[1:]:
+        line += f" {draw(st.sampled_from(OPERATORS))} {piece}"
+    return line
+
+
+@settings(max_examples=300, deadline=None)
+@given(line=_lines())
+def test_the_analysis_with_fast_paths_equals_the_full_analysis(line: str) -> None:
+    """The whole analysis of a line is the same with the fast paths as with every simple
+    command judged in full and every word (redirection targets included) decoded in full."""
+    fast = _analysed(analyze(line))
+    judge = _bash_commands.SimpleCommands.judge
+
+    def full_only(walker: Walker, *args: Any, plain: bool = False) -> Any:
+        return judge(walker, *args)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_bash_commands.SimpleCommands, "simple", full_only)
+        patch.setattr(_bash_tree, "_plain", lambda node, source: None)  # every word in full
+        full = _analysed(analyze(line))
+    assert fast == full
+
+
+def test_the_differential_test_sees_a_planted_difference() -> None:
+    """The comparison is not vacuous: a fast path that forgot ``cd`` differs from the full
+    path (the directories after it)."""
+    words = [Word("cd", "cd"), Word("src", "src")]
+    fast, _ = _walker()
+    fast.commands.append(Command(tuple(words), (), Unwrapped(starts=[0]), None))
+    full, _ = _walker()
+    assert full.judge(words, [], frozenset({()}), 0) == (frozenset({("src",)}), frozenset({()}))
+    assert _walked(fast) != _walked(full)
+
+
+def _reference_deny_forms(command: Command) -> list[str]:
+    """Every spelling a deny/ask rule is tried on, computed in full for every command (the
+    implementation before its shortcut for plain words)."""
+    forms = [command.text]
+    words = command.words
+    for start in command.layers.starts:
+        if start >= len(words):
+            continue
+        raw = " ".join(w.raw for w in words[start:])
+        if raw not in forms:
+            forms.append(raw)
+        head = words[start]
+        if head.value is None:
+            continue
+        plain = [head.value.rpartition("/")[2] if "/" in head.value else head.value] + [
+            w.value if w.value is not None else w.raw for w in words[start + 1 :]
+        ]
+        text = " ".join(" ".join(v.split()) for v in plain if v)
+        if text not in forms:
+            forms.append(text)
+    return forms
+
+
+@settings(max_examples=300, deadline=None)
+@given(line=_lines())
+def test_the_spellings_tried_by_deny_rules_are_those_of_the_full_computation(line: str) -> None:
+    """``deny_forms`` gives every command the spellings the full computation gives, in order."""
+    for command in analyze(line).commands:
+        assert deny_forms(command) == _reference_deny_forms(command)
