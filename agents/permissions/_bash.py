@@ -83,6 +83,19 @@ def _parser() -> Parser:
     return parser
 
 
+_UNREADABLE = "a '{' before a 4-byte character, which the Bash grammar cannot read safely"
+_FOUR_BYTE_LEAD = re.compile(rb"[\xf0-\xf7]")
+
+
+def _crashes_the_parser(data: bytes) -> bool:
+    """Whether ``data`` has a ``{`` followed, anywhere later, by the lead byte of a 4-byte
+    UTF-8 sequence: tree-sitter-bash 0.25's scanner reads out of bounds on such input (a
+    5-byte ``{`` + U+31860 kills the process with SIGSEGV, depending on the memory layout;
+    upstream issue 337). Such a line is not parsed at all: it asks, never crashes."""
+    brace = data.find(b"{")
+    return brace >= 0 and _FOUR_BYTE_LEAD.search(data, brace) is not None
+
+
 def analyze(command: str) -> Analysis:
     """What ``command`` may do: its commands, writes, and the constructs that are opaque.
 
@@ -93,12 +106,14 @@ def analyze(command: str) -> Analysis:
     if len(command) > MAX_COMMAND_BYTES or len(source) > MAX_COMMAND_BYTES:
         reason = f"the command is longer than {MAX_COMMAND_BYTES} bytes"
         return Analysis((), (), (Opaque(reason),))
+    if _crashes_the_parser(source):
+        return Analysis((), (), (Opaque(_UNREADABLE),))
     trees = []
     budget = [MAX_COMMAND_BYTES]  # the line and the literal scripts nested in it
 
     def parse(script: str | bytes) -> tuple[Node, bytes] | None:
         data = script if isinstance(script, bytes) else script.encode("utf-8", "surrogateescape")
-        if len(data) > budget[0]:
+        if len(data) > budget[0] or _crashes_the_parser(data):
             return None
         budget[0] -= len(data)
         tree = _parser().parse(data)

@@ -287,7 +287,7 @@ class SimpleCommands:
             return None, None
         parsed = self._parse(script)
         if parsed is None:
-            self.fail("a nested script is too long to analyse")
+            self.fail("a nested script is too long to analyse or cannot be read safely")
             return None, None
         root, source = parsed
         if root.has_error:
