@@ -314,7 +314,11 @@ def history_cases(entries: int, root: Path) -> list[tuple[str, Callable[[], Awai
         options = AgentOptions(cwd=cwd, resume="long", fork_session=True)
         setups.append(await start_session(options, store, cwd, f"fork{len(setups)}"))
 
-    async def end() -> None:  # the session's end: its resumed history freed (by the agent loop)
+    async def end() -> None:  # the session's end: its history freed as query() frees it
+        from agents.sessions.history import release
+
+        for setup in setups:
+            await release(setup.history)
         setups.clear()
         await trio.lowlevel.checkpoint()
 

@@ -38,6 +38,7 @@ from ..backends.base import Backend
 from ..hooks import HookRunner
 from ..messages import Message, ResultError, ResultMessage, SystemMessage
 from ..options import AgentOptions
+from ..sessions.history import release
 from .claude_md import claude_md_blocks
 from .persist import attach_main, open_session_store, start_session
 from .setup import (
@@ -202,6 +203,12 @@ class _Starter:
             handle.actor = main_actor
             task_status.started(handle)
             await supervisor.run(main_actor, behaviour)
+            # The session's end. A long history is about ten objects a message (a million for a
+            # 100 000-message resume): freed on the event loop that is half a second, so the
+            # list goes to a worker thread, a slice at a time (the restored copy is dropped first:
+            # it only shares the messages).
+            setup.history.clear()
+            await release(main.history.take("end"))
 
 
 def _prompt_items(item: object) -> Prompt:

@@ -42,6 +42,13 @@ class History(Sequence[ApiMessage]):
         self.generation += 1
         self.last_reason = reason
 
+    def take(self, reason: str) -> list[ApiMessage]:
+        """Empty the history and hand its list over (the session's end frees it elsewhere)."""
+        taken, self._messages = self._messages, []
+        self.generation += 1
+        self.last_reason = reason
+        return taken
+
     # -- reading ----------------------------------------------------------------------------------
 
     def messages(self) -> list[ApiMessage]:

@@ -270,3 +270,35 @@ async def test_resuming_a_huge_line_lets_the_loop_run_while_it_is_decoded(
 
     control = await thread_control_hold()
     assert (await best_hold(resume)).late < 0.15 + 2 * control.late
+
+
+async def test_a_session_that_resumed_a_long_transcript_frees_its_history_off_the_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At the session's end its history (a million objects for 100 000 resumed messages, half a
+    second to free on the loop) is emptied in a worker thread, a slice at a time."""
+    from agents import query
+    from agents.testing import ScriptedBackend, Step, text
+
+    cwd, store = await resumed_session(tmp_path, 3000)
+    freed: list[tuple[int, int, bool]] = []  # thread, items, whether they are API messages
+    original = agents.sessions.history.clear_in_slices
+
+    def noting(items: list[Any]) -> None:
+        api = bool(items) and isinstance(items[0], dict) and "role" in items[0]
+        freed.append((threading.get_ident(), len(items), api))
+        original(items)
+
+    monkeypatch.setattr(agents.sessions.history, "clear_in_slices", noting)
+    options = AgentOptions(
+        cwd=cwd,
+        resume="long",
+        session_store=store,
+        backend=ScriptedBackend({"main": [Step([text("again")])]}),
+    )
+    messages = [m async for m in query(prompt="once more", options=options)]
+    assert messages
+    histories = [(thread, n) for thread, n, api in freed if api]
+    assert histories, "the history was freed on the event loop"
+    assert all(thread != threading.get_ident() for thread, _ in histories)
+    assert max(n for _, n in histories) > 1000
