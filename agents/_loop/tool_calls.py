@@ -108,18 +108,23 @@ def _append_results(loop: AgentLoop, blocks: list[ToolResultBlock]) -> None:
     loop.history.append({"role": "user", "content": content})
 
 
+def _result_message(
+    loop: AgentLoop, block: ToolResultBlock, data: dict[str, Any] | None
+) -> UserMessage:
+    """The stream's message for one tool result (a plain function: no coroutine per call)."""
+    return UserMessage(
+        content=[block],
+        parent_tool_use_id=loop.parent_tool_use_id,
+        tool_use_result=data,
+        uuid=new_id(),
+        session_id=loop.session.session_id,
+    )
+
+
 async def _emit_result(
     loop: AgentLoop, block: ToolResultBlock, data: dict[str, Any] | None
 ) -> None:
-    await loop.publish(
-        UserMessage(
-            content=[block],
-            parent_tool_use_id=loop.parent_tool_use_id,
-            tool_use_result=data,
-            uuid=new_id(),
-            session_id=loop.session.session_id,
-        )
-    )
+    await loop.publish(_result_message(loop, block, data))
 
 
 async def _execute(
@@ -278,16 +283,7 @@ class _Turn:
         block = ToolResultBlock(
             tool_use_id=call.id, content=output.content, is_error=True if output.is_error else None
         )
-        # ``_emit_result`` inlined: one coroutine less per call
-        await loop.publish(
-            UserMessage(
-                content=[block],
-                parent_tool_use_id=loop.parent_tool_use_id,
-                tool_use_result=data,
-                uuid=new_id(),
-                session_id=loop.session.session_id,
-            )
-        )
+        await loop.publish(_result_message(loop, block, data))  # no _emit_result coroutine
         self.results[call.id] = block
         if call.id == self.run.interrupt_call:
             # only now: the denial's own result is kept, the other calls are interrupted

@@ -50,7 +50,9 @@ if TYPE_CHECKING:
 __all__ = ["PostgresLedger", "SharedReservation", "open_postgres_ledger"]
 
 T = TypeVar("T")
-_SCALE = 10**12
+#: integer units per USD, here and in the in-process ledger
+SCALE = 10**12
+_SCALE = SCALE
 _MAX_UNITS = 2**62  # leaves a bigint headroom for the total's overshoot above the cap
 _WATCH_INTERVAL_S = 0.2
 
@@ -137,7 +139,8 @@ class SharedReservation:
     tree_id: str
 
 
-def _to_units(value: float, name: str) -> int:
+def to_units(value: float, name: str) -> int:
+    """``value`` USD in integer units of 1e-12 USD; ``name`` names it in the error."""
     if not (value >= 0 and math.isfinite(value)):
         raise ValueError(f"{name} must be >= 0 and finite, got {value!r}")
     return round(value * _SCALE)
@@ -192,7 +195,7 @@ class PostgresLedger:
 
     async def try_reserve(self, agent_id: str, worst_case: float) -> SharedReservation | None:
         """Book ``worst_case`` if it fits under the cap; else None (after releasing dead leases)."""
-        units = _to_units(worst_case, "worst_case")
+        units = to_units(worst_case, "worst_case")
         return await self._reserve(agent_id, units, units)
 
     async def try_reserve_between(
@@ -201,7 +204,7 @@ class PostgresLedger:
         """Book ``most``, or what is left under the cap if that is less but at least ``least``
         (one conditional update: a request whose output is fitted to what is left); None when
         not even ``least`` fits. ``reservation.amount`` says how much was booked."""
-        low, high = _to_units(least, "least"), _to_units(most, "most")
+        low, high = to_units(least, "least"), to_units(most, "most")
         if low > high:
             raise ValueError(f"least must be <= most, got least={least!r}, most={most!r}")
         return await self._reserve(agent_id, low, high)
@@ -236,7 +239,7 @@ class PostgresLedger:
 
     async def settle(self, reservation: SharedReservation, actual: float) -> bool:
         """Charge ``actual`` in place of the reservation, once; True iff the tree is tripped."""
-        return await self._close(reservation, _to_units(actual, "actual"))
+        return await self._close(reservation, to_units(actual, "actual"))
 
     async def release(self, reservation: SharedReservation) -> None:
         """Drop a reservation whose request never started; a no-op once settled or released."""
@@ -289,7 +292,7 @@ class PostgresLedger:
 
     async def charge(self, agent_id: str, cost: float) -> bool:
         """Add ``cost`` attributed to ``agent_id``; True iff the tree's total is at the cap now."""
-        params = {"t": self.tree_id, "a": agent_id, "u": _to_units(cost, "cost"), "r": 0}
+        params = {"t": self.tree_id, "a": agent_id, "u": to_units(cost, "cost"), "r": 0}
         sql = self._sql(_CHARGE)
 
         def work(conn: Connection[TupleRow]) -> tuple[bool, bool]:
@@ -424,7 +427,7 @@ async def open_postgres_ledger(
         raise ValueError(f"max_connections must be >= 1, got {max_connections}")
     if not table_prefix.replace("_", "").isalnum():
         raise ValueError(f"table_prefix must be letters, digits and '_', got {table_prefix!r}")
-    cap_units = None if cap is None else _to_units(cap, "cap")
+    cap_units = None if cap is None else to_units(cap, "cap")
     if cap_units is not None and cap_units > _MAX_UNITS:
         raise ValueError(
             f"cap must be <= {_MAX_UNITS / _SCALE:g} USD (a bigint of 1e-12 USD), got {cap!r}"

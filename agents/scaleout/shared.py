@@ -40,31 +40,27 @@ import trio
 
 from runtime import (
     ForeignReservation,
+    Ledger,
     LedgerStatistics,
     Reservation,
     Settlement,
     affordable_output_tokens,
 )
 
+from .ledger import SCALE as _SCALE
 from .ledger import PostgresLedger, SharedReservation
+from .ledger import to_units as _units
 
 __all__ = ["SharedLedger", "open_shared_ledger"]
 
 log = logging.getLogger("agents.scaleout")
 
-_SCALE = 10**12
 #: as the in-process ledger: a fitted booking's slack for float rounding of the actual cost
 _ROUNDING_SLACK = 64
 #: local reservation ids, apart from the in-process ledgers' (which count up from 0)
 _ids = itertools.count(1 << 52)
 #: how long closing waits for the last settles to reach PostgreSQL
 _CLOSE_TIMEOUT_S = 10.0
-
-
-def _units(value: float, name: str) -> int:
-    if not (value >= 0 and math.isfinite(value)):
-        raise ValueError(f"{name} must be >= 0 and finite, got {value!r}")
-    return round(value * _SCALE)
 
 
 @attrs.define(eq=False)
@@ -78,11 +74,10 @@ class SharedLedger:
     limit: float | None = None
     tripped: trio.Event = attrs.field(factory=trio.Event, init=False)
     _is_tripped: bool = attrs.field(default=False, init=False)
-    _total: int = attrs.field(default=0, init=False)
+    #: what was spent here, per agent: in-process books without a cap (the cap is the tree's)
+    _book: Ledger = attrs.field(factory=Ledger, init=False)
     _reserved: int = attrs.field(default=0, init=False)
-    _charges: int = attrs.field(default=0, init=False)
     _overruns: int = attrs.field(default=0, init=False)
-    _per_agent: dict[str, int] = attrs.field(factory=dict, init=False)
     #: grants fetched by prepare_request and not yet taken by try_reserve_request, per agent
     _prepared: dict[str, SharedReservation] = attrs.field(factory=dict, init=False)
     #: local reservation id -> (booked units, agent id, the grant behind it)
@@ -113,7 +108,7 @@ class SharedLedger:
 
     @property
     def total(self) -> float:
-        return self._total / _SCALE
+        return self._book.total
 
     @property
     def reserved(self) -> float:
@@ -121,7 +116,7 @@ class SharedLedger:
 
     @property
     def charges(self) -> int:
-        return self._charges
+        return self._book.charges
 
     @property
     def overruns(self) -> int:
@@ -133,23 +128,19 @@ class SharedLedger:
         return len(self._outstanding)
 
     def spent(self, agent_id: str) -> float:
-        return self._per_agent.get(agent_id, 0) / _SCALE
+        return self._book.spent(agent_id)
 
     def subtree_spent(self, agent_id: str) -> float:
-        prefix = agent_id + "/"
-        units = sum(v for a, v in self._per_agent.items() if a == agent_id or a.startswith(prefix))
-        return units / _SCALE
+        return self._book.subtree_spent(agent_id)
 
     def per_agent(self) -> dict[str, float]:
-        return {agent: units / _SCALE for agent, units in self._per_agent.items()}
+        return self._book.per_agent()
 
     def statistics(self) -> LedgerStatistics:
-        return LedgerStatistics(
+        return attrs.evolve(
+            self._book.statistics(),
             cap=self.cap,
-            total=self.total,
             reserved=self.reserved,
-            charges=self._charges,
-            per_agent=self.per_agent(),
             outstanding=len(self._outstanding),
             overruns=self._overruns,
         )
@@ -198,7 +189,7 @@ class SharedLedger:
         most = input_units + max_tokens * per_token
         least = input_units + min(min_output_tokens, max_tokens) * per_token
         if self.limit is not None:
-            room = _units(self.limit, "limit") - self._total - self._reserved
+            room = _units(self.limit, "limit") - _units(self._book.total, "total") - self._reserved
             room -= sum(_units(g.amount, "grant") for g in self._prepared.values())
             if room < least:
                 return
@@ -285,10 +276,8 @@ class SharedLedger:
         return f"{self.name}/{agent_id}"
 
     def _count(self, agent_id: str, units: int) -> None:
-        self._total += units
-        self._charges += 1
-        self._per_agent[agent_id] = self._per_agent.get(agent_id, 0) + units
-        if self.limit is not None and self._total >= _units(self.limit, "limit"):
+        self._book.charge(agent_id, units / _SCALE)
+        if self.limit is not None and self._book.total >= self.limit:
             self._trip()  # this ledger's own allowance is spent; the tree goes on
 
     def _trip(self) -> None:
