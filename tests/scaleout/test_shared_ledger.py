@@ -64,7 +64,8 @@ async def _synced(ledger: BudgetLedger) -> None:
             pytest.approx(ledger.total),
             pytest.approx(ledger.reserved),
         )
-        assert {a.removeprefix("s/"): v for a, v in tree.per_agent.items()} == pytest.approx(
+        mine = f"{ledger.name}/"
+        assert {a.removeprefix(mine): v for a, v in tree.per_agent.items()} == pytest.approx(
             ledger.per_agent()
         )
 
@@ -218,3 +219,21 @@ async def test_a_query_stops_at_the_trees_cap_spent_elsewhere(
 
 async def _tripped(pg: PostgresLedger) -> bool:
     return pg.tripped.is_set()
+
+
+async def test_a_limit_caps_one_sessions_spending_and_the_tree_goes_on(postgres_dsn: str) -> None:
+    """``limit`` fits and refuses as a cap of the session's own, without tripping the tree."""
+    tree = f"tree-{uuid.uuid4().hex}"
+    async with (
+        open_postgres_ledger(postgres_dsn, tree, cap=1.0) as pg,
+        open_shared_ledger(pg, name="job", limit=0.02) as ledger,
+    ):
+        assert ledger.cap == 0.02
+        first = await _reserve(ledger, "main", 10_000)  # $0.02 left: 1 899 tokens (slack)
+        assert first is not None and first.max_tokens == 1_899  # type: ignore[attr-defined]
+        ledger.settle_and_report(first, 0.02)  # type: ignore[arg-type]
+        assert ledger.exhausted
+        assert await _reserve(ledger, "main", 1_000) is None
+        await _synced(ledger)
+        assert not pg.tripped.is_set()
+        assert await pg.try_reserve("another-job/main", 0.5) is not None
