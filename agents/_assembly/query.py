@@ -57,6 +57,9 @@ if TYPE_CHECKING:
 
 __all__ = ["AgentClient", "query"]
 
+#: a history this long or shorter is freed on the event loop at the session's end
+END_INLINE_MESSAGES = 4_000
+
 log = logging.getLogger("agents.query")
 
 OUTPUT_BUFFER = 256
@@ -204,11 +207,13 @@ class _Starter:
             task_status.started(handle)
             await supervisor.run(main_actor, behaviour)
             # The session's end. A long history is about ten objects a message (a million for a
-            # 100 000-message resume): freed on the event loop that is half a second, so the
+            # 100 000-message resume): freed on the event loop that is half a second, so a long
             # list goes to a worker thread, a slice at a time (the restored copy is dropped first:
-            # it only shares the messages).
+            # it only shares the messages). Up to END_INLINE_MESSAGES (a few milliseconds) it is
+            # freed here: a thread hop is not free either (and under a test's autojump clock it
+            # lets virtual time run on to the next deadline).
             setup.history.clear()
-            await release(main.history.take("end"))
+            await release(main.history.take("end"), inline_up_to=END_INLINE_MESSAGES)
 
 
 def _prompt_items(item: object) -> Prompt:

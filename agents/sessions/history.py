@@ -151,7 +151,7 @@ def _rebuild_paused(entries: list[TranscriptEntry]) -> list[dict[str, Any]]:
 _RELEASE_SLICE = 1000
 
 
-async def release(items: list[Any]) -> None:
+async def release(items: list[Any], *, inline_up_to: int = INLINE_REBUILD_ENTRIES) -> None:
     """Empty ``items``, freeing what only it held, off the event loop when it is long.
 
     Freeing the entries of a long transcript is work too: 100 000 resumed entries are about a
@@ -159,7 +159,7 @@ async def release(items: list[Any]) -> None:
     long list is emptied in a worker thread a slice at a time, so the thread gives the
     interpreter back to the event loop between slices.
     """
-    if len(items) <= INLINE_REBUILD_ENTRIES:
+    if len(items) <= inline_up_to:
         items.clear()
         await trio.lowlevel.checkpoint()
         return
