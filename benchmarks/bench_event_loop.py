@@ -315,10 +315,11 @@ def history_cases(entries: int, root: Path) -> list[tuple[str, Callable[[], Awai
         setups.append(await start_session(options, store, cwd, f"fork{len(setups)}"))
 
     async def end() -> None:  # the session's end: its history freed as query() frees it
+        from agents._assembly.query import END_INLINE_MESSAGES
         from agents.sessions.history import release
 
         for setup in setups:
-            await release(setup.history)
+            await release(setup.history, inline_up_to=END_INLINE_MESSAGES)
         setups.clear()
         await trio.lowlevel.checkpoint()
 
