@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from ._manager import McpServers as McpServers
     from ._manager import McpServerStatus as McpServerStatus
     from ._manager import open_mcp_servers as open_mcp_servers
+    from ._stdio import jsonrpc_line_streams as jsonrpc_line_streams
     from ._tools import DEFAULT_MAX_OUTPUT_TOKENS as DEFAULT_MAX_OUTPUT_TOKENS
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "McpServers",
     "ServerConfig",
     "StdioServerConfig",
+    "jsonrpc_line_streams",
     "open_mcp_servers",
     "parse_server_config",
 ]
@@ -46,6 +48,7 @@ __getattr__, __dir__ = lazy_exports(
         "McpServers": "._manager",
         "ServerConfig": "._config",
         "StdioServerConfig": "._config",
+        "jsonrpc_line_streams": "._stdio",
         "open_mcp_servers": "._manager",
         "parse_server_config": "._config",
     },

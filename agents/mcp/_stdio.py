@@ -23,7 +23,7 @@ import trio
 
 from ._config import StdioServerConfig
 
-__all__ = ["open_stdio"]
+__all__ = ["jsonrpc_line_streams", "open_stdio"]
 
 #: Seconds the server has to exit once its stdin is closed, then after SIGTERM, then SIGKILL.
 _EXIT_GRACE = 2.0
@@ -34,7 +34,6 @@ _READ_SIZE = 1 << 16
 async def open_stdio(config: StdioServerConfig, errlog: TextIO) -> AsyncIterator[tuple[Any, Any]]:
     """Start the server; yield ``(read, write)`` streams of ``SessionMessage`` for a
     ``ClientSession``; stop the process when the block ends, however it ends."""
-    import anyio
     from mcp.client.stdio import get_default_environment
 
     process = await trio.lowlevel.open_process(
@@ -46,35 +45,59 @@ async def open_stdio(config: StdioServerConfig, errlog: TextIO) -> AsyncIterator
         cwd=config.cwd,
         start_new_session=True,
     )
+    assert process.stdin is not None and process.stdout is not None
+    stopped = False
+    try:
+        async with jsonrpc_line_streams(process.stdout, process.stdin) as streams:
+            try:
+                yield streams
+            finally:  # stopped while the reader still drains its stdout
+                stopped = True
+                with trio.CancelScope(shield=True):
+                    await _stop(process)
+    finally:
+        if not stopped:  # the streams failed to open: no orphan either way
+            with trio.CancelScope(shield=True):
+                await _stop(process)
+
+
+@contextlib.asynccontextmanager
+async def jsonrpc_line_streams(
+    receive: trio.abc.ReceiveStream, send: trio.abc.SendStream
+) -> AsyncIterator[tuple[Any, Any]]:
+    """``(read, write)`` streams of ``SessionMessage`` over a byte stream pair speaking one
+    JSON-RPC message a line, for a ``ClientSession`` or a server's ``run``: every complete line
+    of a read is parsed (a parse error is handed on as the exception, as the ``mcp`` package's
+    transports do), and everything queued to write goes out in one write. Used by the stdio
+    client here and by the shipped test servers (their stdin and stdout)."""
+    import anyio
+
     read_send, read_receive = anyio.create_memory_object_stream[Any](0)
     write_send, write_receive = anyio.create_memory_object_stream[Any](math.inf)
     try:
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(_read, process, read_send)
-            nursery.start_soon(_write, process, write_receive, read_send)
+            nursery.start_soon(_read, receive, read_send)
+            nursery.start_soon(_write, send, write_receive, read_send)
             try:
                 yield read_receive, write_send
             finally:
-                with trio.CancelScope(shield=True):
-                    await _stop(process)
                 nursery.cancel_scope.cancel()
     finally:
         for stream in (read_send, read_receive, write_send, write_receive):
             stream.close()
 
 
-async def _read(process: trio.Process, into: Any) -> None:
-    """Each line of the server's stdout as a message (or the parse error, for the session)."""
+async def _read(stream: trio.abc.ReceiveStream, into: Any) -> None:
+    """Each line read as a message (or the parse error, for the session)."""
     import anyio
     from mcp.shared.message import SessionMessage
     from mcp.types import jsonrpc_message_adapter
 
-    assert process.stdout is not None
     buffer = b""
     with into:
         while True:
             try:
-                chunk = await process.stdout.receive_some(_READ_SIZE)
+                chunk = await stream.receive_some(_READ_SIZE)
             except (trio.ClosedResourceError, trio.BrokenResourceError, OSError):
                 return
             if not chunk:
@@ -96,15 +119,14 @@ async def _read(process: trio.Process, into: Any) -> None:
                     return
 
 
-async def _write(process: trio.Process, source: Any, read_send: Any) -> None:
-    """Everything queued, in one write: the calls of one step reach the server together."""
+async def _write(stream: trio.abc.SendStream, source: Any, read_send: Any) -> None:
+    """Everything queued, in one write: the messages of one step go out together."""
     import anyio
 
-    assert process.stdin is not None
     with source:
         async for first in source:
             batch = [first]
-            await trio.lowlevel.checkpoint()  # the other calls of this step queue theirs
+            await trio.lowlevel.checkpoint()  # the other tasks of this step queue theirs
             while True:
                 try:
                     batch.append(source.receive_nowait())
@@ -115,9 +137,9 @@ async def _write(process: trio.Process, source: Any, read_send: Any) -> None:
                 for m in batch
             )
             try:
-                await process.stdin.send_all(data)
+                await stream.send_all(data)
             except (trio.ClosedResourceError, trio.BrokenResourceError, OSError):
-                read_send.close()  # the session sees the connection end, no request hangs
+                read_send.close()  # the reader's side sees the connection end, nothing hangs
                 return
 
 

@@ -82,11 +82,39 @@ def _build_server(name: str) -> Any:
     return server
 
 
-def _serve_stdio(name: str) -> None:
+def _serve_stdio(name: str, transport: str = "fast") -> None:
+    """Serve over stdin/stdout: on Trio through :func:`agents.mcp.jsonrpc_line_streams` (the
+    default), or with ``--stdio-transport mcp`` through the ``mcp`` package's ``stdio_server``
+    (worker threads reading a line and writing and flushing a message at a time: a fan-out's
+    answers leave one by one), kept as the benchmark's control."""
     import anyio
 
     server = _build_server(name)
-    anyio.run(server.run_stdio_async)
+    if transport == "mcp":
+        anyio.run(server.run_stdio_async)
+        return
+    anyio.run(_run_fast_stdio, server, backend="trio")
+
+
+async def _run_fast_stdio(server: Any) -> None:
+    """The server on non-blocking pipes: every complete request of a read is dispatched at
+    once (the lowlevel server runs each in a task of its own, a sync tool in a worker thread),
+    and every answer queued is written in one write. Stdin and stdout are moved to private
+    descriptors, fd 0 to the null device and fd 1 to stderr, so that a tool's stray print or a
+    child process never corrupts the wire (as the ``mcp`` package's transport does)."""
+    import trio
+
+    from agents.mcp import jsonrpc_line_streams
+
+    stdin_fd, stdout_fd = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    receive, send = trio.lowlevel.FdStream(stdin_fd), trio.lowlevel.FdStream(stdout_fd)
+    lowlevel = server._lowlevel_server  # the mcp package's own way in (run_stdio_async's)
+    async with receive, send, jsonrpc_line_streams(receive, send) as (read, write):
+        await lowlevel.run(read, write, lowlevel.create_initialization_options())
 
 
 def _serve_http(name: str, transport: str) -> None:
@@ -222,10 +250,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("transport", choices=["stdio", "http", "sse"], default="stdio", nargs="?")
     parser.add_argument("--behaviour", choices=BEHAVIOURS, default="ok")
     parser.add_argument("--name", default="test")
+    parser.add_argument("--stdio-transport", choices=["fast", "mcp"], default="fast")
     args = parser.parse_args(argv)
     if args.transport == "stdio":
         if args.behaviour == "ok":
-            _serve_stdio(args.name)
+            _serve_stdio(args.name, args.stdio_transport)
         else:
             _serve_misbehaving(args.behaviour, args.name)
     else:

@@ -48,18 +48,26 @@ _MODULE = "agents.testing._mcp_serve"
 
 
 def stdio_server_config(
-    behaviour: str = "ok", name: str = "test", env: dict[str, str] | None = None
+    behaviour: str = "ok",
+    name: str = "test",
+    env: dict[str, str] | None = None,
+    stdio_transport: str = "fast",
 ) -> dict[str, Any]:
-    """An ``mcp_servers`` entry that starts this module's stdio server as a subprocess."""
+    """An ``mcp_servers`` entry that starts this module's stdio server as a subprocess.
+
+    ``stdio_transport``: ``"fast"`` (Trio on non-blocking pipes, every queued answer in one
+    write) or ``"mcp"`` (the ``mcp`` package's ``stdio_server``, worker threads and a message
+    a write: the benchmark's control)."""
     if behaviour not in BEHAVIOURS:
         raise ValueError(
             f"unknown behaviour {behaviour!r} (expected one of {', '.join(BEHAVIOURS)})"
         )
-    config: dict[str, Any] = {
-        "type": "stdio",
-        "command": sys.executable,
-        "args": ["-m", _MODULE, "stdio", "--behaviour", behaviour, "--name", name],
-    }
+    if stdio_transport not in ("fast", "mcp"):
+        raise ValueError(f"stdio_transport must be 'fast' or 'mcp', got {stdio_transport!r}")
+    args = ["-m", _MODULE, "stdio", "--behaviour", behaviour, "--name", name]
+    if stdio_transport != "fast":
+        args += ["--stdio-transport", stdio_transport]
+    config: dict[str, Any] = {"type": "stdio", "command": sys.executable, "args": args}
     if env:
         config["env"] = dict(env)
     return config
