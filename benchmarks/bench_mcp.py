@@ -27,6 +27,7 @@ Prints one JSON line per measurement::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import time
@@ -39,6 +40,7 @@ from agents import (
     AgentOptions,
     AssistantMessage,
     ToolAnnotations,
+    ToolResultBlock,
     UserMessage,
     create_sdk_mcp_server,
     tool,
@@ -110,6 +112,8 @@ def _fanout_backend(n: int, seconds: float) -> ScriptedBackend:
 
     def respond(request: ModelRequest) -> Step:
         last = request.messages[-1]["content"]
+        if last == "pid":
+            return Step([tool_use("mcp__bench__pid", {})])
         if isinstance(last, str):
             calls = int(last)
             return Step([tool_use("mcp__bench__sleep", {"seconds": seconds}) for _ in range(calls)])
@@ -130,42 +134,96 @@ async def _tool_phase(client: AgentClient, calls: int) -> float:
     return done - asked
 
 
-async def bench_fanout(n: int, seconds: float, repeats: int, trace: bool = False) -> None:
+async def _server_pid(client: AgentClient) -> int:
+    """The server process's pid (its ``pid`` tool), to read its CPU time."""
+    await client.query("pid")
+    found = 0
+    async for message in client.receive_response():
+        if isinstance(message, UserMessage) and not isinstance(message.content, str):
+            for block in message.content:
+                if isinstance(block, ToolResultBlock):
+                    content = block.content or ""
+                    raw = content if isinstance(content, str) else str(content[0]["text"])
+                    found = int(raw)
+    return found
+
+
+def _cpu_of(pid: int) -> float:
+    """Seconds of CPU (user + system) a process has used so far (Linux ``/proc``)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class _Cpu:
+    """CPU seconds used by this process and by the server over a measured phase."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.client = self.server = 0.0
+
+    def __enter__(self) -> _Cpu:
+        self._client0, self._server0 = time.process_time(), _cpu_of(self.pid)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.client += time.process_time() - self._client0
+        self.server += _cpu_of(self.pid) - self._server0
+
+
+async def bench_fanout(
+    n: int, seconds: float, repeats: int, server: str, trace: bool = False
+) -> None:
     """The tool phase of one turn with ``n`` read-only calls, and with one (the control), in
     one session whose server has answered a first call (a warm server, as mid-session)."""
     env = {"AGENTS_MCP_TRACE": SERVER_TRACE} if trace else None
     options = AgentOptions(
         backend=_fanout_backend(n, seconds),
-        mcp_servers={"bench": stdio_server_config(env=env)},
+        mcp_servers={"bench": stdio_server_config(env=env, stdio_transport=server)},
         allowed_tools=["mcp__bench"],
         tools=[],
     )
     ones, manys = [], []
     async with AgentClient(options) as client:
         await _tool_phase(client, 1)  # warm-up
+        cpu = _Cpu(await _server_pid(client))
         for _ in range(repeats):
             ones.append(await _tool_phase(client, 1))
             _start_trace()
-            manys.append(await _tool_phase(client, n))
+            with cpu:
+                manys.append(await _tool_phase(client, n))
             if trace:
                 _emit_trace(n)
     one, many = min(ones), min(manys)
     emit(
         bench="mcp_fanout",
+        server=server,
         calls=n,
         seconds_each=seconds,
         one_call_s=round(one, 4),
         n_calls_s=round(many, 4),
         ratio=round(many / one, 3),
+        **_per_call_cpu(cpu, repeats * n),
     )
 
 
-async def _bare_phase(n: int, seconds: float) -> float:
+def _per_call_cpu(cpu: _Cpu, calls: int) -> dict[str, float]:
+    """µs of CPU per call in the fanned-out turns, in this process and in the server."""
+    return {
+        "client_cpu_us_per_call": round(cpu.client / calls * 1e6, 1),
+        "server_cpu_us_per_call": round(cpu.server / calls * 1e6, 1),
+    }
+
+
+async def _bare_phase(n: int, seconds: float, server: str, cpu: _Cpu | None = None) -> float:
     """The control: ``n`` concurrent calls over the ``mcp`` package's own client, no agent."""
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    config = stdio_server_config()
+    config = stdio_server_config(stdio_transport=server)
     params = StdioServerParameters(command=config["command"], args=config["args"])
     with open(os.devnull, "w") as errlog:  # noqa: ASYNC230 - /dev/null does not block
         async with (
@@ -174,23 +232,30 @@ async def _bare_phase(n: int, seconds: float) -> float:
         ):
             await session.initialize()
             await session.call_tool("sleep", {"seconds": 0})  # warm, as the agent's server is
-            start = time.perf_counter()
-            async with trio.open_nursery() as nursery:
-                for _ in range(n):
-                    nursery.start_soon(session.call_tool, "sleep", {"seconds": seconds})
-            return time.perf_counter() - start
+            if cpu is not None:
+                answer = await session.call_tool("pid", {})
+                cpu.pid = int(getattr(answer.content[0], "text", "0"))
+            with cpu or contextlib.nullcontext():
+                start = time.perf_counter()
+                async with trio.open_nursery() as nursery:
+                    for _ in range(n):
+                        nursery.start_soon(session.call_tool, "sleep", {"seconds": seconds})
+                return time.perf_counter() - start
 
 
-async def bench_bare_fanout(n: int, seconds: float, repeats: int) -> None:
-    ones = [await _bare_phase(1, seconds) for _ in range(repeats)]
-    manys = [await _bare_phase(n, seconds) for _ in range(repeats)]
+async def bench_bare_fanout(n: int, seconds: float, repeats: int, server: str) -> None:
+    cpu = _Cpu(0)
+    ones = [await _bare_phase(1, seconds, server) for _ in range(repeats)]
+    manys = [await _bare_phase(n, seconds, server, cpu) for _ in range(repeats)]
     emit(
         bench="mcp_fanout_bare",
+        server=server,
         calls=n,
         seconds_each=seconds,
         one_call_s=round(min(ones), 4),
         n_calls_s=round(min(manys), 4),
         ratio=round(min(manys) / min(ones), 3),
+        **_per_call_cpu(cpu, repeats * n),
     )
 
 
@@ -278,8 +343,8 @@ def _emit_trace(n: int) -> None:
     server: dict[str, list[float]] = {"start": [], "end": []}
     with contextlib_suppress(), open(SERVER_TRACE) as lines:
         for line in lines:
-            event, at = line.split()
-            server[event].append(float(at))
+            event, stamp = line.split()
+            server[event].append(float(stamp))
     starts, ends = sorted(server["start"]), sorted(server["end"])
 
     def ms(at: float) -> float:
@@ -311,10 +376,12 @@ async def main(quick: bool, trace: bool, only: str | None) -> None:
     if only in (None, "calls"):
         await bench_calls(calls=20 if quick else 500)
     if only in (None, "fanout"):
-        # the runtime and the bare control, alternated in the same run
+        # the runtime and the bare control, against the shipped server on its fast transport and
+        # on the mcp package's, alternated in the same run
         for _ in range(1 if quick else 3):
-            await bench_fanout(n=n, seconds=0.1, repeats=repeats, trace=trace)
-            await bench_bare_fanout(n=n, seconds=0.1, repeats=repeats)
+            for server in ("fast", "mcp"):
+                await bench_fanout(n=n, seconds=0.1, repeats=repeats, server=server, trace=trace)
+                await bench_bare_fanout(n=n, seconds=0.1, repeats=repeats, server=server)
 
 
 if __name__ == "__main__":
