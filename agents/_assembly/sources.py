@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
-from .._loop.one_shot import ask_once
+from .._loop.one_shot import ask_once, run_short_agent
 from ..backends.base import ModelRequest
+from ..messages import ResultMessage
 from ..settings import (
     Settings,
     SkillFile,
@@ -135,6 +136,35 @@ class SessionSources:
             return None
         return response.text
 
+    async def run_hook_agent(
+        self, prompt: str, system: str, model: str | None, hook_input: dict[str, Any]
+    ) -> ResultMessage:
+        """An agent hook's run: a short-lived agent with read-only tools on the session's
+        backend and budget, charged below the agent the hook runs for."""
+        session = self.session
+        if session is None:
+            raise RuntimeError("an agent hook ran before its session started")
+        from .._ids import new_id
+        from ..options import resolve_model
+        from ..settings import AGENT_HOOK_MAX_TURNS, AGENT_HOOK_TOOLS, check_decision
+        from ..tools.builtin import builtin_tools
+
+        tools = ToolRegistry()
+        for tool in builtin_tools(AGENT_HOOK_TOOLS):
+            tools.add(tool)
+        parent = str(hook_input.get("agent_id") or "main")
+        return await run_short_agent(
+            session,
+            agent_id=f"{parent}/hook-{new_id()[:8]}",
+            agent_type="hook-agent",
+            model=resolve_model(model) if model else session.options.resolved_model,
+            system=system,
+            prompt=prompt,
+            tools=tools,
+            max_turns=AGENT_HOOK_MAX_TURNS,
+            check=check_decision,
+        )
+
     def apply(self, options: AgentOptions) -> AgentOptions:
         """``options`` with the settings merged in below the options' own values."""
         if self.project_servers:
@@ -153,7 +183,9 @@ class SessionSources:
             return options
         hooks: dict[str, list[Any]] = {k: list(v) for k, v in (options.hooks or {}).items()}
         env = {**s.env, **options.env}
-        matchers_of = shell_hook_matchers(s.hooks, self.cwd, env, ask=self.ask_model)
+        matchers_of = shell_hook_matchers(
+            s.hooks, self.cwd, env, ask=self.ask_model, run_agent=self.run_hook_agent
+        )
         for event, matchers in matchers_of.items():
             hooks.setdefault(event, []).extend(matchers)
         extra = dict(options.extra)

@@ -79,7 +79,20 @@ class PromptHook:
     timeout: float | None = None
 
 
-SettingsHook = HookCommand | HttpHook | PromptHook
+@attrs.frozen
+class AgentHook:
+    """One ``{"type": "agent", "prompt", "model"?, "timeout"?}`` entry: a short-lived agent with
+    read-only tools (Read, Grep, Glob) decides (see :mod:`agents.settings._agent_hooks`)."""
+
+    event: str
+    matcher: str | None
+    prompt: str
+    source: str
+    model: str | None = None
+    timeout: float | None = None
+
+
+SettingsHook = HookCommand | HttpHook | PromptHook | AgentHook
 
 
 @attrs.frozen
@@ -269,12 +282,11 @@ def _hook_command(
     seconds = None if timeout is None else float(timeout)
     if kind == "http":
         return _http_hook(hook, path, where, event, matcher, seconds)
-    if kind == "prompt":
-        return _prompt_hook(hook, path, where, event, matcher, seconds)
+    if kind in ("prompt", "agent"):
+        return _prompt_hook(hook, path, where, event, matcher, seconds, kind)
     if kind != "command":
-        raise NotImplementedError(
-            f"{path}: {where}.type {kind!r}: 'command', 'http' and 'prompt' hooks are built "
-            "(agent hooks, a subagent deciding, are not)"
+        raise SettingsError(
+            f"{path}: {where}.type must be 'command', 'http', 'prompt' or 'agent', got {kind!r}"
         )
     command = hook.get("command")
     if not isinstance(command, str) or not command.strip():
@@ -325,13 +337,15 @@ def _prompt_hook(
     event: str,
     matcher: str | None,
     timeout: float | None,
-) -> PromptHook:
+    kind: str,
+) -> PromptHook | AgentHook:
     prompt = hook.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
         raise SettingsError(f"{path}: {where}.prompt must be a non-empty string, got {prompt!r}")
     model = hook.get("model")
     if model is not None and (not isinstance(model, str) or not model):
         raise SettingsError(f"{path}: {where}.model must be a model name, got {model!r}")
-    return PromptHook(
+    of_kind = AgentHook if kind == "agent" else PromptHook
+    return of_kind(
         event=event, matcher=matcher, prompt=prompt, source=str(path), model=model, timeout=timeout
     )

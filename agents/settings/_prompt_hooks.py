@@ -5,8 +5,15 @@ prompt, with ``$ARGUMENTS`` replaced by the hook input as JSON (appended when it
 placeholder), goes to the model as one short request of its own, charged to the session's
 budget like any response. The model answers with a JSON object ``{"ok": true}`` or ``{"ok":
 false, "reason": "..."}``: ``ok: false`` blocks as a command hook's exit 2 does (a denied tool
-call, a dropped prompt, a blocked stop, with the reason). An answer that is not such an object,
-or a budget that has no room for the question, is a non-blocking error: the action goes ahead.
+call, a dropped prompt, a blocked stop, with the reason).
+
+A hook that cannot decide raises :class:`HookDecisionError`: an answer that is not such an
+object, or a budget that has no room for the question (the ledger has tripped, or in ``reserve``
+mode the question's worst case does not fit in what is left). The hook runner treats it as any
+failing hook: for ``PreToolUse`` the call is denied (a guard that could not be asked never lets
+an unchecked call through; once the ledger has tripped the loop refuses the calls anyway), for
+every other event it is a non-blocking error, shown, and the action goes ahead (as Claude Code
+does for a hook's errors; blocking a Stop would keep going an agent that can no longer pay).
 
 The model call itself is the session's (``ask``, given by the session's assembly), so this module
 needs no backend of its own.
@@ -22,7 +29,17 @@ from typing import Any
 from ..hooks import HookCallback, HookContext
 from ._files import PromptHook
 
-__all__ = ["PROMPT_HOOK_SYSTEM", "PROMPT_HOOK_TIMEOUT", "AskModel", "prompt_hook"]
+__all__ = [
+    "PROMPT_HOOK_SYSTEM",
+    "PROMPT_HOOK_TIMEOUT",
+    "AskModel",
+    "HookDecisionError",
+    "budget_refused",
+    "hook_prompt",
+    "parse_answer",
+    "prompt_hook",
+    "verdict_output",
+]
 
 #: Seconds a prompt hook may take when it sets no timeout (Claude Code's default).
 PROMPT_HOOK_TIMEOUT = 30.0
@@ -37,39 +54,58 @@ PROMPT_HOOK_SYSTEM = (
     '{"ok": false, "reason": "<why, for the agent to read>"} to stop it.'
 )
 
+class HookDecisionError(Exception):
+    """A prompt or agent hook that could not decide (see the module's docstring)."""
+
+
 _OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 
 
 def prompt_hook(hook: PromptHook, ask: AskModel) -> HookCallback:
     """A hook callback that asks the model ``hook.prompt`` about the hook input."""
-    from ._shell_hooks import blocking_output
-
     where = f"{hook.event} prompt hook"
 
     async def run(
         input: dict[str, Any], tool_use_id: str | None, context: HookContext
     ) -> dict[str, Any]:
-        arguments = json.dumps(input, default=str, ensure_ascii=False)
-        if "$ARGUMENTS" in hook.prompt:
-            prompt = hook.prompt.replace("$ARGUMENTS", arguments)
-        else:
-            prompt = f"{hook.prompt}\n\nThe hook input:\n{arguments}"
+        prompt = hook_prompt(hook.prompt, input)
         answer = await ask(prompt, PROMPT_HOOK_SYSTEM, hook.model, input)
         if answer is None:
-            return {"systemMessage": f"{where}: the budget has no room for the question"}
+            raise budget_refused(where)
         verdict = parse_answer(answer)
         if verdict is None:
-            return {
-                "systemMessage": f"{where}: the model's answer is not "
+            raise HookDecisionError(
+                f"{where}: the model's answer is not "
                 f'{{"ok": true|false, "reason"?}}: {answer[:200]!r}'
-            }
-        ok, reason = verdict
-        if ok:
-            return {}
-        return blocking_output(hook.event, reason or f"{where} said no")
+            )
+        return verdict_output(hook.event, where, *verdict)
 
     run.__name__ = run.__qualname__ = f"prompt hook {hook.prompt[:40]!r}"
     return run
+
+
+def hook_prompt(template: str, input: dict[str, Any]) -> str:
+    """The hook's prompt with ``$ARGUMENTS`` replaced by the hook input as JSON (appended when
+    the prompt has no placeholder)."""
+    arguments = json.dumps(input, default=str, ensure_ascii=False)
+    if "$ARGUMENTS" in template:
+        return template.replace("$ARGUMENTS", arguments)
+    return f"{template}\n\nThe hook input:\n{arguments}"
+
+
+def verdict_output(event: str, where: str, ok: bool, reason: str | None) -> dict[str, Any]:
+    """The hook output of a decision: nothing for ``ok``, else a blocking answer with the
+    reason (a command hook's exit 2)."""
+    from ._shell_hooks import blocking_output
+
+    if ok:
+        return {}
+    return blocking_output(event, reason or f"{where} said no")
+
+
+def budget_refused(where: str) -> HookDecisionError:
+    """The error of a decision the budget could not pay for."""
+    return HookDecisionError(f"{where}: the budget has no room for the question")
 
 
 def parse_answer(text: str) -> tuple[bool, str | None] | None:

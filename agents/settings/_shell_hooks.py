@@ -25,7 +25,8 @@ from typing import Any
 import trio
 
 from ..hooks import HookCallback, HookContext, HookMatcher
-from ._files import HookCommand, HttpHook, SettingsHook
+from ._agent_hooks import AGENT_HOOK_TIMEOUT, RunHookAgent, agent_hook
+from ._files import AgentHook, HookCommand, HttpHook, SettingsHook
 from ._http_hooks import HTTP_HOOK_MARGIN, http_hook
 from ._prompt_hooks import PROMPT_HOOK_TIMEOUT, AskModel, prompt_hook
 
@@ -41,10 +42,12 @@ def shell_hook_matchers(
     cwd: str,
     env: Mapping[str, str],
     ask: AskModel | None = None,
+    run_agent: RunHookAgent | None = None,
 ) -> dict[str, list[HookMatcher]]:
-    """``hooks=`` entries for the settings' hooks (commands, http, prompts), one matcher each
-    (its own timeout; an http hook bounds itself, the runner waits a little longer). ``ask``
-    is the session's one-shot model call, which prompt hooks need."""
+    """``hooks=`` entries for the settings' hooks (commands, http, prompts, agents), one matcher
+    each (its own timeout; an http hook bounds itself, the runner waits a little longer).
+    ``ask`` is the session's one-shot model call, which prompt hooks need; ``run_agent`` its
+    short-lived agent run, which agent hooks need."""
     out: dict[str, list[HookMatcher]] = {}
     for command in commands:
         timeout: float | None
@@ -54,6 +57,11 @@ def shell_hook_matchers(
         elif isinstance(command, HttpHook):
             callback = http_hook(command, env)
             timeout = None if command.timeout is None else command.timeout + HTTP_HOOK_MARGIN
+        elif isinstance(command, AgentHook):
+            if run_agent is None:
+                raise ValueError(f"{command.source}: an agent hook needs the session's agents")
+            callback = agent_hook(command, run_agent)
+            timeout = command.timeout or AGENT_HOOK_TIMEOUT
         else:
             if ask is None:
                 raise ValueError(f"{command.source}: a prompt hook needs the session's model")

@@ -124,12 +124,22 @@ def test_malformed_file_is_an_error_naming_file_and_key(
         load_settings(str(project), ["project"], home)
 
 
-def test_agent_hooks_are_not_built_yet(project: Path, home: Path) -> None:
-    write(
+def test_agent_hooks_are_read_with_prompt_model_and_timeout(project: Path, home: Path) -> None:
+    from agents.settings import AgentHook
+
+    hook = {"type": "agent", "prompt": "x", "model": "haiku", "timeout": 5}
+    write(project / ".claude" / "settings.json", {"hooks": {"Stop": [{"hooks": [hook]}]}})
+    (read,) = load_settings(str(project), ["project"], home).hooks
+    assert isinstance(read, AgentHook)
+    assert (read.prompt, read.model, read.timeout) == ("x", "haiku", 5.0)
+
+
+def test_an_unknown_hook_type_names_file_and_key(project: Path, home: Path) -> None:
+    path = write(
         project / ".claude" / "settings.json",
-        {"hooks": {"Stop": [{"hooks": [{"type": "agent", "prompt": "x"}]}]}},
+        {"hooks": {"Stop": [{"hooks": [{"type": "robot", "prompt": "x"}]}]}},
     )
-    with pytest.raises(NotImplementedError, match=r"agent hooks, a subagent deciding, are not"):
+    with pytest.raises(SettingsError, match=rf"^{path}: hooks\.Stop\[0\]\.hooks\[0\]\.type"):
         load_settings(str(project), ["project"], home)
 
 

@@ -12,7 +12,7 @@ import trio
 
 from agents import AgentOptions, ToolResultBlock, UserMessage
 from agents.hooks import HookContext
-from agents.settings import PromptHook, load_settings, prompt_hook
+from agents.settings import HookDecisionError, PromptHook, load_settings, prompt_hook
 from agents.testing import ScriptedBackend, Step, text, tool_use
 from tests.agents.helpers import collect
 
@@ -68,12 +68,19 @@ async def test_without_a_placeholder_the_input_is_appended() -> None:
     assert asked[0][0].startswith("Is it safe?") and '"rm -r /"' in asked[0][0]
 
 
-@pytest.mark.parametrize("answer", ["yes", '{"ok": "yes"}', "{not json}", None])
-async def test_an_unusable_answer_is_a_non_blocking_error(answer: str | None) -> None:
+@pytest.mark.parametrize("answer", ["yes", '{"ok": "yes"}', "{not json}"])
+async def test_an_unusable_answer_is_the_hooks_error(answer: str) -> None:
+    """An error, which the hook runner turns into a denial before a tool runs and a
+    non-blocking error elsewhere."""
     ask, _ = asking(answer)
-    output = await prompt_hook(hook_of(), ask)(INPUT, "t1", CTX)
-    assert set(output) == {"systemMessage"}
-    assert "PreToolUse prompt hook" in output["systemMessage"]
+    with pytest.raises(HookDecisionError, match=r"^PreToolUse prompt hook: the model's answer"):
+        await prompt_hook(hook_of(), ask)(INPUT, "t1", CTX)
+
+
+async def test_a_question_the_budget_refuses_is_the_hooks_error() -> None:
+    ask, _ = asking(None)
+    with pytest.raises(HookDecisionError, match="the budget has no room for the question"):
+        await prompt_hook(hook_of(event="Stop"), ask)({}, None, CTX)
 
 
 def test_prompt_hooks_are_read_from_settings(project: Path) -> None:
@@ -158,3 +165,86 @@ async def test_the_hooks_question_is_charged_to_the_session(project: Path) -> No
     small = await _cost_with_hook_usage(project, 1)
     large = await _cost_with_hook_usage(project, 1_000_000)
     assert large - small > 0.5  # a million input tokens cost dollars on every model
+
+
+# -- the budget: the hook's question is a model request like any other ----------------------------
+
+#: a hook prompt whose question alone costs more than the budgets below (its input is ~400 000
+#: tokens at most, which reserve mode must book before sending it)
+HUGE = "Is this fine? " + "x" * 400_000
+
+
+def _settings(project: Path, event: str, prompt: str, matcher: str | None = None) -> None:
+    path = project / ".claude" / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    entry: dict[str, Any] = {"hooks": [{"type": "prompt", "prompt": prompt}]}
+    if matcher is not None:
+        entry["matcher"] = matcher
+    path.write_text(json.dumps({"hooks": {event: [entry]}}))
+
+
+def _writes(marker: Path) -> list[Step]:
+    call = tool_use("Write", {"file_path": str(marker), "content": "x"})
+    return [Step([call]), Step([text("done")])]
+
+
+def _options(project: Path, backend: ScriptedBackend, **more: Any) -> AgentOptions:
+    return AgentOptions(
+        backend=backend,
+        cwd=str(project),
+        setting_sources=["project"],
+        permission_mode="bypassPermissions",
+        **more,
+    )
+
+
+async def test_a_guard_the_budget_cannot_pay_for_denies_the_call(project: Path) -> None:
+    """Reserve mode: the question does not fit in what is left; nothing is sent for it, and
+    the call it guards is denied (a guard that could not be asked never opens the gate)."""
+    _settings(project, "PreToolUse", HUGE, matcher="Write")
+    marker = project / "written"
+    backend = ScriptedBackend({"main": _writes(marker), "hook": []})
+    options = _options(project, backend, max_budget_usd=0.5, budget_mode="reserve")
+    with trio.fail_after(30):
+        messages, _ = await collect("go", options)
+    assert not marker.exists()
+    (block,) = [
+        b
+        for m in messages
+        if isinstance(m, UserMessage) and not isinstance(m.content, str)
+        for b in m.content
+        if isinstance(b, ToolResultBlock)
+    ]
+    assert block.is_error and "the budget has no room for the question" in str(block.content)
+    assert [r for r in backend.requests if r.purpose == "hook"] == []
+
+
+async def test_a_stop_hook_the_budget_cannot_pay_for_lets_the_agent_stop(project: Path) -> None:
+    """Elsewhere the refusal is a non-blocking error: blocking the Stop would keep going an
+    agent whose budget cannot pay for its hook's question."""
+    from agents import ResultMessage
+
+    _settings(project, "Stop", HUGE)
+    backend = ScriptedBackend({"main": [Step([text("done")])], "hook": []})
+    options = _options(project, backend, max_budget_usd=0.5, budget_mode="reserve")
+    with trio.fail_after(30):
+        messages, error = await collect("go", options)
+    assert error is None
+    result = [m for m in messages if isinstance(m, ResultMessage)][-1]
+    assert (result.subtype, result.result) == ("success", "done")
+    assert [r for r in backend.requests if r.purpose == "hook"] == []
+
+
+async def test_a_question_that_trips_the_ledger_ends_the_run_on_the_budget(project: Path) -> None:
+    """Soft cap: the answer is charged when it arrives; once its cost has tripped the ledger
+    the guarded call never runs and the run ends on the budget, as after any response."""
+    from agents.testing.scripted import usage
+
+    _settings(project, "PreToolUse", "May it run?", matcher="Write")
+    marker = project / "written"
+    dear = Step([text('{"ok": true}')], usage=usage(1_000_000, 1))
+    backend = ScriptedBackend({"main": _writes(marker), "hook": [dear]})
+    with trio.fail_after(30):
+        _, error = await collect("go", _options(project, backend, max_budget_usd=0.5))
+    assert not marker.exists()
+    assert error is not None and error.subtype == "error_max_budget_usd"
