@@ -68,42 +68,65 @@ async def _echo(args: dict[str, Any]) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": args["text"]}]}
 
 
-async def _time_calls(echo: Tool, calls: int) -> tuple[float, float]:
-    """(wall µs, this process's CPU µs) per call: the CPU part is the client's own cost, the
-    rest is the server and the pipe or socket between them."""
-    args = echo.validate({"text": "hello"})
+async def _time_calls(
+    echo: Tool, calls: int, server_pid: int = 0, arguments: dict[str, Any] | None = None
+) -> tuple[float, float, float]:
+    """(wall µs, this process's CPU µs, the server process's CPU µs) per call: the CPU parts
+    are the client's and the server's own costs, the rest is waiting (for the other side, the
+    pipe or socket, a core)."""
+    args = echo.validate(arguments or {"text": "hello"})
     for _ in range(min(20, calls)):  # warm up: first calls import and connect lazily
         await echo.handler(args, CTX)
-    start, cpu = time.perf_counter(), time.process_time()
-    for _ in range(calls):
-        await echo.handler(args, CTX)
+    cpu = _Cpu(server_pid)
+    start = time.perf_counter()
+    with cpu:
+        for _ in range(calls):
+            await echo.handler(args, CTX)
     wall = (time.perf_counter() - start) / calls * 1e6
-    return wall, (time.process_time() - cpu) / calls * 1e6
+    return wall, cpu.client / calls * 1e6, cpu.server / calls * 1e6
 
 
-def _echo_of(servers: McpServers) -> Tool:
-    return next(t for t in servers.tools() if t.name.endswith("__echo"))
+def _tool_of(servers: McpServers, name: str) -> Tool:
+    return next(t for t in servers.tools() if t.name.endswith(f"__{name}"))
+
+
+async def _pid_of(servers: McpServers) -> int:
+    pid = _tool_of(servers, "pid")
+    output = await pid.handler(pid.validate({}), CTX)
+    return int(str(output.content[0]["text"]))  # type: ignore[index]
 
 
 async def bench_calls(calls: int) -> None:
     inprocess = create_sdk_mcp_server("bench", tools=[_echo]).as_tools("bench")[0]
-    control, _ = await _time_calls(inprocess, calls)
+    control, _, _ = await _time_calls(inprocess, calls)
     emit(bench="mcp_call", transport="inprocess", calls=calls, us_per_call=round(control, 1))
-    async with open_mcp_servers({"bench": stdio_server_config()}) as servers:
-        _report("stdio", calls, control, await _time_calls(_echo_of(servers), calls))
+    for server in ("fast", "mcp"):
+        config = stdio_server_config(stdio_transport=server)
+        async with open_mcp_servers({"bench": config}) as servers:
+            measured = await _time_calls(_tool_of(servers, "echo"), calls, await _pid_of(servers))
+            _report("stdio", calls, control, measured, server=server)
     async with open_http_server() as config, open_mcp_servers({"bench": config}) as servers:
-        _report("http", calls, control, await _time_calls(_echo_of(servers), calls))
+        measured = await _time_calls(_tool_of(servers, "echo"), calls, await _pid_of(servers))
+        _report("http", calls, control, measured)
 
 
-def _report(transport: str, calls: int, control: float, measured: tuple[float, float]) -> None:
-    wall, cpu = measured
+def _report(
+    transport: str,
+    calls: int,
+    control: float,
+    measured: tuple[float, float, float],
+    server: str | None = None,
+) -> None:
+    wall, cpu, server_cpu = measured
     emit(
         bench="mcp_call",
         transport=transport,
+        **({} if server is None else {"server": server}),
         calls=calls,
         us_per_call=round(wall, 1),
         overhead_us=round(wall - control, 1),
         client_cpu_us=round(cpu, 1),
+        server_cpu_us=round(server_cpu, 1),
     )
 
 
