@@ -62,6 +62,17 @@ def _build_server(name: str) -> Any:
         return f"slept {seconds}"
 
     @server.tool(
+        description="Sleep for some seconds in a plain function, then answer.",
+        annotations=read_only,
+        structured_output=False,
+    )
+    def sleep_sync(seconds: float) -> str:
+        import time
+
+        time.sleep(seconds)  # the mcp package runs a plain function in a worker thread
+        return f"slept {seconds}"
+
+    @server.tool(
         description="Return that many characters.", annotations=read_only, structured_output=False
     )
     def big(chars: int) -> str:

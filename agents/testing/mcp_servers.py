@@ -6,6 +6,7 @@ tools a test can lean on::
     echo{text}            read-only   returns text
     add{a, b}             mutating    returns a + b
     sleep{seconds}        read-only   sleeps, then returns "slept <seconds>"
+    sleep_sync{seconds}   read-only   the same in a plain (sync) function
     big{chars}            read-only   returns that many characters
     fail{message}         mutating    raises (an error result)
     pid{}                 read-only   the server process's pid
@@ -24,7 +25,13 @@ and says so with ``notifications/tools/list_changed`` (``grow{text}`` adds a too
 ``text``, ``retitle{text}`` redescribes ``grow``, ``spam`` announces ten changes that are none).
 The real server's ``sleep`` tool is the tool that hangs (give it a long time).
 
-Command line: ``python -m agents.testing._mcp_serve [stdio|http|sse] [--behaviour B] [--name N]``;
+Over stdio the server runs on Trio with non-blocking pipes (``stdio_transport="fast"``): every
+request of a read is dispatched at once, each in its own task (a plain function in a worker
+thread), and the answers queued meanwhile leave in one write; ``stdio_transport="mcp"`` uses the
+``mcp`` package's own ``stdio_server`` instead (worker threads, one message per write).
+
+Command line: ``python -m agents.testing._mcp_serve [stdio|http|sse] [--behaviour B] [--name N]
+[--stdio-transport fast|mcp]``;
 ``http``/``sse`` print ``PORT <n>`` on stdout once they listen on 127.0.0.1.
 """
 

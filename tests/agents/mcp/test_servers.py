@@ -254,13 +254,20 @@ async def test_an_http_server_that_dies_gives_error_results_naming_it() -> None:
     assert output.is_error and "'web'" in text(output)
 
 
-async def test_read_only_calls_run_concurrently_on_one_server() -> None:
+@pytest.mark.parametrize("stdio_transport", ["fast", "mcp"])
+@pytest.mark.parametrize("sleep", ["sleep", "sleep_sync"])
+async def test_read_only_calls_run_concurrently_on_one_server(
+    stdio_transport: str, sleep: str
+) -> None:
+    """Async and plain tool functions alike: the server runs each request in a task of its
+    own (a plain function in a worker thread), on either stdio transport."""
+    config = stdio_server_config(stdio_transport=stdio_transport)
     with trio.fail_after(BOUND):
-        async with servers({"demo": stdio_server_config()}) as manager:
+        async with servers({"demo": config}) as manager:
             start = trio.current_time()
             async with trio.open_nursery() as nursery:
                 for _ in range(5):
-                    nursery.start_soon(call, manager, "mcp__demo__sleep", {"seconds": 1})
+                    nursery.start_soon(call, manager, f"mcp__demo__{sleep}", {"seconds": 1})
             elapsed = trio.current_time() - start
     assert elapsed < 3, f"5 calls of 1 s took {elapsed:.2f} s: they did not overlap"
 

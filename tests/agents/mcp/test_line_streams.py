@@ -1,0 +1,75 @@
+"""``jsonrpc_line_streams``: the line pump under the stdio client and the shipped stdio server."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import trio
+import trio.testing
+
+from agents.mcp import jsonrpc_line_streams
+
+
+def request(n: int) -> bytes:
+    message = {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": "x"}}
+    return json.dumps(message).encode() + b"\n"
+
+
+class CountingSend(trio.abc.SendStream):
+    """A send stream that keeps each ``send_all``'s bytes."""
+
+    def __init__(self) -> None:
+        self.writes: list[bytes] = []
+
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        await trio.lowlevel.checkpoint()
+        self.writes.append(bytes(data))
+
+    async def wait_send_all_might_not_block(self) -> None:
+        await trio.lowlevel.checkpoint()
+
+    async def aclose(self) -> None:
+        await trio.lowlevel.checkpoint()
+
+
+async def test_every_line_of_one_read_is_a_message_and_a_split_line_waits_for_its_end() -> None:
+    send_bytes, receive_bytes = trio.testing.memory_stream_one_way_pair()
+    with trio.fail_after(5):
+        async with jsonrpc_line_streams(receive_bytes, CountingSend()) as (read, _):
+            whole = request(1) + request(2) + request(3)
+            await send_bytes.send_all(whole + request(4)[:10])
+            ids = [(await read.receive()).message.id for _ in range(3)]
+            await send_bytes.send_all(request(4)[10:])
+            ids.append((await read.receive()).message.id)
+    assert ids == [1, 2, 3, 4]
+
+
+async def test_a_line_that_is_not_json_rpc_is_handed_on_as_an_error() -> None:
+    send_bytes, receive_bytes = trio.testing.memory_stream_one_way_pair()
+    with trio.fail_after(5):
+        async with jsonrpc_line_streams(receive_bytes, CountingSend()) as (read, _):
+            await send_bytes.send_all(b"not json {\n" + request(7))
+            first, second = await read.receive(), await read.receive()
+    assert isinstance(first, ValueError)
+    assert second.message.id == 7
+
+
+async def test_the_messages_queued_in_one_step_go_out_in_one_write() -> None:
+    from mcp.shared.message import SessionMessage
+    from mcp.types import jsonrpc_message_adapter
+
+    out = CountingSend()
+    _, receive_bytes = trio.testing.memory_stream_one_way_pair()
+    messages: list[Any] = [
+        SessionMessage(jsonrpc_message_adapter.validate_json(request(n))) for n in range(10)
+    ]
+    with trio.fail_after(5):
+        async with jsonrpc_line_streams(receive_bytes, out) as (_, write):
+            async with trio.open_nursery() as nursery:
+                for message in messages:
+                    nursery.start_soon(write.send, message)
+            while sum(w.count(b"\n") for w in out.writes) < 10:
+                await trio.sleep(0.01)
+    assert len(out.writes) == 1
+    assert sorted(json.loads(line)["id"] for line in out.writes[0].splitlines()) == list(range(10))
