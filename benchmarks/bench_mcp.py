@@ -9,11 +9,15 @@ Prints one JSON line per measurement::
 * ``mcp_call``: ``calls`` sequential ``echo`` calls through the tool object the loop calls, per
   transport: ``inprocess`` (a ``create_sdk_mcp_server`` tool, the control), ``stdio`` (the
   shipped test server as a child process) and ``http`` (the same server over streamable HTTP on
-  127.0.0.1). ``us_per_call`` and ``overhead_us`` (minus the in-process control).
+  127.0.0.1). ``us_per_call`` and ``overhead_us`` (minus the in-process control), and the CPU per
+  call in this process (``client_cpu_us``) and in the server's (``server_cpu_us``, from ``/proc``);
+  stdio against the shipped server on its own transport (``server="fast"``) and on the ``mcp``
+  package's ``stdio_server`` (``server="mcp"``).
 * ``mcp_fanout``: one ``query()`` turn whose response asks for ``n`` read-only MCP calls of
   ``sleep(seconds)`` on the stdio server, against the same query with one call (the control, in
   the same run): the time from the response that asks for the calls to the last result.
   ``ratio`` = many / one; the scheduler runs read-only calls concurrently, so it stays near 1.
+  Per server transport, with the CPU per call of the fanned-out turns in both processes.
 * ``mcp_fanout_bare``: the control for it, the same calls made concurrently over the ``mcp``
   package's own ``ClientSession`` in a bare nursery, with no agent runtime.
 * ``--trace``: ``mcp_fanout_trace``, one fanned-out turn with, per call, when its request was
