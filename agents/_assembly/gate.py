@@ -37,7 +37,14 @@ if TYPE_CHECKING:
     from .._loop.session import Session
     from ..options import AgentOptions
 
-__all__ = ["CLASSIFIER_PROMPT", "LoopGate", "default_classifier", "make_gate", "rules_for"]
+__all__ = [
+    "CLASSIFIER_PROMPT",
+    "LoopGate",
+    "default_classifier",
+    "lookout_gate",
+    "make_gate",
+    "rules_for",
+]
 
 log = logging.getLogger("agents.permissions")
 
@@ -244,6 +251,20 @@ def _known_tools() -> frozenset[str]:
     from ..tools.builtin import BUILTIN_TOOL_NAMES
 
     return frozenset({*BUILTIN_TOOL_NAMES, *_RULE_ONLY_TOOLS})
+
+
+def lookout_gate(session: Session) -> LoopGate:
+    """The gate of an agent with no one to ask (a settings file's agent hook): the session's
+    rules and working directories in ``default`` mode, without a callback, hooks or classifier.
+    Its reads inside the working directories pass; a deny rule denies, and whatever would be
+    asked (a read outside them) is denied, since nobody can answer."""
+    options = session.options
+    gate = PermissionGate(
+        rules=rules_for(options),
+        cwd=session.cwd,
+        add_dirs=[os.path.abspath(d) for d in options.add_dirs],
+    )
+    return LoopGate(gate=gate, session=session)
 
 
 def make_gate(options: AgentOptions, session: Session) -> LoopGate:

@@ -44,6 +44,7 @@ from ..settings import (
 )
 from ..tools.base import SdkMcpServer, Tool, ToolRegistry
 from ..tools.toolsearch import DeferredTools, choose_deferred, tool_search_tool
+from .gate import lookout_gate
 
 if TYPE_CHECKING:
     from .._loop.session import Session
@@ -163,6 +164,7 @@ class SessionSources:
             tools=tools,
             max_turns=AGENT_HOOK_MAX_TURNS,
             check=check_decision,
+            gate=lookout_gate(session),
         )
 
     def apply(self, options: AgentOptions) -> AgentOptions:

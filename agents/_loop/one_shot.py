@@ -23,6 +23,7 @@ from .response import Response, ResponseBuilder
 
 if TYPE_CHECKING:
     from .agent import AgentLoop
+    from .contracts import Gate
     from .run import Run
     from .session import Session
 
@@ -88,13 +89,15 @@ async def run_short_agent(
     tools: ToolRegistry,
     max_turns: int,
     check: CheckAnswer,
+    gate: Gate | None = None,
     max_tokens: int = 4096,
 ) -> ResultMessage:
     """One prompt run by an agent of its own, outside the tree of actors: the session's backend
     and budget (every response through the same gate, charged to ``agent_id``, a path below the
-    agent it works for), ``tools`` run without a permission gate (give it read-only ones), at
-    most ``max_turns`` responses, nothing streamed or recorded. Its final answer passes
-    ``check`` (asked again otherwise); the parsed value is the result's ``structured_output``.
+    agent it works for), ``tools`` judged by ``gate`` (none: they run unchecked, so give it
+    read-only ones), at most ``max_turns`` responses, nothing streamed or recorded. Its final
+    answer passes ``check`` (asked again otherwise); the parsed value is the result's
+    ``structured_output``.
     A budget that cannot pay ends it as any run (``error_max_budget_usd``)."""
     from .agent import AgentLoop
 
@@ -107,6 +110,7 @@ async def run_short_agent(
         system=[{"type": "text", "text": system}],
         max_turns=max_turns,
         max_tokens=max_tokens,
+        gate=gate,
         seams=_Checked(check),
         streams=False,
     )

@@ -15,7 +15,8 @@ treats as any failing hook (as a timeout): the call is denied for ``PreToolUse``
 non-blocking error for every other event.
 
 The agent itself is the session's (``run``, given by the session's assembly), so this module
-needs neither a backend nor the loop.
+needs neither a backend nor the loop. Its input is the model's tool call, so it can be steered:
+its reads go through the session's rules and working directories with nobody to ask.
 """
 
 from __future__ import annotations

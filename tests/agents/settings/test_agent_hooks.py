@@ -106,6 +106,41 @@ async def test_ok_false_denies_the_call_with_the_reason_after_reading_a_file(
     backend.assert_consumed()
 
 
+@pytest.mark.parametrize("where", ["denied", "outside"])
+async def test_the_hook_agent_reads_under_the_sessions_rules(
+    project: Path, tmp_path_factory: pytest.TempPathFactory, where: str
+) -> None:
+    """The hook agent's input is the model's tool call, so a prompt injection can steer it: its
+    reads obey the session's deny rules and working directories (nobody is there to ask)."""
+    guard_writes(project)
+    settings = project / ".claude" / "settings.json"
+    config = json.loads(settings.read_text())
+    config["permissions"] = {"deny": ["Read(./secret.txt)"]}
+    settings.write_text(json.dumps(config))
+    if where == "denied":
+        secret = project / "secret.txt"
+    else:
+        secret = tmp_path_factory.mktemp("elsewhere") / "key.txt"
+    secret.write_text("hunter2\n")
+    backend = ScriptedBackend(
+        {
+            "main": writes(project / "written"),
+            HOOK: [
+                Step([tool_use("Read", {"file_path": str(secret)})]),
+                Step([text('{"ok": false, "reason": "no"}')]),
+            ],
+        }
+    )
+    with trio.fail_after(30):
+        _, error = await collect("go", options_for(project, backend))
+    assert error is None
+    _, second = hook_requests(backend)
+    answer = json.dumps(second.messages[-1]["content"])
+    assert "hunter2" not in answer
+    assert '"is_error": true' in answer
+    backend.assert_consumed()
+
+
 async def test_an_answer_that_is_not_a_decision_is_asked_for_again(project: Path) -> None:
     guard_writes(project)
     marker = project / "written"
