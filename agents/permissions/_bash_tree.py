@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from tree_sitter import Node
 
 from ._bash_commands import MAX_DEPTH, RUN_CONTROL_VARIABLES, SimpleCommands
-from ._bash_model import Analysis, Command, Dirs, Opaque, Result, Write, union, union_all
+from ._bash_model import Analysis, Dirs, Opaque, Result, Write, new_command, union, union_all
 from ._bash_words import PLAIN_BYTES, Word, node_text, word_from_node
 from ._bash_wrappers import Unwrapped
 
@@ -209,7 +209,7 @@ class Walker(SimpleCommands):
             self.scan(assignment, dirs, depth)
             self._check_assignment(assignment)
             words.append(Word(node_text(assignment, self.source), None))
-        self.commands.append(Command((), tuple(words), Unwrapped(starts=[0]), dirs))
+        self.commands.append(new_command((), tuple(words), Unwrapped(starts=[0]), dirs))
         return dirs, dirs
 
     def _declaration(self, node: Node, dirs: Dirs, depth: int) -> Result:
@@ -378,7 +378,7 @@ class Walker(SimpleCommands):
         if own:
             self.redirects(own, dirs, depth)
         if not words:
-            self.commands.append(Command((), tuple(assigned), Unwrapped(starts=[0]), dirs))
+            self.commands.append(new_command((), tuple(assigned), Unwrapped(starts=[0]), dirs))
             return dirs, dirs
         return self.simple(decoded, assigned, dirs, depth, plain=plain)
 

@@ -19,7 +19,7 @@ from tree_sitter import Node, Tree
 
 from agents.permissions import _bash_commands, _bash_tree
 from agents.permissions._bash import Analysis, Command, _parser, analyze, deny_forms
-from agents.permissions._bash_model import Dirs
+from agents.permissions._bash_model import Dirs, new_command
 from agents.permissions._bash_tree import Walker
 from agents.permissions._bash_words import Word
 from agents.permissions._bash_wrappers import Unwrapped
@@ -164,7 +164,7 @@ def test_the_differential_test_sees_a_planted_difference() -> None:
     path (the directories after it)."""
     words = [Word("cd", "cd"), Word("src", "src")]
     fast, _ = _walker()
-    fast.commands.append(Command(tuple(words), (), Unwrapped(starts=[0]), None))
+    fast.commands.append(new_command(tuple(words), (), Unwrapped(starts=[0]), None))
     full, _ = _walker()
     assert full.judge(words, [], frozenset({()}), 0) == (frozenset({("src",)}), frozenset({()}))
     assert _walked(fast) != _walked(full)
