@@ -155,6 +155,7 @@ def test_the_analysis_with_fast_paths_equals_the_full_analysis(line: str) -> Non
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_bash_commands.SimpleCommands, "simple", full_only)
         patch.setattr(_bash_tree, "_plain", lambda node, source: None)  # every word in full
+        patch.setattr(_bash_tree, "_FAST_WORDS", False)
         full = _analysed(analyze(line))
     assert fast == full
 
