@@ -61,7 +61,8 @@ class Walker(SimpleCommands):
             result = self.walk(node, current, depth)
             if index + 1 < len(siblings) and siblings[index + 1].type == "&":
                 result = (current, current)  # runs in the background, in a subshell
-            current = union(*result)
+            ok, failed = result
+            current = ok if ok is failed else union(ok, failed)
         return result
 
     def walk(self, node: Node, dirs: Dirs, depth: int, redirects: Sequence[Node] = ()) -> Result:
