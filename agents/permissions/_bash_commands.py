@@ -143,15 +143,8 @@ class SimpleCommands:
             text = " ".join([w.raw for w in assigned] + [w.raw for w in words])
         else:
             text = " ".join([w.raw for w in words])
-        self.commands.append(
-            _new_tuple(
-                Command,
-                (
-                    tuple(words), tuple(assigned), NOT_WRAPPED, dirs, False,
-                    plain and not assigned, text,
-                ),  # fmt: skip
-            )
-        )  # new_command(...), without the call
+        fields = (tuple(words), tuple(assigned), NOT_WRAPPED, dirs, False, plain and not assigned)
+        self.commands.append(_new_tuple(Command, (*fields, text)))  # new_command(), no call
         return dirs, dirs
 
     def judge(self, words: list[Word], assigned: list[Word], dirs: Dirs, depth: int) -> Result:

@@ -335,6 +335,16 @@ class Walker(SimpleCommands):
         one pass; words of plain literal text (most) decoded on the spot, the others scanned
         for substitutions and decoded in full."""
         source = self.source
+        start, end = node.start_byte, node.end_byte
+        if _FAST_WORDS and _PLAIN_COMMAND.fullmatch(source, start, end):
+            # words of plain literal text, single spaces between (most commands): each means
+            # itself, and no assignment, redirection, substitution or line break is among them
+            texts = source[start:end].decode("ascii").split(" ")
+            if node.child_count == len(texts):  # one child per word, nothing the grammar added
+                if redirects:
+                    self.redirects(list(redirects), dirs, depth)
+                plain_words = [_new_tuple(Word, (t, t, False, None, False)) for t in texts]
+                return self.simple(plain_words, [], dirs, depth, plain=True)
         assignments: list[Node] = []
         words: list[Node] = []
         decoded: list[Word] = []
@@ -342,6 +352,7 @@ class Walker(SimpleCommands):
         mark = len(self.opaque)  # where the line-break finding goes, before the words' own
         plain = True  # every word is plain literal text
         fullmatch = PLAIN_BYTES.fullmatch if _FAST_WORDS else None
+        leaf: Node | None
         for index, child in enumerate(node.children):
             kind = child.type
             if kind == "word":  # the common case first: an argument
@@ -367,16 +378,15 @@ class Walker(SimpleCommands):
                 and leaf is not None
                 and not leaf.child_count
             ):
-                start, end = leaf.start_byte, leaf.end_byte
-                if fullmatch(source, start, end):
-                    text = source[start:end].decode("ascii")
+                first, last = leaf.start_byte, leaf.end_byte
+                if fullmatch(source, first, last):
+                    text = source[first:last].decode("ascii")
                     decoded.append(_new_tuple(Word, (text, text, False, None, False)))
                     continue
             # not plain text: it may hold substitutions
             plain = False
             self.scan(child, dirs, depth)
             decoded.append(word_from_node(child, source))
-        start, end = node.start_byte, node.end_byte
         if source.find(b"\n", start, end) >= 0 and _newline_between(node, words, source):
             self.opaque.insert(mark, Opaque("the grammar read one command across a line break"))
         assigned: list[Word] = []
@@ -395,6 +405,8 @@ class Walker(SimpleCommands):
 #: Whether words of plain literal text are decoded on the spot (the differential tests turn
 #: it off to compare with every word decoded in full).
 _FAST_WORDS = True
+#: A whole simple command of plain literal words (no ``=``: no assignment) and single spaces.
+_PLAIN_COMMAND = re.compile(rb"[A-Za-z0-9_./:,+@%^-]+(?: [A-Za-z0-9_./:,+@%^-]+)*")
 _QUOTED_DELIMITER = re.compile(r"[\\'\"]")
 _TEXT_LEAVES = frozenset({"word", "string_content", "heredoc_body", "heredoc_content"})
 
