@@ -277,7 +277,7 @@ async def bash_huge(gate: PermissionGate, megabytes: float, threaded_bytes: int)
 
 
 _CALLGRIND_CHILD = """
-import os, sys, tempfile
+import functools, os, sys, tempfile
 sys.path.insert(0, {here!r})
 import trio
 from bench_permissions import TYPICAL, make_rules
@@ -295,13 +295,16 @@ read = [PermissionCheck("Read", {{"file_path": "src/pkg3/main.py"}}, "t", read_o
 data = [c.encode() for c in TYPICAL]
 
 
-async def run() -> None:
-    checks = read if case == "read_path" else bash
+async def warm() -> None:
     for check in bash + read:
         await gate.check(check, {{}})  # warm up: every code path and regex compiled
-    parser = _parser()
     for d in data:
-        parser.parse(d)
+        _parser().parse(d)
+
+
+async def run() -> None:
+    checks = read if case == "read_path" else bash
+    parser = _parser()
     for _ in range(rounds):
         if case == "parse":
             for d in data:
@@ -310,21 +313,26 @@ async def run() -> None:
             for check in checks:
                 await gate.check(check, {{}})
 
-trio.run(run)
+trio.run(warm)
+# only what runs inside this reduce is counted (callgrind's --toggle-collect)
+functools.reduce(lambda _, __: trio.run(run), [0], None)
 """
 
 
 def _instructions(case: str, rounds: int, python: str) -> int:
-    """Instructions one child process executes (valgrind's callgrind count), started from a
-    directory without the package so that ``python``'s own install of it is imported."""
+    """Instructions the measured loop of one child process executes (valgrind's callgrind
+    count, collected only inside that loop: start-up and warm-up, which vary from run to run
+    by millions, are left out), started from a directory without the package so that
+    ``python``'s own install of it is imported."""
     here = os.path.dirname(os.path.abspath(__file__))
     code = _CALLGRIND_CHILD.format(here=here, case=case, rounds=rounds)
     with tempfile.TemporaryDirectory() as where:
         done = subprocess.run(
             ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-             os.path.abspath(python), "-c",
-             code],
+             "--collect-atstart=no", "--toggle-collect=functools_reduce",
+             os.path.abspath(python), "-c", code],
             capture_output=True, text=True, check=True, cwd=where,
+            env={**os.environ, "PYTHONHASHSEED": "0"},
         )  # fmt: skip
     for line in done.stderr.splitlines():
         if "Collected :" in line:
@@ -337,8 +345,7 @@ def bash_instructions(rounds: int, python: str) -> None:
     beside the Read check and the bare tree-sitter parse of the same commands as controls."""
     counts = {"bash_typical": len(TYPICAL), "read_path": 1, "parse": len(TYPICAL)}
     total = {case: _instructions(case, rounds, python) for case in counts}
-    # the fixed part last: the first run may compile bytecode the others then read
-    base = _instructions("bash_typical", 0, python)
+    base = _instructions("bash_typical", 0, python)  # an empty trio.run
     per = {case: (total[case] - base) / (rounds * count) for case, count in counts.items()}
     print(
         json.dumps(
@@ -376,7 +383,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.callgrind:
         for python in args.python or [sys.executable]:
-            bash_instructions(2 if args.quick else 20, python)
+            bash_instructions(2 if args.quick else 50, python)
         return
     iterations = 50 if args.quick else args.iterations
     repeats = 1 if args.quick else REPEATS

@@ -120,10 +120,11 @@ def analyze(command: str) -> Analysis:
         trees.append(tree)  # nodes are only valid while their tree lives
         return tree.root_node, data
 
-    parsed = parse(source)
-    assert parsed is not None
-    root, walker = parsed[0], Walker(parse)
-    walker.source = parsed[1]
+    budget[0] -= len(source)  # (the line itself was checked above)
+    tree = _parser().parse(source)
+    trees.append(tree)
+    root, walker = tree.root_node, Walker(parse)
+    walker.source = source
     if root.has_error:
         walker.fail("the command does not parse")
     walker.statements(root.children, frozenset({()}), 0)
@@ -185,7 +186,10 @@ def varying(command: Command) -> bool:
     inner = command.layers.inner
     if inner is None or command.layers.tail:
         return True
-    return any(not w.static for w in command.words[inner:])
+    for word in command.words[inner:]:  # noqa: SIM110 (a loop: no generator to make)
+        if word.value is None or word.glob:  # (not ``word.static``, without the property)
+            return True
+    return False
 
 
 # -- paths -----------------------------------------------------------------------------------

@@ -13,12 +13,10 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
-import attrs
-
 if TYPE_CHECKING:
     from tree_sitter import Node
 
-from ._bash_model import Command, Dirs, Opaque, Result, Write, cd_dirs
+from ._bash_model import Command, Dirs, Opaque, Result, Write, cd_dirs, new_command
 from ._bash_words import Word
 from ._bash_wrappers import NOT_WRAPPED, WRAPPERS, basename, is_assignment, unwrap
 
@@ -141,10 +139,12 @@ class SimpleCommands:
         for word in words:
             if word.value is not None and "=" in word.value:
                 return self.judge(words, assigned, dirs, depth)
-        command = Command(
-            tuple(words), tuple(assigned), NOT_WRAPPED, dirs, plain=plain and not assigned
-        )
-        self.commands.append(command)
+        if assigned:
+            text = " ".join([w.raw for w in assigned] + [w.raw for w in words])
+        else:
+            text = " ".join([w.raw for w in words])
+        fields = (tuple(words), tuple(assigned), NOT_WRAPPED, dirs, False, plain and not assigned)
+        self.commands.append(_new_tuple(Command, (*fields, text)))  # new_command(), no call
         return dirs, dirs
 
     def judge(self, words: list[Word], assigned: list[Word], dirs: Dirs, depth: int) -> Result:
@@ -166,7 +166,7 @@ class SimpleCommands:
         self._check_words(words, inner)
         if inner is None:
             self.fail("a wrapper's arguments are not static")
-            self.commands.append(Command(tuple(words), tuple(assigned), layers, None))
+            self.commands.append(new_command(tuple(words), tuple(assigned), layers, None))
             return None, None
         if layers.split is not None:
             rest = words[inner:]
@@ -175,15 +175,15 @@ class SimpleCommands:
             else:
                 split = " ".join([layers.split, *(_quote(w.value or "") for w in rest)])
                 self._nested(split, run_dirs, depth)
-            self.commands.append(Command(tuple(words), tuple(assigned), layers, run_dirs, True))
+            self.commands.append(new_command(tuple(words), tuple(assigned), layers, run_dirs, True))
             return dirs, dirs
         if inner >= len(words):  # a wrapper alone (`exec`, `xargs` runs `echo`)
-            self.commands.append(Command(tuple(words), tuple(assigned), layers, run_dirs))
+            self.commands.append(new_command(tuple(words), tuple(assigned), layers, run_dirs))
             return dirs, dirs
         head = words[inner]
         if not head.static or head.value is None:
             self.fail("the command name is not static")
-            self.commands.append(Command(tuple(words), tuple(assigned), layers, run_dirs))
+            self.commands.append(new_command(tuple(words), tuple(assigned), layers, run_dirs))
             return None, None
         if head.raw in _RESERVED:
             # tree-sitter-bash took a reserved word for a command (`! { rm; }`): its reading
@@ -191,7 +191,7 @@ class SimpleCommands:
             self.fail(f"the grammar misread the reserved word {head.raw!r}")
         name = basename(head.value)
         args = words[inner + 1 :]
-        command = Command(tuple(words), tuple(assigned), layers, run_dirs)
+        command = new_command(tuple(words), tuple(assigned), layers, run_dirs)
         if name in _OPAQUE_BUILTINS:
             self.fail(_OPAQUE_BUILTINS[name])
             self.commands.append(command)
@@ -211,7 +211,7 @@ class SimpleCommands:
             if script is None:
                 self.commands.append(command)
                 return (None, None) if name == "eval" else (dirs, dirs)
-            self.commands.append(attrs.evolve(command, transparent=True))
+            self.commands.append(command._replace(transparent=True))
             result = self._nested(script, run_dirs, depth)
             return result if name == "eval" else (dirs, dirs)
         self.commands.append(command)
@@ -356,6 +356,9 @@ class SimpleCommands:
                 self.writes.append(Write(args[i + 1], dirs))
             previous = value or ""
             i += 1
+
+
+_new_tuple = tuple.__new__
 
 
 def _quote(value: str) -> str:

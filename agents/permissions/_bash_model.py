@@ -7,8 +7,7 @@ from the session's directory, so one analysis serves any session; ``None`` means
 from __future__ import annotations
 
 from collections.abc import Iterable
-
-import attrs
+from typing import NamedTuple
 
 from ._bash_words import Word
 from ._bash_wrappers import Unwrapped, basename
@@ -22,6 +21,7 @@ __all__ = [
     "Result",
     "Write",
     "cd_dirs",
+    "new_command",
     "union",
     "union_all",
 ]
@@ -32,9 +32,8 @@ Dirs = frozenset[tuple[str, ...]] | None
 MAX_DIRS = 16
 
 
-@attrs.frozen(slots=True, eq=False)
-class Command:
-    """One simple command that may run.
+class Command(NamedTuple):
+    """One simple command that may run (made by :func:`command`, which spells its text).
 
     ``words``: the command name and arguments (leading ``NAME=value`` assignments are apart, in
     ``assignments``). ``layers`` tells where the wrapped commands start. ``dirs``: where the
@@ -42,25 +41,18 @@ class Command:
     'x'``, ``sh -c 'x'``), whose commands are listed on their own; allow rules need not name it.
     ``plain``: an ordinary command (no wrapper, special builtin, assignment or directory in its
     name) of plain literal words only, each meaning itself: every rule sees it as written.
+    ``text``: the command as written, words joined by single spaces (every kind of rule tries
+    it). (A named tuple, like :class:`Word`: the cheapest immutable record to make, and a
+    command line makes one per simple command.)
     """
 
     words: tuple[Word, ...]
     assignments: tuple[Word, ...]
     layers: Unwrapped
     dirs: Dirs
-    transparent: bool = False
-    plain: bool = False
-    _text: str | None = attrs.field(init=False, default=None, repr=False)
-
-    @property
-    def text(self) -> str:
-        """The command as written, words joined by single spaces (computed once: every kind
-        of rule tries it)."""
-        text = self._text
-        if text is None:
-            text = " ".join([w.raw for w in self.assignments] + [w.raw for w in self.words])
-            object.__setattr__(self, "_text", text)  # a cache, not a change of value
-        return text
+    transparent: bool
+    plain: bool
+    text: str
 
     @property
     def name(self) -> str | None:
@@ -69,26 +61,42 @@ class Command:
         if inner is None or inner >= len(self.words):
             return None
         head = self.words[inner]
-        return basename(head.value) if head.static and head.value is not None else None
+        return basename(head.value) if head.value is not None and not head.glob else None
 
 
-@attrs.frozen(slots=True)
-class Write:
+def new_command(
+    words: tuple[Word, ...],
+    assignments: tuple[Word, ...],
+    layers: Unwrapped,
+    dirs: Dirs,
+    transparent: bool = False,
+    plain: bool = False,
+) -> Command:
+    """A :class:`Command`, its text joined from its assignments' and words' source text."""
+    if assignments:
+        text = " ".join([w.raw for w in assignments] + [w.raw for w in words])
+    else:
+        text = " ".join([w.raw for w in words])
+    return _new_tuple(Command, (words, assignments, layers, dirs, transparent, plain, text))
+
+
+_new_tuple = tuple.__new__
+
+
+class Write(NamedTuple):
     """A file an output redirection (or ``tee``) writes, with where the shell may be."""
 
     target: Word
     dirs: Dirs
 
 
-@attrs.frozen(slots=True)
-class Opaque:
+class Opaque(NamedTuple):
     """A construct the analysis cannot decide statically: it may run anything."""
 
     reason: str
 
 
-@attrs.frozen
-class Analysis:
+class Analysis(NamedTuple):
     """Everything one command line may do, as far as the permission rules are concerned."""
 
     commands: tuple[Command, ...]

@@ -90,9 +90,15 @@ def match_bash(
         return _allow_bash(index, analysis, cwd, home, memo)
     if analysis.opaque and index.bash_any is not None:
         return index.bash_any  # `Bash(*)` names whatever the command may be
+    match_text = index.match_text
     for part in analysis.commands:
+        if part.plain:  # its one spelling is its text (see `deny_forms`)
+            found = match_text(part.text)
+            if found is not None:
+                return found
+            continue
         for text in memo.forms(part, deny_forms):
-            found = index.match_text(text)
+            found = match_text(text)
             if found is not None:
                 return found
     found = _bash_writes(kind, index, analysis, cwd, home, memo)
@@ -145,11 +151,14 @@ def _allow_bash(
     for part in analysis.commands:
         if part.transparent or _only_moves(part):
             continue  # `sh -c 'x'`: the script's parts are judged; `cd x` changes nothing
-        found = None
-        for text in allow_forms(part):
-            found = index.match_text(text)
-            if found is not None:
-                break
+        if part.plain:  # its one spelling is its text (see `allow_forms`)
+            found = index.match_text(part.text)
+        else:
+            found = None
+            for text in allow_forms(part):
+                found = index.match_text(text)
+                if found is not None:
+                    break
         if found is None:
             return None
         first = first or found

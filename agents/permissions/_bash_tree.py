@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from tree_sitter import Node
 
 from ._bash_commands import MAX_DEPTH, RUN_CONTROL_VARIABLES, SimpleCommands
-from ._bash_model import Analysis, Command, Dirs, Opaque, Result, Write, union, union_all
+from ._bash_model import Analysis, Dirs, Opaque, Result, Write, new_command, union, union_all
 from ._bash_words import PLAIN_BYTES, Word, node_text, word_from_node
 from ._bash_wrappers import Unwrapped
 
@@ -61,7 +61,8 @@ class Walker(SimpleCommands):
             result = self.walk(node, current, depth)
             if index + 1 < len(siblings) and siblings[index + 1].type == "&":
                 result = (current, current)  # runs in the background, in a subshell
-            current = union(*result)
+            ok, failed = result
+            current = ok if ok is failed else union(ok, failed)
         return result
 
     def walk(self, node: Node, dirs: Dirs, depth: int, redirects: Sequence[Node] = ()) -> Result:
@@ -209,7 +210,7 @@ class Walker(SimpleCommands):
             self.scan(assignment, dirs, depth)
             self._check_assignment(assignment)
             words.append(Word(node_text(assignment, self.source), None))
-        self.commands.append(Command((), tuple(words), Unwrapped(starts=[0]), dirs))
+        self.commands.append(new_command((), tuple(words), Unwrapped(starts=[0]), dirs))
         return dirs, dirs
 
     def _declaration(self, node: Node, dirs: Dirs, depth: int) -> Result:
@@ -334,41 +335,59 @@ class Walker(SimpleCommands):
         one pass; words of plain literal text (most) decoded on the spot, the others scanned
         for substitutions and decoded in full."""
         source = self.source
+        start, end = node.start_byte, node.end_byte
+        if _FAST_WORDS and _PLAIN_COMMAND.fullmatch(source, start, end):
+            # words of plain literal text, single spaces between (most commands): each means
+            # itself, and no assignment, redirection, substitution or line break is among them
+            texts = source[start:end].decode("ascii").split(" ")
+            if node.child_count == len(texts):  # one child per word, nothing the grammar added
+                if redirects:
+                    self.redirects(list(redirects), dirs, depth)
+                plain_words = [_new_tuple(Word, (t, t, False, None, False)) for t in texts]
+                return self.simple(plain_words, [], dirs, depth, plain=True)
         assignments: list[Node] = []
         words: list[Node] = []
         decoded: list[Word] = []
-        own = list(redirects)
+        own = list(redirects) if redirects else []
         mark = len(self.opaque)  # where the line-break finding goes, before the words' own
         plain = True  # every word is plain literal text
+        fullmatch = PLAIN_BYTES.fullmatch if _FAST_WORDS else None
+        leaf: Node | None
         for index, child in enumerate(node.children):
             kind = child.type
-            if kind == "variable_assignment":
+            if kind == "word":  # the common case first: an argument
+                leaf, leaf_kind = child, kind
+            elif kind == "command_name":
+                leaf = child.children[0] if child.child_count == 1 else None
+                leaf_kind = leaf.type if leaf is not None else ""
+            elif kind == "variable_assignment":
                 assignments.append(child)
                 continue
-            if kind.endswith("redirect"):
+            elif kind.endswith("redirect"):
                 own.append(child)
                 continue
-            if (
-                kind != "command_name"
-                and not child.is_named
-                and node.field_name_for_child(index) != "argument"
-            ):
+            elif not child.is_named and node.field_name_for_child(index) != "argument":
                 continue  # (a bare token as an argument, `echo ]`, is a word)
-            words.append(child)
-            if kind == "command_name":
-                word = _plain(child.children[0], source) if child.child_count == 1 else None
             else:
-                word = _plain(child, source)
-            if word is not None:  # plain text: it means itself
-                decoded.append(word)
-                continue
+                leaf, leaf_kind = child, kind
+            words.append(child)
+            # what `_plain(leaf, source)` decides, inlined (most words are plain literal text)
+            if (
+                fullmatch is not None
+                and (leaf_kind == "word" or leaf_kind == "number")
+                and leaf is not None
+                and not leaf.child_count
+            ):
+                first, last = leaf.start_byte, leaf.end_byte
+                if fullmatch(source, first, last):
+                    text = source[first:last].decode("ascii")
+                    decoded.append(_new_tuple(Word, (text, text, False, None, False)))
+                    continue
             # not plain text: it may hold substitutions
             plain = False
             self.scan(child, dirs, depth)
             decoded.append(word_from_node(child, source))
-        if b"\n" in source[node.start_byte : node.end_byte] and _newline_between(
-            node, words, source
-        ):
+        if source.find(b"\n", start, end) >= 0 and _newline_between(node, words, source):
             self.opaque.insert(mark, Opaque("the grammar read one command across a line break"))
         assigned: list[Word] = []
         for child in assignments:
@@ -378,11 +397,16 @@ class Walker(SimpleCommands):
         if own:
             self.redirects(own, dirs, depth)
         if not words:
-            self.commands.append(Command((), tuple(assigned), Unwrapped(starts=[0]), dirs))
+            self.commands.append(new_command((), tuple(assigned), Unwrapped(starts=[0]), dirs))
             return dirs, dirs
         return self.simple(decoded, assigned, dirs, depth, plain=plain)
 
 
+#: Whether words of plain literal text are decoded on the spot (the differential tests turn
+#: it off to compare with every word decoded in full).
+_FAST_WORDS = True
+#: A whole simple command of plain literal words (no ``=``: no assignment) and single spaces.
+_PLAIN_COMMAND = re.compile(rb"[A-Za-z0-9_./:,+@%^-]+(?: [A-Za-z0-9_./:,+@%^-]+)*")
 _QUOTED_DELIMITER = re.compile(r"[\\'\"]")
 _TEXT_LEAVES = frozenset({"word", "string_content", "heredoc_body", "heredoc_content"})
 

@@ -108,6 +108,10 @@ def decode_ansi_c(body: str) -> str:
     return _ANSI_ESCAPE.sub(one, body)
 
 
+#: Every pattern character backslash-escaped (a quoted one stands for itself).
+_ESCAPE_PATTERN = str.maketrans({c: "\\" + c for c in "*?[]\\"})
+
+
 class _Builder:
     """Accumulates a word's value, remembering which characters were quoted."""
 
@@ -123,7 +127,7 @@ class _Builder:
 
     def quoted(self, text: str) -> None:
         self.value.append(text)
-        self.pattern.append(re.sub(r"([*?\[\]\\])", r"\\\1", text))
+        self.pattern.append(text.translate(_ESCAPE_PATTERN))
 
     def unquoted(self, text: str, first: bool) -> None:
         """Literal text outside quotes: backslashes escape, pattern and brace characters count."""
@@ -165,6 +169,8 @@ class _Builder:
 
 def _string_content(text: str) -> str:
     """Inside double quotes a backslash escapes only ``$ ` " \\`` and newline."""
+    if "\\" not in text:
+        return text
     return re.sub(r"\\([$`\"\\\n])", lambda m: "" if m.group(1) == "\n" else m.group(1), text)
 
 

@@ -198,14 +198,15 @@ class PermissionGate:
             await trio.lowlevel.checkpoint_if_cancelled()
 
         rules, dirs, memo = self._rules, self._dirs, CallMemo()
+        cwd, home = dirs.cwd, dirs.home
         if memo.long_bash(name, tool_input) is not None:  # analysed off the loop
             await memo.prepare(name, tool_input)
         # (2) deny rules
-        rule = rules._match("deny", name, tool_input, dirs.cwd, dirs.home, memo)
+        rule = rules._match("deny", name, tool_input, cwd, home, memo)
         if rule is not None:
             return outcome("deny", "rule", f"Permission to use {name} denied by rule '{rule}'")
         # (3) ask rules, a hook's ask, and critical removals all go straight to step 6
-        rule = rules._match("ask", name, tool_input, dirs.cwd, dirs.home, memo)
+        rule = rules._match("ask", name, tool_input, cwd, home, memo)
         forced = rule is not None or hook_decision == "ask" or check.asks_user
         critical = critical_removal(name, tool_input, dirs, memo)
         if not forced and critical is None:
@@ -222,7 +223,7 @@ class PermissionGate:
                 return outcome("allow", "mode")
             # (5) allow rules
             if not (mode == "plan" and is_write_tool(name)):
-                rule = rules._match("allow", name, tool_input, dirs.cwd, dirs.home, memo)
+                rule = rules._match("allow", name, tool_input, cwd, home, memo)
                 if rule is not None:
                     return outcome("allow", "rule")
             if mode == "auto" and self._classifier is not None:

@@ -125,6 +125,14 @@ class Alternation:
 
     regex: re.Pattern[str]
     rules: tuple[PermissionRule, ...]
+    #: group number -> the rule whose ``r<i>`` group it is (the outermost group closes last,
+    #: so a match's ``lastindex`` is always one of them)
+    _by_group: Mapping[int, PermissionRule] = attrs.field(init=False, repr=False, eq=False)
+
+    def __attrs_post_init__(self) -> None:
+        groups = self.regex.groupindex
+        by_group = {groups[f"r{i}"]: rule for i, rule in enumerate(self.rules)}
+        object.__setattr__(self, "_by_group", by_group)
 
     @classmethod
     def build(cls, items: list[tuple[str, PermissionRule]], flags: int = 0) -> Alternation:
@@ -133,9 +141,9 @@ class Alternation:
 
     def match(self, text: str) -> PermissionRule | None:
         m = self.regex.fullmatch(text)
-        if m is None or m.lastgroup is None:
+        if m is None:
             return None
-        return self.rules[int(m.lastgroup[1:])]
+        return self._by_group.get(m.lastindex or 0)
 
 
 def _group(
@@ -224,7 +232,8 @@ class KindIndex:
 
     def match_text(self, text: str) -> PermissionRule | None:
         """The Bash rule matching one command text, if any."""
-        alternation = self.bash_by_word.get(text.partition(" ")[0])
+        space = text.find(" ")
+        alternation = self.bash_by_word.get(text if space < 0 else text[:space])
         if alternation is not None:
             rule = alternation.match(text)
             if rule is not None:

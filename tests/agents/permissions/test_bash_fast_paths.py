@@ -9,6 +9,7 @@ field by field.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import attrs
@@ -19,7 +20,7 @@ from tree_sitter import Node, Tree
 
 from agents.permissions import _bash_commands, _bash_tree
 from agents.permissions._bash import Analysis, Command, _parser, analyze, deny_forms
-from agents.permissions._bash_model import Dirs
+from agents.permissions._bash_model import Dirs, new_command
 from agents.permissions._bash_tree import Walker
 from agents.permissions._bash_words import Word
 from agents.permissions._bash_wrappers import Unwrapped
@@ -155,6 +156,7 @@ def test_the_analysis_with_fast_paths_equals_the_full_analysis(line: str) -> Non
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_bash_commands.SimpleCommands, "simple", full_only)
         patch.setattr(_bash_tree, "_plain", lambda node, source: None)  # every word in full
+        patch.setattr(_bash_tree, "_FAST_WORDS", False)
         full = _analysed(analyze(line))
     assert fast == full
 
@@ -164,7 +166,7 @@ def test_the_differential_test_sees_a_planted_difference() -> None:
     path (the directories after it)."""
     words = [Word("cd", "cd"), Word("src", "src")]
     fast, _ = _walker()
-    fast.commands.append(Command(tuple(words), (), Unwrapped(starts=[0]), None))
+    fast.commands.append(new_command(tuple(words), (), Unwrapped(starts=[0]), None))
     full, _ = _walker()
     assert full.judge(words, [], frozenset({()}), 0) == (frozenset({("src",)}), frozenset({()}))
     assert _walked(fast) != _walked(full)
@@ -199,3 +201,54 @@ def test_the_spellings_tried_by_deny_rules_are_those_of_the_full_computation(lin
     """``deny_forms`` gives every command the spellings the full computation gives, in order."""
     for command in analyze(line).commands:
         assert deny_forms(command) == _reference_deny_forms(command)
+
+
+#: Tokens of the plain alphabet, reserved words among them: the whole-command fast path takes
+#: a command made only of such tokens, split at its spaces, for its words.
+_PLAIN_TOKENS = st.one_of(
+    st.text(alphabet="abz09_./:,+@%^-", min_size=1, max_size=5),
+    st.sampled_from(["if", "then", "do", "done", "in", "esac", "fi", "-", "--", "5", "0x1", "-n"]),
+)
+
+
+@st.composite
+def _plain_lines(draw: st.DrawFn) -> str:
+    pieces = []
+    for _ in range(draw(st.integers(1, 3))):
+        words = draw(st.lists(_PLAIN_TOKENS, min_size=1, max_size=4))
+        piece = " ".join(words)
+        style = draw(st.sampled_from(["plain", "subst", "redirect", "spaces", "for"]))
+        if style == "subst":
+            piece = f"echo $({piece})"
+        elif style == "redirect":
+            piece = f"{piece} > out.txt"
+        elif style == "spaces":
+            piece = piece.replace(" ", "  ", 1) + " "
+        elif style == "for":
+            piece = f"for x in {piece}; do {piece}; done"
+        pieces.append(piece)
+    return f" {draw(st.sampled_from(OPERATORS))} ".join(pieces)
+
+
+def _full_analysis(line: str) -> tuple[Any, ...]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_bash_tree, "_FAST_WORDS", False)
+        return _analysed(analyze(line))
+
+
+@settings(max_examples=400, deadline=None)
+@given(line=_plain_lines())
+def test_the_plain_command_fast_path_equals_the_word_by_word_walk(line: str) -> None:
+    """A command of plain words only is analysed as when each word is decoded from its node."""
+    assert _analysed(analyze(line)) == _full_analysis(line)
+
+
+def test_the_plain_command_comparison_sees_a_planted_difference() -> None:
+    """The comparison is not vacuous: a fast path that also took ``=`` for plain text would
+    read an assignment as the command's name."""
+    line = "A=1 ls -la src"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_bash_tree, "_PLAIN_COMMAND", re.compile(rb"[A-Za-z0-9_.=/-]+(?: [^ ]+)*"))
+        planted = _analysed(analyze(line))
+    assert planted != _full_analysis(line)
+    assert _analysed(analyze(line)) == _full_analysis(line)
