@@ -13,11 +13,12 @@ agent loop (or ``rich``, or the Anthropic client) is loaded.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-__all__ = ["OneLineParser", "main", "version"]
+__all__ = ["OneLineParser", "import_trio", "main", "version"]
 
 
 def version() -> str:
@@ -108,9 +109,41 @@ def _demo(args: argparse.Namespace) -> int:
     return run_demo(fast=args.fast, budget=args.budget, live=False if args.no_live else None)
 
 
+def import_trio() -> None:
+    """Import Trio without the ``/sbin/ldconfig -p`` child process it starts on Linux.
+
+    Trio's thread cache looks up ``libpthread`` with ``ctypes.util.find_library`` when it is
+    imported (to name its worker threads), and on Linux that runs ``ldconfig -p`` and parses its
+    listing: a process start on every command's way to its first request. glibc's soname is
+    fixed, so while Trio is imported here the lookup of ``pthread`` tries ``libpthread.so.0``
+    first, and asks ``find_library`` only if that does not load (musl, another libc). Every
+    other lookup, and every lookup after the import, is ``find_library``'s own.
+    """
+    if "trio" in sys.modules or not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    import ctypes.util
+
+    found = ctypes.util.find_library
+
+    def find_library(name: str) -> str | None:
+        if name == "pthread":
+            with contextlib.suppress(OSError):
+                ctypes.CDLL("libpthread.so.0")
+                return "libpthread.so.0"
+        return found(name)
+
+    ctypes.util.find_library = find_library
+    try:
+        import trio  # noqa: F401
+    finally:
+        ctypes.util.find_library = found
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``agents`` console script; returns the exit status."""
     args = _parser().parse_args(argv)
+    import_trio()
     try:
         status: int = args.handler(args)
     except KeyboardInterrupt:
