@@ -9,8 +9,10 @@ error result saying how to install it.
 Glob lists files with ``rg --files`` and matches the pattern itself (:func:`glob_regex`), because
 an ``rg --glob`` that happens to match a directory whitelists it past ``.gitignore``. A small tree
 (up to ``WALK_LIMIT`` directory entries) is listed in-process instead, with ripgrep's ignore rules
-(:mod:`agents.tools._walk`): a process start costs more than the whole walk. Grep always runs
-ripgrep (its regex syntax is Rust's, not Python's).
+(:mod:`agents.tools._walk`): a process start costs more than the whole walk. Grep searches a
+small tree in-process too (:mod:`agents.tools._grep`) when the pattern is in the subset where
+Python's ``re`` and ripgrep's Rust ``regex`` agree and the files are ones both read alike;
+otherwise it runs ripgrep.
 
 Each search is one ``trio.run_process`` in its own process group, killed (the whole group) when
 the call is cancelled (DESIGN rule 6). ``.gitignore`` files are honoured even outside a git
