@@ -8,7 +8,9 @@ that a change in the machine's load hits all. Printed, one JSON line each:
 * ``vs_pydantic_ai`` per client: the median wall time of a query and the median per-turn gap
   (the server's view: from the end of the first response to the arrival of the second
   request — the tools and the loop between the turns);
-* ``vs_pydantic_ai_ratio``: Pydantic AI's medians over trio-agents' (the target is ≥ 2 on both).
+  and the median CPU time of the client process per query (the stable figure on a loaded host);
+* ``vs_pydantic_ai_ratio``: Pydantic AI's medians over trio-agents' (the target is ≥ 2 on wall
+  and gap).
 
 Clients: ``trio_agents_default`` (``query()`` as a user calls it: no backend passed, the base
 URL from ``ANTHROPIC_BASE_URL``), ``trio_agents_reused`` (one ``AnthropicBackend`` for all
@@ -98,15 +100,17 @@ async def main():
     if path == "reused":
         from agents.backends import AnthropicBackend
         backend = AnthropicBackend(api_key="bench", base_url=base_url)
+    cpus = []
     for _ in range(n + 1):  # the first is a warm-up
         options = AgentOptions(cwd=root, backend=backend)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         async for _ in query(prompt="go", options=options):
             pass
         walls.append(time.perf_counter() - t0)
+        cpus.append(time.process_time() - c0)
     if backend is not None:
         await backend.aclose()
-    print(json.dumps(walls[1:]))
+    print(json.dumps([walls[1:], cpus[1:]]))
 
 trio.run(main)
 """
@@ -143,11 +147,13 @@ def grep(pattern: str, path: str | None = None) -> str:
 
 async def main():
     walls = []
+    cpus = []
     for _ in range(n + 1):  # the first is a warm-up
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         await agent.run("go")
         walls.append(time.perf_counter() - t0)
-    print(json.dumps(walls[1:]))
+        cpus.append(time.process_time() - c0)
+    print(json.dumps([walls[1:], cpus[1:]]))
 
 asyncio.run(main())
 """
@@ -194,17 +200,20 @@ class Server:
         self.child.wait(10)
 
 
-def run_client(argv: list[str], root: Path, server: Server) -> tuple[list[float], list[float]]:
-    """One client process's walls, and its per-turn gaps from the server's timings."""
+def run_client(
+    argv: list[str], root: Path, server: Server
+) -> tuple[list[float], list[float], list[float]]:
+    """One client process's walls and CPU times per query, and its per-turn gaps from the
+    server's timings."""
     server.times()  # drop what came before
     done = subprocess.run(argv, capture_output=True, text=True, cwd=root, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"{argv[0]} failed: {done.stderr[-2000:]}")
-    walls = json.loads(done.stdout.strip().splitlines()[-1])
+    walls, cpus = json.loads(done.stdout.strip().splitlines()[-1])
     stamps = server.times()[2:]  # the warm-up query's two requests
     assert len(stamps) == 2 * len(walls), f"expected two requests per query, got {len(stamps)}"
     gaps = [stamps[i + 1][0] - stamps[i][1] for i in range(0, len(stamps), 2)]
-    return walls, gaps
+    return walls, cpus, gaps
 
 
 def main() -> None:
@@ -237,25 +246,29 @@ def main() -> None:
             clients["pydantic_ai"] = [pai, "-c", _THEIRS]
         walls: dict[str, list[float]] = {name: [] for name in clients}
         gaps: dict[str, list[float]] = {name: [] for name in clients}
+        cpus: dict[str, list[float]] = {name: [] for name in clients}
         try:
             for _ in range(rounds):
                 for name, argv in clients.items():
                     extra = [server.base_url, str(root), str(queries)]
                     if name.startswith("trio_agents"):
                         extra.append(name.removeprefix("trio_agents_"))
-                    w, g = run_client([*argv, *extra], root, server)
+                    w, c, g = run_client([*argv, *extra], root, server)
                     walls[name] += w
+                    cpus[name] += c
                     gaps[name] += g
         finally:
             server.close()
-    medians: dict[str, tuple[float, float]] = {}
+    medians: dict[str, tuple[float, float, float]] = {}
     for name in clients:
         wall, gap = statistics.median(walls[name]) * 1e3, statistics.median(gaps[name]) * 1e3
-        medians[name] = (wall, gap)
+        cpu = statistics.median(cpus[name]) * 1e3
+        medians[name] = (wall, gap, cpu)
         emit(
             bench="vs_pydantic_ai", client=name, queries=len(walls[name]),
             wall_ms_median=round(wall, 3), gap_ms_median=round(gap, 3),
-            wall_ms_min=round(min(walls[name]) * 1e3, 3),
+            cpu_ms_median=round(cpu, 3), wall_ms_min=round(min(walls[name]) * 1e3, 3),
+            gap_ms_min=round(min(gaps[name]) * 1e3, 3),
         )  # fmt: skip
     if pai is not None:
         theirs = medians["pydantic_ai"]
@@ -264,7 +277,8 @@ def main() -> None:
             emit(
                 bench="vs_pydantic_ai_ratio", client=name,
                 pydantic_ai_over_ours_wall=round(theirs[0] / ours[0], 2),
-                pydantic_ai_over_ours_gap=round(theirs[1] / ours[1], 2), target=2.0,
+                pydantic_ai_over_ours_gap=round(theirs[1] / ours[1], 2),
+                pydantic_ai_over_ours_cpu=round(theirs[2] / ours[2], 2), target=2.0,
             )  # fmt: skip
 
 

@@ -27,6 +27,7 @@ test_grep_conformance.py`` checks all of this against ripgrep over generated tre
 
 from __future__ import annotations
 
+import os
 import re
 
 from ._walk import list_files
@@ -276,10 +277,9 @@ def search(
 
 
 def _search_file(request: _Request, path: str, is_dir: bool, out: list[bytes]) -> None:
-    with open(path, "rb") as f:
-        data = f.read(request.budget + 1)
+    data = _read(path, request.budget)
     request.budget -= len(data)
-    if request.budget < 0 or data.startswith(_BOMS):
+    if data.startswith(_BOMS):
         raise _Outside
     if b"\0" in data:
         if is_dir and len(data) <= _BINARY_PREFIX:
@@ -307,6 +307,22 @@ def _search_file(request: _Request, path: str, is_dir: bool, out: list[bytes]) -
             out.append(name if is_dir else path.encode("utf-8", "surrogateescape") + b"\n")
         return
     _content(request, data, end, name, out)
+
+
+def _read(path: str, budget: int) -> bytes:
+    """The file's bytes, read in one call of its size (a buffer of ``budget`` bytes for every
+    small file would cost more than the search)."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        size = os.fstat(fd).st_size
+        if size > budget:
+            raise _Outside
+        data = os.read(fd, size + 1)
+    finally:
+        os.close(fd)
+    if len(data) > size:
+        raise _Outside  # it grew while read: ripgrep's to search
+    return data
 
 
 def _content(request: _Request, data: bytes, end: int, name: bytes, out: list[bytes]) -> None:
