@@ -1,4 +1,5 @@
-"""The CLI's start: Trio is imported without the ``ldconfig`` child process it would start."""
+"""The CLI's start: Trio imported without the ``ldconfig`` child process it would start, and the
+cyclic garbage collector held off through start-up only when the process is the command."""
 
 from __future__ import annotations
 
@@ -40,3 +41,39 @@ def test_trio_imported_the_ordinary_way_would_start_one() -> None:
     probe = _PROBE.replace("import_trio()", "import trio")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert "ldconfig" in done.stdout, done.stdout
+
+
+_DEFERRED = """
+import gc
+from agents.cli import defer_collection
+before = gc.get_threshold()
+defer_collection(5_000)
+during = gc.get_threshold()
+collections = gc.get_stats()[0]["collections"]
+kept = [[] for _ in range(2_000)]
+held_off = gc.get_stats()[0]["collections"] == collections
+kept += [[] for _ in range(10_000)]
+print(before == gc.get_threshold(), during[0], held_off, gc.get_freeze_count() > 10_000)
+"""
+
+
+def test_start_up_collection_is_deferred_then_the_defaults_come_back_frozen() -> None:
+    """No collection before ``allocations``; after the first, the default thresholds and the
+    survivors frozen."""
+    done = subprocess.run(
+        [sys.executable, "-c", _DEFERRED], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["True", "5000", "True", "True"], done.stdout + done.stderr
+
+
+def test_main_called_by_a_program_leaves_the_collector_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import gc
+
+    from agents import cli
+
+    monkeypatch.setattr(cli, "_demo", lambda args: 0)
+    before = gc.get_threshold()
+    assert cli.main(["demo"]) == 0
+    assert gc.get_threshold() == before
