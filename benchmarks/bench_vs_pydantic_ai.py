@@ -12,6 +12,9 @@ that a change in the machine's load hits all. Printed, one JSON line each:
 * ``vs_pydantic_ai_ratio``: Pydantic AI's medians over trio-agents' (the target is ≥ 2 on wall
   and gap).
 
+``--vs PYTHON`` adds another build's default path (``previous_build_default``, e.g. the main
+branch's virtual environment) to the rounds, as the control of this build's figures.
+
 Clients: ``trio_agents_default`` (``query()`` as a user calls it: no backend passed, the base
 URL from ``ANTHROPIC_BASE_URL``), ``trio_agents_reused`` (one ``AnthropicBackend`` for all
 queries) and ``pydantic_ai`` (one ``Agent`` and model client reused; its Read, Glob and Grep
@@ -23,6 +26,7 @@ script says so in a ``pydantic_ai_missing`` line and measures trio-agents alone:
 
     python benchmarks/bench_vs_pydantic_ai.py               # 5 rounds of 20 queries
     python benchmarks/bench_vs_pydantic_ai.py --quick       # the smoke test
+    python benchmarks/bench_vs_pydantic_ai.py --vs /work/main/.venv/bin/python
 """
 
 from __future__ import annotations
@@ -222,6 +226,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--queries", type=int, default=20)
     parser.add_argument("--pai-python", help="an interpreter with pydantic-ai-slim[anthropic]")
+    parser.add_argument(
+        "--vs", metavar="PYTHON", help="another build's interpreter: its default path, alternated"
+    )
     opts = parser.parse_args()
     rounds, queries = (1, 2) if opts.quick else (opts.rounds, opts.queries)
     pai = pydantic_ai_python(opts.pai_python)
@@ -242,6 +249,8 @@ def main() -> None:
             "trio_agents_default": [sys.executable, "-c", _OURS],
             "trio_agents_reused": [sys.executable, "-c", _OURS],
         }
+        if opts.vs:
+            clients["previous_build_default"] = [opts.vs, "-c", _OURS]
         if pai is not None:
             clients["pydantic_ai"] = [pai, "-c", _THEIRS]
         walls: dict[str, list[float]] = {name: [] for name in clients}
@@ -251,8 +260,8 @@ def main() -> None:
             for _ in range(rounds):
                 for name, argv in clients.items():
                     extra = [server.base_url, str(root), str(queries)]
-                    if name.startswith("trio_agents"):
-                        extra.append(name.removeprefix("trio_agents_"))
+                    if name != "pydantic_ai":
+                        extra.append("reused" if name.endswith("reused") else "default")
                     w, c, g = run_client([*argv, *extra], root, server)
                     walls[name] += w
                     cpus[name] += c
@@ -272,7 +281,7 @@ def main() -> None:
         )  # fmt: skip
     if pai is not None:
         theirs = medians["pydantic_ai"]
-        for name in ("trio_agents_default", "trio_agents_reused"):
+        for name in [n for n in clients if n != "pydantic_ai"]:
             ours = medians[name]
             emit(
                 bench="vs_pydantic_ai_ratio", client=name,
