@@ -56,7 +56,9 @@ _PUNCT = frozenset(".+*?()|[]{}^$-/\\")
 _PLAIN = frozenset(
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _,:;!@#%'\"/<>=&~`-"
 )
-_CLASS_PLAIN = _PLAIN - frozenset("&~-")
+# inside a class the quantifiers, ``.``, ``|``, ``$`` and parentheses are literal in both; ``&``,
+# ``~`` and ``-`` (doubled, Rust's set operations) are not taken
+_CLASS_PLAIN = (_PLAIN - frozenset("&~-")) | frozenset(".*+?(){}$|")
 _REPEAT = re.compile(r"\{(\d{1,3})(,(\d{0,3}))?\}")
 
 

@@ -31,8 +31,8 @@ pytestmark = pytest.mark.skipif(find_ripgrep() is None, reason="ripgrep (rg) is 
 
 ATOMS = [
     "foo", "bar", "a", "Foo", "o b", "1", "_", "-", "\\.", "\\(", "\\{\\}", ".", "\\w", "\\d",
-    "\\s", "\\W", "\\S", "\\D", "\\t", "[a-c]", "[^a ]", "[\\w.]", "[0-9_]", "[a-]", "[^\\s]",
-    "\\b", "\\B", "^", "$", "(foo|ba)", "(?:a|)", "()", "x",
+    "\\s", "\\W", "\\S", "\\D", "\\t", "[a-c]", "[^a ]", "[\\w.]", "[.*+?]", "[(|)$]",
+    "[0-9_]", "[a-]", "[^\\s]", "\\b", "\\B", "^", "$", "(foo|ba)", "(?:a|)", "()", "x",
 ]  # fmt: skip
 #: Outside the subset: ripgrep must run these.
 OUTSIDE = [
