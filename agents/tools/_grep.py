@@ -12,9 +12,9 @@ that, and the caller runs ripgrep:
   a flag group, a look-around, a back-reference, a Unicode class or anything non-ASCII is not;
 * a file has non-ASCII bytes and the pattern is not a case-sensitive literal (Rust's classes
   and case folding are Unicode-aware, Python's ``bytes`` ones are ASCII: on ASCII text they
-  agree), starts with a byte-order mark (ripgrep transcodes it), or has a NUL byte past what
-  ripgrep reads at once (a NUL in a small file found by the walk: ripgrep skips the file, and
-  so does this module);
+  agree), starts with a byte-order mark (ripgrep transcodes it), or has a NUL byte (ripgrep
+  takes it for binary and searches it only up to the line before the NUL, or, named on its own,
+  whole with a warning);
 * a line to print is longer than ripgrep's column cap, a count would include an empty match, or
   the search uses ``glob``, ``type`` or ``multiline``;
 * the tree is bigger than the walk's limit (:mod:`agents.tools._walk` lists the files with
@@ -36,8 +36,6 @@ __all__ = ["BYTE_LIMIT", "files_searched", "search", "translate"]
 
 #: Bytes read in all at most; past them ripgrep searches.
 BYTE_LIMIT = 4 << 20
-#: A NUL byte within this many bytes of a listed file's start: ripgrep skips the file.
-_BINARY_PREFIX = 32 << 10
 #: Longest line printed (ripgrep's ``--max-columns`` is 500; shorter here, to stay clear of it).
 _MAX_LINE = 400
 _BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
@@ -284,9 +282,7 @@ def _search_file(request: _Request, path: str, is_dir: bool, out: list[bytes]) -
     if data.startswith(_BOMS):
         raise _Outside
     if b"\0" in data:
-        if is_dir and len(data) <= _BINARY_PREFIX:
-            return  # ripgrep sees the NUL in its first read and skips the file
-        raise _Outside
+        raise _Outside  # ripgrep searches a binary file up to the line before its first NUL
     if not data:
         return
     if not request.literal and not data.isascii():

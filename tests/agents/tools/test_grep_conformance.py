@@ -286,3 +286,12 @@ def _walk_limited(root: str) -> list[str] | None:
     from agents.tools import _walk
 
     return _walk.list_files(root, limit=10)
+
+
+def test_a_file_with_a_nul_byte_goes_to_ripgrep(tmp_path: Path) -> None:
+    """ripgrep takes it for binary and still searches the lines before the NUL: not emulated."""
+    build(tmp_path, {"a.txt": b"  \n\x00foo"})
+    target = os.path.realpath(tmp_path)
+    args = GrepInput(pattern=".", output_mode="files_with_matches")
+    assert in_process(args, target, True) is None
+    assert ripgrep(args, target, True) == f"{target}/a.txt\0".encode()
