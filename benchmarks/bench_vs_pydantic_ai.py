@@ -22,7 +22,8 @@ queries) and ``pydantic_ai`` (one ``Agent`` and model client reused; its Read, G
 are plain Python functions written here with the same inputs).
 
 Pydantic AI is optional: it runs from ``--pai-python`` (by default ``.venv-pai/bin/python``
-beside this checkout, made with ``pip install 'pydantic-ai-slim[anthropic]'``); without it the
+beside this checkout, made with ``pip install 'pydantic-ai-slim[anthropic]' -e .``, the
+``vs-pydantic-ai`` extra); without it the
 script says so in a ``pydantic_ai_missing`` line and measures trio-agents alone::
 
     python benchmarks/bench_vs_pydantic_ai.py               # 5 rounds of 20 queries
