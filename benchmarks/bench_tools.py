@@ -11,6 +11,8 @@ runs after one warm-up, so both sides search a tree already in the page cache.
 
 * ``glob_small``: Glob per call on small trees, listed in-process (the default below 1 000
   entries) against the same call listing with ripgrep (the control, in the same run).
+* ``grep_small``: Grep per call on small trees, searched in-process (the default for a pattern
+  both engines read alike, up to the walk's limit) against the same call on ripgrep.
 * ``scenario_gap``: the per-turn gap of a two-turn query (turn 1: text + Read, Read, Glob, Grep
   on a 60-file project; turn 2: the answer; a zero-latency scripted model) — from the first
   request to the second — for this build and, alternated in the same run, the previous build
@@ -200,6 +202,56 @@ def bench_glob_small(tmp: Path, runs: int, sizes: list[int]) -> None:
         )
 
 
+def bench_grep_small(tmp: Path, runs: int, sizes: list[int]) -> None:
+    """Grep per call on small trees: searched in-process against the same call on ripgrep (the
+    control, in the same run), wall and CPU of this process (ripgrep's own CPU not counted:
+    see ``ripgrep_children_cpu_ms``)."""
+    if find_ripgrep() is None:
+        return
+    tool = grep_tool()
+    for size in sizes:
+        root = tmp / f"grep{size}"
+        make_tree(root, size)
+        ctx = ToolContext(cwd=str(root), agent_id="bench", tool_use_id="t", session_id="s")
+        args = tool.validate({"pattern": "NEEDLE_\\w+"})
+
+        async def many(args: Any = args, ctx: ToolContext = ctx) -> tuple[float, float, float]:
+            await tool.handler(args, ctx)  # warm-up
+            t0, c0, k0 = time.perf_counter(), time.process_time(), _children_cpu()
+            for _ in range(runs):
+                out = await tool.handler(args, ctx)
+                assert not out.is_error, out.content
+            return (
+                (time.perf_counter() - t0) / runs,
+                (time.process_time() - c0) / runs,
+                (_children_cpu() - k0) / runs,
+            )
+
+        here = trio.run(many)
+        search.GREP_IN_PROCESS = False
+        try:
+            rg = trio.run(many)
+        finally:
+            search.GREP_IN_PROCESS = True
+        emit(
+            bench="grep_small",
+            files=size,
+            in_process_ms=round(here[0] * 1e3, 3),
+            in_process_cpu_ms=round(here[1] * 1e3, 3),
+            ripgrep_ms=round(rg[0] * 1e3, 3),
+            ripgrep_cpu_ms=round(rg[1] * 1e3, 3),
+            ripgrep_children_cpu_ms=round(rg[2] * 1e3, 3),
+            ripgrep_over_in_process=round(rg[0] / here[0], 1),
+        )
+
+
+def _children_cpu() -> float:
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 #: One build's scenario, run by that build's interpreter: prints the median per-turn gap (ms).
 _SCENARIO = r"""
 import os, statistics, sys, tempfile, time
@@ -300,6 +352,9 @@ def main() -> None:
         bench_small_grep(root, 5 if opts.quick else 50)
         bench_read(Path(tmp), runs, 100 if opts.quick else 1000)
         bench_glob_small(Path(tmp), 5 if opts.quick else 50, [20] if opts.quick else [20, 200, 900])
+        bench_grep_small(
+            Path(tmp), 5 if opts.quick else 50, [20] if opts.quick else [20, 60, 200, 900]
+        )
         bench_scenario(
             Path(tmp), opts.old_python or None, 1 if opts.quick else 5, 3 if opts.quick else 30
         )

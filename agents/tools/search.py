@@ -9,8 +9,10 @@ error result saying how to install it.
 Glob lists files with ``rg --files`` and matches the pattern itself (:func:`glob_regex`), because
 an ``rg --glob`` that happens to match a directory whitelists it past ``.gitignore``. A small tree
 (up to ``WALK_LIMIT`` directory entries) is listed in-process instead, with ripgrep's ignore rules
-(:mod:`agents.tools._walk`): a process start costs more than the whole walk. Grep always runs
-ripgrep (its regex syntax is Rust's, not Python's).
+(:mod:`agents.tools._walk`): a process start costs more than the whole walk. Grep searches a
+small tree in-process too (:mod:`agents.tools._grep`) when the pattern is in the subset where
+Python's ``re`` and ripgrep's Rust ``regex`` agree and the files are ones both read alike;
+otherwise it runs ripgrep.
 
 Each search is one ``trio.run_process`` in its own process group, killed (the whole group) when
 the call is cancelled (DESIGN rule 6). ``.gitignore`` files are honoured even outside a git
@@ -40,6 +42,8 @@ import msgspec
 import trio
 
 from ..permissions.files import absolute, home_dir, real
+from ._grep import files_searched as grep_files
+from ._grep import search as grep_search
 from ._walk import list_files as walk_files
 from .base import Tool, ToolContext, ToolOutput, truncate
 
@@ -54,6 +58,12 @@ MAX_COLUMNS = 500
 
 #: Directory entries Glob walks in-process at most; past them (or at 0) ripgrep lists the files.
 WALK_LIMIT = 1_000
+
+#: Whether Grep searches in-process when it can promise ripgrep's result (a small tree and a
+#: pattern both engines read alike); off, every Grep starts ripgrep.
+GREP_IN_PROCESS = True
+#: Files an in-process Grep searches on the event loop at most; more, and it runs in a thread.
+GREP_INLINE_FILES = 100
 
 _GLOB_CHARS = frozenset("*?[]{}")
 
@@ -487,6 +497,29 @@ def _grep_args(args: GrepInput, target: str, is_dir: bool) -> list[str]:
     return argv
 
 
+async def _search_in_process(args: GrepInput, real_target: str, is_dir: bool) -> bytes | None:
+    """What ripgrep would print for this call, searched here (:mod:`agents.tools._grep`), or
+    None when ripgrep must run. Past a few dozen files the search runs in a worker thread."""
+    if args.glob or args.type or args.multiline:
+        return None
+    files = grep_files(real_target, is_dir)
+    if files is None:
+        return None
+
+    def run() -> bytes | None:
+        return grep_search(
+            files, pattern=args.pattern, is_dir=is_dir, mode=args.output_mode,
+            case_insensitive=args.case_insensitive, numbers=args.line_numbers,
+            before=args.before, after=args.after, context=args.context,
+        )  # fmt: skip
+
+    if len(files) > GREP_INLINE_FILES:
+        return await trio.to_thread.run_sync(run)
+    out = run()
+    await trio.lowlevel.checkpoint()
+    return out
+
+
 def _split_globs(spec: str) -> list[str]:
     """``"*.ts *.tsx"`` or ``"*.ts,*.tsx"`` → two globs; commas inside ``{a,b}`` are kept."""
     out: list[str] = []
@@ -546,10 +579,12 @@ async def _grep(args: GrepInput, ctx: ToolContext) -> ToolOutput:
     if ctx.files is not None and ctx.files.withheld(target, real_target):
         return ToolOutput.error(f"Permission to read {target} is denied by a Read deny rule")
     is_dir = kind == "dir"
-    cwd = real_target if is_dir else os.path.dirname(real_target)
-    code, out, err = await run_ripgrep(_grep_args(args, real_target, is_dir), cwd=cwd)
-    if code == 2 and not out:
-        return ToolOutput.error(f"Grep failed: {err.decode(errors='replace').strip()}")
+    out = await _search_in_process(args, real_target, is_dir) if GREP_IN_PROCESS else None
+    if out is None:
+        cwd = real_target if is_dir else os.path.dirname(real_target)
+        code, out, err = await run_ripgrep(_grep_args(args, real_target, is_dir), cwd=cwd)
+        if code == 2 and not out:
+            return ToolOutput.error(f"Grep failed: {err.decode(errors='replace').strip()}")
     mode = args.output_mode
     shown = _Shown(ctx, target.rstrip("/"), real_target.rstrip("/"))
     text_out = out.decode(errors="replace")

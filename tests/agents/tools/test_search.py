@@ -309,7 +309,7 @@ async def test_grep_cancellation_kills_the_search_process_group(
     fake.chmod(0o755)
     monkeypatch.setattr(search, "find_ripgrep", lambda: str(fake))
     with trio.move_on_after(0.3) as scope:
-        await call(GREP, {"pattern": "x"}, ctx)
+        await call(GREP, {"pattern": "x(?=y)"}, ctx)  # a look-ahead: ripgrep's to run
     assert scope.cancelled_caught
     pgid = int(pid_file.read_text())
     assert await wait_gone(pgid)
