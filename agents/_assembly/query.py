@@ -120,6 +120,14 @@ class _Starter:
         except trio.WouldBlock:
             await self.output.send(message)
 
+    def emit_nowait(self, message: Message) -> bool:
+        """``emit`` without a coroutine: False (nothing sent) when the buffer is full."""
+        try:
+            self.output.send_nowait(message)
+        except trio.WouldBlock:
+            return False
+        return True
+
     async def _run(self, task_status: trio.TaskStatus[SessionHandle]) -> None:
         check_supported(self.options)
         if self.options.backend is not None:
@@ -169,6 +177,7 @@ class _Starter:
                 prices=options.price_table(),
                 supervisor=supervisor,
                 emit=self.emit,
+                emit_nowait=self.emit_nowait,
                 hooks=HookRunner(options.hooks) if options.hooks else None,
             )
             session.sources = sources  # subagents' own servers and skills

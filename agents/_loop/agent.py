@@ -272,7 +272,10 @@ class AgentLoop:
         if transcript is not None:
             await transcript.record(message)
         if stream and self.streams:
-            await self.session.emit(message)
+            session = self.session
+            nowait = session.emit_nowait  # no coroutine while the stream's buffer has room
+            if nowait is None or not nowait(message):
+                await session.emit(message)
 
     async def inform(self, text: str) -> None:
         """An ``informational`` system message (a hook's output, a fallback, a resume notice)."""
@@ -375,10 +378,11 @@ class AgentLoop:
             await self.transcript.record_all(messages)
         if self.streams:
             forward_text = self.is_main or session.options.forward_subagent_text
-            emit = session.emit
+            nowait = session.emit_nowait
             for block, message in zip(blocks, messages, strict=True):
-                if forward_text or isinstance(block, ToolUseBlock):
-                    await emit(message)
+                if forward_text or type(block) is ToolUseBlock:
+                    if nowait is None or not nowait(message):
+                        await session.emit(message)
 
     # -- helpers for tools ------------------------------------------------------------------------
 

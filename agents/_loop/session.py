@@ -61,6 +61,10 @@ class Session:
     prices: PriceTable
     supervisor: Supervisor
     emit: Callable[[Message], Awaitable[None]]
+    #: ``emit`` when it need not wait: queues the message and returns True, or returns False
+    #: (queuing nothing) when the stream's buffer is full and only ``emit`` may wait for room.
+    #: None: every message goes through ``emit``.
+    emit_nowait: Callable[[Message], bool] | None = None
     #: the hooks of the options (None when there are none)
     hooks: HookRunner | None = None
     #: state the tools of all its agents share (the task list)
