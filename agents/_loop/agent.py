@@ -380,9 +380,10 @@ class AgentLoop:
             forward_text = self.is_main or session.options.forward_subagent_text
             nowait = session.emit_nowait
             for block, message in zip(blocks, messages, strict=True):
-                if forward_text or type(block) is ToolUseBlock:
-                    if nowait is None or not nowait(message):
-                        await session.emit(message)
+                if (forward_text or type(block) is ToolUseBlock) and (
+                    nowait is None or not nowait(message)
+                ):
+                    await session.emit(message)
 
     # -- helpers for tools ------------------------------------------------------------------------
 

@@ -22,7 +22,7 @@ import trio
 from runtime import ToolScheduler
 
 from ..messages import SystemMessage, ToolResultBlock, ToolUseBlock, UserMessage
-from ..tools.base import ToolContext, ToolInputError, ToolOutput
+from ..tools.base import NO_CONTEXT, ToolContext, ToolInputError, ToolOutput
 from .budget import watching_the_budget
 from .capping import capped
 from .run import BUDGET_LIMIT_TEXT, INTERRUPTED_TEXT, Run, new_id
@@ -173,7 +173,8 @@ async def _execute(
     # the handler awaited here, not in a helper coroutine: this runs for every call
     raised = False
     try:
-        output = await tool.handler(parsed, _context(loop, call))
+        context_of_call = _context(loop, call) if tool.takes_context else NO_CONTEXT
+        output = await tool.handler(parsed, context_of_call)
     except Exception as exc:
         raised = True
         output = _raised(call, exc)
