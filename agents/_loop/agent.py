@@ -325,7 +325,8 @@ class AgentLoop:
         """One model response (retried, charged and streamed); None if interrupted."""
         t0 = trio.current_time()
         try:
-            if self.is_main:  # only the main agent's turns can be interrupted (AgentClient)
+            # only the main agent's turns can be interrupted (AgentClient)
+            if self.session.client_interrupts and self.is_main:
                 with self.interruptible() as scope:
                     response_and_trip = await self.model_call.with_retries(self)
                 if scope.cancelled_caught:

@@ -67,6 +67,12 @@ class Session:
     emit_nowait: Callable[[Message], bool] | None = None
     #: the hooks of the options (None when there are none)
     hooks: HookRunner | None = None
+    #: whether the main agent's turns can be interrupted from outside (``AgentClient``), and
+    #: whether a permission answer can deny a call with ``interrupt=True`` (a ``can_use_tool``
+    #: callback or a hook), which ends that agent's tool phase: a turn that nothing can
+    #: interrupt runs without the cancel scope an interrupt would cancel (two per turn)
+    client_interrupts: bool = True
+    denials_interrupt: bool = True
     #: state the tools of all its agents share (the task list)
     session_state: dict[str, Any] = attrs.Factory(dict)
     #: model id → token counts and cost, for the whole tree
