@@ -182,6 +182,7 @@ class _Starter:
                 emit_nowait=self.emit_nowait,
                 hooks=HookRunner(options.hooks) if options.hooks else None,
                 client_interrupts=self.interruptible,
+                now=trio.lowlevel.current_clock().current_time,
                 # only a can_use_tool callback or a hook can deny a call with interrupt=True
                 denials_interrupt=options.can_use_tool is not None or bool(options.hooks),
             )

@@ -176,7 +176,7 @@ class AgentLoop:
             command = await self.seams.command(self, prompt)
             if command is not None:
                 return command
-        run = Run(started=trio.current_time())
+        run = Run(started=self.session.now())
         limit = self.max_turns if max_turns is None else max_turns
         try:
             accepted = await self.seams.on_prompt(self, prompt, run)
@@ -297,7 +297,7 @@ class AgentLoop:
         self.last_usage = usage
         return ResultMessage(
             subtype=subtype,  # type: ignore[arg-type]
-            duration_ms=int((trio.current_time() - run.started) * 1000),
+            duration_ms=int((session.now() - run.started) * 1000),
             duration_api_ms=int(run.api_seconds * 1000),
             is_error=subtype != "success",
             num_turns=run.turns,
@@ -323,7 +323,8 @@ class AgentLoop:
 
     async def _turn_model(self, run: Run) -> Response | None:
         """One model response (retried, charged and streamed); None if interrupted."""
-        t0 = trio.current_time()
+        now = self.session.now
+        t0 = now()
         try:
             # only the main agent's turns can be interrupted (AgentClient)
             if self.session.client_interrupts and self.is_main:
@@ -334,7 +335,7 @@ class AgentLoop:
             else:
                 response_and_trip = await self.model_call.with_retries(self)
         finally:
-            run.api_seconds += trio.current_time() - t0
+            run.api_seconds += now() - t0
         response, tripped = response_and_trip
         run.turns += 1
         run.stop_reason = response.stop_reason

@@ -178,7 +178,7 @@ def _result_size(message: ResultMessage, budget: int) -> int:
         total += _CHAR_BYTES * len(result)
     for model, counts in message.model_usage.items():
         total += _CHAR_BYTES * len(model) + _ITEM_BYTES
-        if type(counts) is dict and all(type(v) in _NUMBERS for v in counts.values()):
+        if type(counts) is dict and _NUMBERS.issuperset(map(type, counts.values())):
             total += (2 * _ITEM_BYTES) * len(counts)  # a key and a number each
         else:
             total += rough_size(counts, budget - total)
