@@ -346,17 +346,18 @@ async def _notify(parent: AgentLoop, record: _Child) -> None:
     with it and finds the notification when it has drained it.
     """
     child = record.loop
+    status, summary = record.status, record.summary()
     text = (
         f"<task-notification>\n<task-id>{child.agent_id}</task-id>\n"
-        f"<status>{record.status}</status>\n<summary>{record.description}</summary>\n"
-        f"<result>{record.summary()}</result>\n</task-notification>"
+        f"<status>{status}</status>\n<summary>{record.description}</summary>\n"
+        f"<result>{summary}</result>\n</task-notification>"
     )
     try:
         data = {
             "task_id": child.agent_id,
             "tool_use_id": child.parent_tool_use_id,
-            "status": record.status,
-            "summary": record.summary()[:2000],
+            "status": status,
+            "summary": summary[:2000],
             "cost_usd": child.session.ledger.spent(child.agent_id),
             "num_turns": child.turns_total,
         }
