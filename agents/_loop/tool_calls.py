@@ -155,7 +155,9 @@ async def _execute(
         return ToolOutput.error(str(exc)), None
     gate = loop.gate
     verdict = None
-    if gate is not None:
+    if gate is not None and gate.passes_at_once(call, tool):
+        await trio.lowlevel.checkpoint_if_cancelled()  # what ``check`` would have done
+    elif gate is not None:
         ledger = loop.session.ledger
         if ledger.cap is None:  # no budget to trip: the gate decides alone (the hot path)
             verdict = await gate.check(loop, call, tool)
