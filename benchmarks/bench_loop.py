@@ -188,6 +188,7 @@ def _instructions(turns: int, calls: int, python: str = sys.executable) -> int:
         ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", python, "-c", code],
         capture_output=True, text=True, check=True,
         env={**os.environ, "PYTHONHASHSEED": "0"},  # the same dict layouts in every run
+        cwd=here,  # not the caller's directory: a checkout there would shadow ``python``'s build
     )  # fmt: skip
     for line in done.stderr.splitlines():
         if "Collected :" in line:

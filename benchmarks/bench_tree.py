@@ -38,6 +38,7 @@ import time
 from typing import Any
 
 import trio
+import trio.testing
 
 from agents import AgentClient, AgentDefinition, AgentOptions, query
 from agents.backends.base import ModelRequest
@@ -173,6 +174,8 @@ async def bench_idle(n: int) -> None:
             before = rss_kib()
             t0 = time.perf_counter()
             handles = [await client.spawn("idle") for _ in range(n)]
+            # every agent started and waiting on its mailbox (a spawn does not wait for that)
+            await trio.testing.wait_all_tasks_blocked()
             spawn_s = time.perf_counter() - t0
             gc.collect()
             per_agent = (rss_kib() - before) / n
@@ -210,6 +213,7 @@ def _instructions(kind: str, fanout: int, python: str = sys.executable) -> int:
         ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", python, "-c", code],
         capture_output=True, text=True, check=True,
         env={**os.environ, "PYTHONHASHSEED": "0"},  # the same dict layouts in every run
+        cwd=here,  # not the caller's directory: a checkout there would shadow ``python``'s build
     )  # fmt: skip
     for line in done.stderr.splitlines():
         if "Collected :" in line:
