@@ -24,5 +24,6 @@ _SET = (0x4000 << 64) | (0x8000 << 48)
 
 def new_id() -> str:
     """A random (version 4) UUID string, as ``str(uuid.uuid4())`` gives, at a third of the cost."""
-    h = "%032x" % ((_getrandbits(128) & _CLEAR) | _SET)
+    # ``to_bytes().hex()``, not ``"%032x" %``: formatting a 128-bit int costs twice as much
+    h = ((_getrandbits(128) & _CLEAR) | _SET).to_bytes(16, "big").hex()
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"

@@ -179,16 +179,16 @@ with tempfile.TemporaryDirectory() as cwd:
 """
 
 
-def _instructions(turns: int, calls: int) -> int:
-    """Instructions the interpreter executes for one query of ``turns`` × ``calls`` (and the
-    fixed part: start, imports, warm-up), counted by valgrind's callgrind."""
+def _instructions(turns: int, calls: int, python: str = sys.executable) -> int:
+    """Instructions the interpreter ``python`` executes for one query of ``turns`` × ``calls``
+    (and the fixed part: start, imports, warm-up), counted by valgrind's callgrind."""
     here = os.path.dirname(os.path.abspath(__file__))
     code = _CALLGRIND_CHILD.format(here=here, turns=turns, calls=calls)
     done = subprocess.run(
-        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c",
-         code],
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", python, "-c", code],
         capture_output=True, text=True, check=True,
         env={**os.environ, "PYTHONHASHSEED": "0"},  # the same dict layouts in every run
+        cwd=here,  # not the caller's directory: a checkout there would shadow ``python``'s build
     )  # fmt: skip
     for line in done.stderr.splitlines():
         if "Collected :" in line:
@@ -196,15 +196,16 @@ def _instructions(turns: int, calls: int) -> int:
     raise RuntimeError(f"no instruction count in callgrind's output: {done.stderr[-500:]}")
 
 
-def bench_instructions(turns: int) -> None:
+def bench_instructions(turns: int, python: str = sys.executable) -> None:
     """The per-call and per-turn figures as instruction counts: the stable figure on a shared
-    machine (the same code counts the same within a fraction of a percent)."""
-    base = _instructions(0, 0)
-    one = _instructions(turns, 1) - base
-    many = _instructions(turns, 11) - base
+    machine (the same code counts the same within a fraction of a percent). ``python``:
+    another build's interpreter (its venv), to compare builds in one run."""
+    base = _instructions(0, 0, python)
+    one = _instructions(turns, 1, python) - base
+    many = _instructions(turns, 11, python) - base
     per_call = (many - one) / (turns * 10)
     per_turn = one / (turns + 1) - per_call
-    emit(bench="overhead", clock="instructions", turns=turns,
+    emit(bench="overhead", clock="instructions", turns=turns, python=python,
          per_call_instructions=round(per_call), per_turn_instructions=round(per_turn),
          target_call_instructions=120_000, target_turn_instructions=250_000)
 
@@ -237,7 +238,15 @@ def main() -> None:
     parser.add_argument(
         "--callgrind", action="store_true", help="also count instructions (valgrind, slow)"
     )
+    parser.add_argument("--python", action="append", metavar="PATH", help="with --callgrind: "
+                        "count with this interpreter (another build's venv); repeatable")
+    parser.add_argument("--only-callgrind", action="store_true", help="count instructions only "
+                        "(skip the timed benchmarks)")
     args = parser.parse_args()
+    if args.only_callgrind:
+        for python in args.python or [sys.executable]:
+            bench_instructions(5 if args.quick else 50, python)
+        return
     with tempfile.TemporaryDirectory() as cwd:
         os.environ[DATA_DIR_ENV] = os.path.join(cwd, ".data")  # the sessions' transcripts go too
         if args.quick:
@@ -252,7 +261,8 @@ def main() -> None:
             trio.run(bench_flatness, cwd, 200)
             bench_import(7)
         if args.callgrind:
-            bench_instructions(5 if args.quick else 50)
+            for python in args.python or [sys.executable]:
+                bench_instructions(5 if args.quick else 50, python)
 
 
 if __name__ == "__main__":

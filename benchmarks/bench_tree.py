@@ -38,6 +38,7 @@ import time
 from typing import Any
 
 import trio
+import trio.testing
 
 from agents import AgentClient, AgentDefinition, AgentOptions, query
 from agents.backends.base import ModelRequest
@@ -173,6 +174,8 @@ async def bench_idle(n: int) -> None:
             before = rss_kib()
             t0 = time.perf_counter()
             handles = [await client.spawn("idle") for _ in range(n)]
+            # every agent started and waiting on its mailbox (a spawn does not wait for that)
+            await trio.testing.wait_all_tasks_blocked()
             spawn_s = time.perf_counter() - t0
             gc.collect()
             per_agent = (rss_kib() - before) / n
@@ -201,15 +204,16 @@ elif {kind!r} == "bare":
 """
 
 
-def _instructions(kind: str, fanout: int) -> int:
-    """Instructions the interpreter executes for one tree of ``kind`` (``"tree"``, ``"bare"``
-    or ``"none"``: the start and warm-up alone), counted by valgrind's callgrind."""
+def _instructions(kind: str, fanout: int, python: str = sys.executable) -> int:
+    """Instructions the interpreter ``python`` executes for one tree of ``kind`` (``"tree"``,
+    ``"bare"`` or ``"none"``: the start and warm-up alone), counted by valgrind's callgrind."""
     here = os.path.dirname(os.path.abspath(__file__))
     code = _CALLGRIND_CHILD.format(here=here, kind=kind, fanout=fanout)
     done = subprocess.run(
-        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c",
-         code],
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", python, "-c", code],
         capture_output=True, text=True, check=True,
+        env={**os.environ, "PYTHONHASHSEED": "0"},  # the same dict layouts in every run
+        cwd=here,  # not the caller's directory: a checkout there would shadow ``python``'s build
     )  # fmt: skip
     for line in done.stderr.splitlines():
         if "Collected :" in line:
@@ -217,13 +221,16 @@ def _instructions(kind: str, fanout: int) -> int:
     raise RuntimeError(f"no instruction count in callgrind's output: {done.stderr[-500:]}")
 
 
-def bench_instructions(fanout: int) -> None:
-    """The tree over bare Trio in instructions: the figure that does not move with the load."""
-    base = _instructions("none", fanout)
-    tree = _instructions("tree", fanout) - base
-    bare = _instructions("bare", fanout) - base
+def bench_instructions(fanout: int, python: str = sys.executable) -> None:
+    """The tree over bare Trio in instructions: the figure that does not move with the load
+    (within about 2 %: Trio's scheduler orders ready tasks at random, which changes how many
+    notifications share a turn). ``python``: another build's interpreter (its venv), to
+    compare builds in one run."""
+    base = _instructions("none", fanout, python)
+    tree = _instructions("tree", fanout, python) - base
+    bare = _instructions("bare", fanout, python) - base
     agents = fanout * fanout
-    emit(bench="tree_instructions", fanout=fanout, subagents=agents,
+    emit(bench="tree_instructions", fanout=fanout, subagents=agents, python=python,
          tree_per_agent=round(tree / agents), bare_per_agent=round(bare / agents),
          ratio=round(tree / bare, 2), target_ratio=3.0)
 
@@ -245,9 +252,12 @@ def main() -> None:
                         "memory target)")
     parser.add_argument("--callgrind", type=int, metavar="FANOUT", help="only count the "
                         "instructions of a tree of FANOUT² agents and of its control (valgrind)")
+    parser.add_argument("--python", action="append", metavar="PATH", help="with --callgrind: "
+                        "count with this interpreter (another build's venv); repeatable")
     args = parser.parse_args()
     if args.callgrind:
-        bench_instructions(args.callgrind)
+        for python in args.python or [sys.executable]:
+            bench_instructions(args.callgrind, python)
         return
     fanout, idle, charges = (4, 50, 1_000) if args.quick else (100, 10_000, 200_000)
     # First: the idle agents' RSS growth is only theirs in a process that has not freed memory

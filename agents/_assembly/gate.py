@@ -109,7 +109,7 @@ class LoopGate:
     def files(self) -> FileAccess:
         return self.gate.files
 
-    def _passes_at_once(self, call: ToolUseBlock, tool: Tool) -> bool:
+    def passes_at_once(self, call: ToolUseBlock, tool: Tool) -> bool:
         """The common case decided without the pipeline, with no hooks and no rule naming the
         tool: a read-only tool whose input names no path, command or domain, in a mode that
         approves read-only calls (every mode but ``dontAsk``); or a tool that needs no
@@ -142,8 +142,8 @@ class LoopGate:
 
     async def check(self, loop: AgentLoop, call: ToolUseBlock, tool: Tool) -> Verdict | None:
         """The verdict on ``call``; None when it may run as it is, with nothing to add (the
-        common case, decided without the pipeline: see :meth:`_passes_at_once`)."""
-        if self._passes_at_once(call, tool):
+        common case, decided without the pipeline: see :meth:`passes_at_once`)."""
+        if self.passes_at_once(call, tool):
             await trio.lowlevel.checkpoint_if_cancelled()
             return None
         outcome = await self.gate.check(

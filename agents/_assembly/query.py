@@ -101,6 +101,8 @@ class _Starter:
     #: whether the main agent's mailbox is fed by the caller directly (``AgentClient.query``):
     #: then it has no bound, so queuing a prompt never waits on the agent's progress
     unbounded_input: bool = False
+    #: whether the caller can interrupt the main agent's turns (``AgentClient.interrupt``)
+    interruptible: bool = False
 
     async def run(
         self, *, task_status: trio.TaskStatus[SessionHandle] = trio.TASK_STATUS_IGNORED
@@ -119,6 +121,14 @@ class _Starter:
             self.output.send_nowait(message)
         except trio.WouldBlock:
             await self.output.send(message)
+
+    def emit_nowait(self, message: Message) -> bool:
+        """``emit`` without a coroutine: False (nothing sent) when the buffer is full."""
+        try:
+            self.output.send_nowait(message)
+        except trio.WouldBlock:
+            return False
+        return True
 
     async def _run(self, task_status: trio.TaskStatus[SessionHandle]) -> None:
         check_supported(self.options)
@@ -169,7 +179,12 @@ class _Starter:
                 prices=options.price_table(),
                 supervisor=supervisor,
                 emit=self.emit,
+                emit_nowait=self.emit_nowait,
                 hooks=HookRunner(options.hooks) if options.hooks else None,
+                client_interrupts=self.interruptible,
+                now=trio.lowlevel.current_clock().current_time,
+                # only a can_use_tool callback or a hook can deny a call with interrupt=True
+                denials_interrupt=options.can_use_tool is not None or bool(options.hooks),
             )
             session.sources = sources  # subagents' own servers and skills
             sources.bind(session)  # prompt hooks ask its model
@@ -366,7 +381,11 @@ class AgentClient:
         nursery = await self._nursery_cm.__aenter__()
         try:
             starter = _Starter(
-                self.options, self._send, spawns_from_code=True, unbounded_input=True
+                self.options,
+                self._send,
+                spawns_from_code=True,
+                unbounded_input=True,
+                interruptible=True,
             )
             self._handle = await nursery.start(starter.run)
         except BaseException as exc:  # the session could not start: its error, as itself

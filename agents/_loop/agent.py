@@ -176,7 +176,7 @@ class AgentLoop:
             command = await self.seams.command(self, prompt)
             if command is not None:
                 return command
-        run = Run(started=trio.current_time())
+        run = Run(started=self.session.now())
         limit = self.max_turns if max_turns is None else max_turns
         try:
             accepted = await self.seams.on_prompt(self, prompt, run)
@@ -272,7 +272,10 @@ class AgentLoop:
         if transcript is not None:
             await transcript.record(message)
         if stream and self.streams:
-            await self.session.emit(message)
+            session = self.session
+            nowait = session.emit_nowait  # no coroutine while the stream's buffer has room
+            if nowait is None or not nowait(message):
+                await session.emit(message)
 
     async def inform(self, text: str) -> None:
         """An ``informational`` system message (a hook's output, a fallback, a resume notice)."""
@@ -294,7 +297,7 @@ class AgentLoop:
         self.last_usage = usage
         return ResultMessage(
             subtype=subtype,  # type: ignore[arg-type]
-            duration_ms=int((trio.current_time() - run.started) * 1000),
+            duration_ms=int((session.now() - run.started) * 1000),
             duration_api_ms=int(run.api_seconds * 1000),
             is_error=subtype != "success",
             num_turns=run.turns,
@@ -320,9 +323,11 @@ class AgentLoop:
 
     async def _turn_model(self, run: Run) -> Response | None:
         """One model response (retried, charged and streamed); None if interrupted."""
-        t0 = trio.current_time()
+        now = self.session.now
+        t0 = now()
         try:
-            if self.is_main:  # only the main agent's turns can be interrupted (AgentClient)
+            # only the main agent's turns can be interrupted (AgentClient)
+            if self.session.client_interrupts and self.is_main:
                 with self.interruptible() as scope:
                     response_and_trip = await self.model_call.with_retries(self)
                 if scope.cancelled_caught:
@@ -330,7 +335,7 @@ class AgentLoop:
             else:
                 response_and_trip = await self.model_call.with_retries(self)
         finally:
-            run.api_seconds += trio.current_time() - t0
+            run.api_seconds += now() - t0
         response, tripped = response_and_trip
         run.turns += 1
         run.stop_reason = response.stop_reason
@@ -375,10 +380,12 @@ class AgentLoop:
             await self.transcript.record_all(messages)
         if self.streams:
             forward_text = self.is_main or session.options.forward_subagent_text
-            emit = session.emit
+            nowait = session.emit_nowait
             for block, message in zip(blocks, messages, strict=True):
-                if forward_text or isinstance(block, ToolUseBlock):
-                    await emit(message)
+                if (forward_text or type(block) is ToolUseBlock) and (
+                    nowait is None or not nowait(message)
+                ):
+                    await session.emit(message)
 
     # -- helpers for tools ------------------------------------------------------------------------
 

@@ -35,6 +35,10 @@ def capped(tool: Tool, output: ToolOutput) -> ToolOutput:
         if len(content) <= cap:
             return output
         return attrs.evolve(output, content=truncate(content, cap))
+    if len(content) == 1:  # one item, the common case: fits unless it is a long text
+        only = content[0]
+        if only.get("type") != "text" or len(only.get("text", "")) <= cap:
+            return output
     cut = _cut_point(content, cap)
     if cut is None:
         return output

@@ -36,7 +36,6 @@ from ..backends.base import BackendError
 from ..messages import SystemMessage
 from ..sessions import HISTORY_SNAPSHOT
 from ..sessions.history import is_tool_results
-from .run import Usage
 
 if TYPE_CHECKING:
     from .agent import AgentLoop
@@ -83,9 +82,14 @@ class ContextTracker:
     mark: int = 0
 
     def observe(self, usage: dict[str, Any], history_len: int) -> None:
-        counts = Usage.of(usage)
-        self.last_input = counts.context_tokens
-        self.last_output = counts.output_tokens
+        # ``Usage.of(usage).context_tokens`` without the object: this runs for every response
+        get = usage.get
+        self.last_input = (
+            (get("input_tokens") or 0)
+            + (get("cache_read_input_tokens") or 0)
+            + (get("cache_creation_input_tokens") or 0)
+        )
+        self.last_output = get("output_tokens") or 0
         self.mark = history_len
 
     def reset(self) -> None:
@@ -96,7 +100,10 @@ class ContextTracker:
 
 def estimate_tokens(*parts: object) -> int:
     """Characters of the JSON encoding / 4: the estimate used where no usage is known yet."""
-    return sum(len(_encode(p)) for p in parts) // 4
+    total = 0
+    for part in parts:
+        total += len(_encode(part))
+    return total // 4
 
 
 def context_tokens(loop: AgentLoop) -> int:

@@ -93,6 +93,12 @@ class Gate(Protocol):
         and the Read deny rules that searches must respect (``ToolContext.files``)."""
         ...
 
+    def passes_at_once(self, call: ToolUseBlock, tool: Tool) -> bool:
+        """Whether ``check`` would answer None (run it as it is) without asking anyone: the
+        loop then only checks for a cancellation, and awaits no ``check`` (one coroutine less
+        per call)."""
+        ...
+
     async def check(self, loop: AgentLoop, call: ToolUseBlock, tool: Tool) -> Verdict | None: ...
 
 

@@ -31,7 +31,7 @@ from .budget import (
     overrun_message,
     watching_the_budget,
 )
-from .response import Response, ResponseBuilder
+from .response import FEED, Response, ResponseBuilder
 from .run import RunEnd, budget_end, new_id
 
 if TYPE_CHECKING:
@@ -121,16 +121,12 @@ class ModelCall:
         announced as an ``api_retry`` system message); a model that is not available switches
         once to ``fallback_model``. Anything else ends the run with an API error.
         """
-        backend = loop.session.backend
-        max_retries: int = getattr(backend, "max_retries", 10)
-        base: float = getattr(backend, "retry_base_delay", 0.5)
-        cap: float = getattr(backend, "retry_max_delay", 32.0)
-        fallback = loop.session.options.fallback_model
         attempt = 0
         while True:
             try:
                 return await self.charged(loop, self.request(loop))
             except ModelNotAvailable as exc:
+                fallback = loop.session.options.fallback_model
                 if fallback and loop.model != fallback:
                     log.warning("%s; falling back to %s", exc, fallback)
                     await loop.inform(f"{exc}; using fallback model {fallback}")
@@ -138,6 +134,11 @@ class ModelCall:
                     continue
                 raise RunEnd("error_during_execution", [str(exc)], "api_error") from None
             except BackendError as exc:
+                # the retry policy, read from the backend only when a request fails
+                backend = loop.session.backend
+                max_retries: int = getattr(backend, "max_retries", 10)
+                base: float = getattr(backend, "retry_base_delay", 0.5)
+                cap: float = getattr(backend, "retry_max_delay", 32.0)
                 if not exc.retryable or attempt >= max_retries:
                     message = f"{exc} (after {attempt} retries)" if exc.retryable else str(exc)
                     raise RunEnd("error_during_execution", [message], "api_error") from None
@@ -241,10 +242,10 @@ class ModelCall:
     ) -> Response:
         """One attempt, uncharged: the caller charges it."""
         builder = builder or ResponseBuilder()
-        feed = builder.feed
         session = loop.session
         async with aclosing(session.backend.stream(request)) as events:  # type: ignore[type-var]
             if self.partial:
+                feed = builder.feed
                 emit = session.emit
                 sid = session.session_id
                 async for event in events:
@@ -253,6 +254,9 @@ class ModelCall:
                         StreamEvent(uuid=new_id(), session_id=sid, event=_to_builtins(event))
                     )
             else:
+                handler_of = FEED.get  # ``builder.feed`` inlined: this runs for every event
                 async for event in events:
-                    feed(event)
+                    handler = handler_of(type(event))
+                    if handler is not None:
+                        handler(builder, event)
         return builder.finish()

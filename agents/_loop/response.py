@@ -69,7 +69,7 @@ class ResponseBuilder:
     def feed(self, event: BackendEvent) -> None:
         # One dict lookup on the event's type instead of a chain of isinstance checks: this
         # runs for every event of every response.
-        handler = _FEED.get(type(event))
+        handler = FEED.get(type(event))
         if handler is not None:  # anything else (a backend's own events) has nothing to add
             handler(self, event)
 
@@ -153,7 +153,8 @@ class ResponseBuilder:
         return self.response
 
 
-_FEED: dict[type, Callable[[ResponseBuilder, Any], None]] = {
+#: the builder's step for each type of stream event (anything else has nothing to add)
+FEED: dict[type, Callable[[ResponseBuilder, Any], None]] = {
     ContentBlockDelta: ResponseBuilder._delta,
     ContentBlockStart: ResponseBuilder._block_start,
     ContentBlockStop: ResponseBuilder._block_stop,

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import attrs
+import trio
 
 from runtime import BudgetLedger, Reservation, Settlement, Supervisor
 
@@ -61,8 +62,21 @@ class Session:
     prices: PriceTable
     supervisor: Supervisor
     emit: Callable[[Message], Awaitable[None]]
+    #: ``emit`` when it need not wait: queues the message and returns True, or returns False
+    #: (queuing nothing) when the stream's buffer is full and only ``emit`` may wait for room.
+    #: None: every message goes through ``emit``.
+    emit_nowait: Callable[[Message], bool] | None = None
     #: the hooks of the options (None when there are none)
     hooks: HookRunner | None = None
+    #: whether the main agent's turns can be interrupted from outside (``AgentClient``), and
+    #: whether a permission answer can deny a call with ``interrupt=True`` (a ``can_use_tool``
+    #: callback or a hook), which ends that agent's tool phase: a turn that nothing can
+    #: interrupt runs without the cancel scope an interrupt would cancel (two per turn)
+    client_interrupts: bool = True
+    denials_interrupt: bool = True
+    #: Trio's time (``trio.current_time``), read straight from the run's clock when the
+    #: assembly passes ``trio.lowlevel.current_clock().current_time``: a turn reads it four times
+    now: Callable[[], float] = trio.current_time
     #: state the tools of all its agents share (the task list)
     session_state: dict[str, Any] = attrs.Factory(dict)
     #: model id → token counts and cost, for the whole tree
@@ -175,8 +189,11 @@ class Session:
         entry = self.model_usage.get(model)
         if entry is None:
             entry = self.model_usage[model] = {**dict.fromkeys(Usage.KEYS, 0), "cost_usd": 0.0}
-        for key in Usage.KEYS:
-            entry[key] += usage.get(key) or 0
+        get = usage.get  # the four of ``Usage.KEYS``, unrolled: this runs for every response
+        entry["input_tokens"] += get("input_tokens") or 0
+        entry["output_tokens"] += get("output_tokens") or 0
+        entry["cache_creation_input_tokens"] += get("cache_creation_input_tokens") or 0
+        entry["cache_read_input_tokens"] += get("cache_read_input_tokens") or 0
         entry["cost_usd"] += cost
         if reservation is None:
             return cost, (ledger or self.ledger).charge(agent_id, cost), None

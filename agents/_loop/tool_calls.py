@@ -22,7 +22,7 @@ import trio
 from runtime import ToolScheduler
 
 from ..messages import SystemMessage, ToolResultBlock, ToolUseBlock, UserMessage
-from ..tools.base import ToolContext, ToolInputError, ToolOutput
+from ..tools.base import NO_CONTEXT, ToolContext, ToolInputError, ToolOutput
 from .budget import watching_the_budget
 from .capping import capped
 from .run import BUDGET_LIMIT_TEXT, INTERRUPTED_TEXT, Run, new_id
@@ -58,16 +58,17 @@ class ToolCalls:
         Returns False when the turn was interrupted; finished calls keep their results and the
         rest are answered as interrupted.
         """
+        session = loop.session
+        if not (session.denials_interrupt or (session.client_interrupts and loop.is_main)):
+            # nothing can interrupt this phase: no cancel scope for it
+            turn = _Turn(loop, run, response.bad_inputs, None)
+            await self._schedule(loop, calls, turn)
+            results = turn.results
+            _append_results(loop, [results[c.id] for c in calls])
+            return True
         with loop.interruptible() as scope:
             turn = _Turn(loop, run, response.bad_inputs, scope)
-            ledger = loop.session.ledger
-            if ledger.cap is None:  # no budget to trip (the hot path)
-                await self.scheduler.run(calls, turn.call, read_only=turn.read_only)
-            else:  # a call waiting for a slot is cut at the trip, and never runs
-                await self.scheduler.run(
-                    calls, turn.call, read_only=turn.read_only,
-                    wait_scope=partial(watching_the_budget, ledger), if_cut=turn.not_started,
-                )  # fmt: skip
+            await self._schedule(loop, calls, turn)
         results = turn.results
         if scope.cancelled_caught:
             blocks = []
@@ -83,6 +84,16 @@ class ToolCalls:
             return False
         _append_results(loop, [results[c.id] for c in calls])
         return True
+
+    async def _schedule(self, loop: AgentLoop, calls: list[ToolUseBlock], turn: _Turn) -> None:
+        ledger = loop.session.ledger
+        if ledger.cap is None:  # no budget to trip (the hot path)
+            await self.scheduler.run(calls, turn.call, read_only=turn.read_only)
+        else:  # a call waiting for a slot is cut at the trip, and never runs
+            await self.scheduler.run(
+                calls, turn.call, read_only=turn.read_only,
+                wait_scope=partial(watching_the_budget, ledger), if_cut=turn.not_started,
+            )  # fmt: skip
 
     async def refuse(self, loop: AgentLoop, calls: list[ToolUseBlock], text: str) -> None:
         """Answer every call with an error result, so the history stays resumable."""
@@ -144,7 +155,9 @@ async def _execute(
         return ToolOutput.error(str(exc)), None
     gate = loop.gate
     verdict = None
-    if gate is not None:
+    if gate is not None and gate.passes_at_once(call, tool):
+        await trio.lowlevel.checkpoint_if_cancelled()  # what ``check`` would have done
+    elif gate is not None:
         ledger = loop.session.ledger
         if ledger.cap is None:  # no budget to trip: the gate decides alone (the hot path)
             verdict = await gate.check(loop, call, tool)
@@ -173,7 +186,8 @@ async def _execute(
     # the handler awaited here, not in a helper coroutine: this runs for every call
     raised = False
     try:
-        output = await tool.handler(parsed, _context(loop, call))
+        context_of_call = _context(loop, call) if tool.takes_context else NO_CONTEXT
+        output = await tool.handler(parsed, context_of_call)
     except Exception as exc:
         raised = True
         output = _raised(call, exc)
@@ -266,8 +280,9 @@ class _Turn:
     loop: AgentLoop
     run: Run
     bad_inputs: dict[str, str]
-    #: the tool phase's scope (``AgentLoop.interrupt`` cancels it too)
-    scope: trio.CancelScope
+    #: the tool phase's scope (``AgentLoop.interrupt`` cancels it too); None when nothing can
+    #: interrupt the phase (no client, and no permission answer can ask to)
+    scope: trio.CancelScope | None
     #: call id → result, as each call finishes (kept when the turn is interrupted)
     results: dict[str, ToolResultBlock] = attrs.Factory(dict)
 
@@ -287,6 +302,11 @@ class _Turn:
         self.results[call.id] = block
         if call.id == self.run.interrupt_call:
             # only now: the denial's own result is kept, the other calls are interrupted
+            if self.scope is None:
+                raise RuntimeError(
+                    "a call was denied with interrupt=True in a session marked as having "
+                    "nothing that could interrupt (Session.denials_interrupt=False)"
+                )
             self.scope.cancel(reason="permission denied with interrupt")
         return block
 

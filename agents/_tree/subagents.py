@@ -20,7 +20,6 @@ for what it used) and refuses later spawns with ``Budget limit reached``.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from typing import TYPE_CHECKING
 
@@ -266,8 +265,7 @@ async def spawn_child(
             record.done.set()
             release_transcript(child)
             if notify:
-                with trio.CancelScope(shield=True, relative_deadline=5):
-                    await _notify(parent, record)
+                await _notify(parent, record)
 
     if session.ledger.exhausted:
         raise BudgetExhausted()
@@ -320,19 +318,21 @@ def release_transcript(child: AgentLoop) -> None:
 
 async def _report_progress(child: AgentLoop, response: Response) -> None:
     """``task_progress`` after each response of a background agent."""
-    calls = [c.name for c in response.tool_uses]
-    await child.session.emit(
-        SystemMessage(
-            subtype="task_progress",
-            data={
-                "task_id": child.agent_id,
-                "tool_use_id": child.parent_tool_use_id,
-                "num_turns": child.session.turns_by_agent.get(child.agent_id, 0),
-                "cost_usd": child.session.ledger.spent(child.agent_id),
-                "last_tool_name": calls[-1] if calls else None,
-            },
-        )
+    calls = response.tool_uses
+    session = child.session
+    message = SystemMessage(
+        subtype="task_progress",
+        data={
+            "task_id": child.agent_id,
+            "tool_use_id": child.parent_tool_use_id,
+            "num_turns": session.turns_by_agent.get(child.agent_id, 0),
+            "cost_usd": session.ledger.spent(child.agent_id),
+            "last_tool_name": calls[-1].name if calls else None,
+        },
     )
+    nowait = session.emit_nowait
+    if nowait is None or not nowait(message):
+        await session.emit(message)
 
 
 async def _notify(parent: AgentLoop, record: _Child) -> None:
@@ -346,21 +346,30 @@ async def _notify(parent: AgentLoop, record: _Child) -> None:
     with it and finds the notification when it has drained it.
     """
     child = record.loop
+    status, summary = record.status, record.summary()
     text = (
         f"<task-notification>\n<task-id>{child.agent_id}</task-id>\n"
-        f"<status>{record.status}</status>\n<summary>{record.description}</summary>\n"
-        f"<result>{record.summary()}</result>\n</task-notification>"
+        f"<status>{status}</status>\n<summary>{record.description}</summary>\n"
+        f"<result>{summary}</result>\n</task-notification>"
     )
     try:
         data = {
             "task_id": child.agent_id,
             "tool_use_id": child.parent_tool_use_id,
-            "status": record.status,
-            "summary": record.summary()[:2000],
+            "status": status,
+            "summary": summary[:2000],
             "cost_usd": child.session.ledger.spent(child.agent_id),
             "num_turns": child.turns_total,
         }
-        await parent.session.emit(SystemMessage(subtype="task_notification", data=data))
+        message = SystemMessage(subtype="task_notification", data=data)
+        session = parent.session
+        nowait = session.emit_nowait
+        if nowait is None or not nowait(message):
+            # Shielded, with a deadline: a stopped or cancelled child still reports its end,
+            # and a stream nobody reads holds it 5 s at most. (Only here: queuing without a
+            # wait has no checkpoint, so a cancel cannot cut it, and a scope per child costs.)
+            with trio.CancelScope(shield=True, relative_deadline=5):
+                await session.emit(message)
     finally:  # even if the stream's reader is gone or too slow: the spawner must hear of it
         links = parent.links
         links.notifications.append(
@@ -368,8 +377,11 @@ async def _notify(parent: AgentLoop, record: _Child) -> None:
         )
         links.background_running -= 1
         if links.actor is not None:
-            with contextlib.suppress(trio.WouldBlock, trio.ClosedResourceError):
+            # not ``contextlib.suppress``: this runs for every background child
+            try:  # noqa: SIM105 - a suppress context costs more than the rest of this
                 links.actor.mailbox.send_nowait(WAKE)
+            except (trio.WouldBlock, trio.ClosedResourceError):
+                pass
 
 
 async def run_agent_tool(args: AgentInput, ctx: ToolContext) -> ToolOutput:
@@ -409,17 +421,19 @@ async def run_agent_tool(args: AgentInput, ctx: ToolContext) -> ToolOutput:
         return ToolOutput.error(str(exc))
     if background:
         child.links.progress = _report_progress
-        await parent.session.emit(
-            SystemMessage(
-                subtype="task_started",
-                data={
-                    "task_id": child.agent_id,
-                    "tool_use_id": ctx.tool_use_id,
-                    "description": args.description,
-                    "agent_type": args.subagent_type,
-                },
-            )
+        session = parent.session
+        started = SystemMessage(
+            subtype="task_started",
+            data={
+                "task_id": child.agent_id,
+                "tool_use_id": ctx.tool_use_id,
+                "description": args.description,
+                "agent_type": args.subagent_type,
+            },
         )
+        nowait = session.emit_nowait
+        if nowait is None or not nowait(started):
+            await session.emit(started)
         return ToolOutput(
             content=(
                 f"Async agent launched: agentId {child.agent_id}. You will be notified when it "

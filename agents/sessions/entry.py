@@ -22,7 +22,7 @@ import contextlib
 import gc
 import logging
 from collections.abc import Iterator, Sequence
-from typing import Any, cast
+from typing import Any
 
 import attrs
 import msgspec
@@ -31,6 +31,7 @@ from msgspec.structs import astuple
 from agents.messages import (
     AssistantMessage,
     Message,
+    ResultMessage,
     StreamEvent,
     ToolResultBlock,
     UserMessage,
@@ -133,8 +134,8 @@ def is_large(entries: Sequence[TranscriptEntry], limit: int = LARGE_APPEND_BYTES
                 return True
             continue
         if kind is UserMessage:
-            message = cast(UserMessage, message)
-            content = message.content
+            user: UserMessage = message  # type: ignore[assignment]  # no cast(): a call per entry
+            content = user.content
             if type(content) is str:
                 total += _CHAR_BYTES * len(content)
             else:
@@ -151,13 +152,45 @@ def is_large(entries: Sequence[TranscriptEntry], limit: int = LARGE_APPEND_BYTES
                         total += rough_size(block, limit - total)
                     if total > limit:
                         return True
-            if message.tool_use_result:
-                total += rough_size(message.tool_use_result, limit - total)
+            if user.tool_use_result:
+                total += rough_size(user.tool_use_result, limit - total)
+        elif kind is ResultMessage:
+            total += _result_size(message, limit - total)  # type: ignore[arg-type]
         else:
             total += rough_size(entry.data if message is None else message, limit - total)
         if total > limit:
             return True
     return False
+
+
+#: What a result's fixed fields count (ids, durations, flags, reasons, its usage's counts).
+_RESULT_FIELDS_BYTES = 24 * _ITEM_BYTES
+_NUMBERS = frozenset({int, float})
+
+
+def _result_size(message: ResultMessage, budget: int) -> int:
+    """The rough size of a ``ResultMessage`` (one per prompt of every agent): its fixed fields
+    counted as a whole, its text by length, each model's usage by its name's length, and only
+    the parts that can grow (errors, denials, structured output, a deferred call) walked."""
+    total = _RESULT_FIELDS_BYTES
+    result = message.result
+    if result:
+        total += _CHAR_BYTES * len(result)
+    for model, counts in message.model_usage.items():
+        total += _CHAR_BYTES * len(model) + _ITEM_BYTES
+        if type(counts) is dict and _NUMBERS.issuperset(map(type, counts.values())):
+            total += (2 * _ITEM_BYTES) * len(counts)  # a key and a number each
+        else:
+            total += rough_size(counts, budget - total)
+    for part in (
+        message.errors,
+        message.permission_denials,
+        message.structured_output,
+        message.deferred_tool_use,
+    ):
+        if part and total <= budget:
+            total += rough_size(part, budget - total)
+    return total
 
 
 def _items(items: list[dict[str, Any]], budget: int) -> int:

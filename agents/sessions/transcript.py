@@ -71,7 +71,15 @@ class Transcript:
         field; its entry still gets one.
         """
         entry = self._entry(message, self.last_uuid)
-        await self._append([entry])
+        entries = [entry]
+        # ``_append`` inlined (one coroutine less: this runs for every tool result)
+        append_nowait = getattr(self.store, "append_nowait", None)
+        if append_nowait is not None and not is_large(entries):
+            append_nowait(self.key, entries)
+            await trio.lowlevel.checkpoint_if_cancelled()
+        else:
+            await self.store.append(self.key, entries)
+        self.last_uuid = entry.uuid
         return entry
 
     async def record_all(self, messages: Sequence[Message]) -> list[TranscriptEntry]:

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from ..permissions.files import CheckedPath
 
 __all__ = [
+    "NO_CONTEXT",
     "FileAccess",
     "SdkMcpServer",
     "SdkMcpTool",
@@ -119,6 +120,9 @@ class ToolContext:
     files: FileAccess | None = None
 
 
+#: what a handler that does not read its context (``Tool.takes_context=False``) is given
+NO_CONTEXT = ToolContext(cwd="", agent_id="", tool_use_id="", session_id="")
+
 Handler = Callable[[Any, ToolContext], Awaitable[ToolOutput]]
 
 
@@ -137,6 +141,9 @@ class Tool:
     read_only: bool = False
     input_type: type | None = None
     output_cap: int | None = None
+    #: whether the handler reads its ``ToolContext``; one that does not (an in-process MCP
+    #: tool's wrapper) is handed the shared, empty :data:`NO_CONTEXT`, saving a context per call
+    takes_context: bool = True
     _validator: Callable[[Any], str | None] | None = attrs.field(
         default=None, init=False, repr=False
     )
@@ -375,6 +382,7 @@ def _wrap_sdk_tool(full_name: str, sdk: SdkMcpTool) -> Tool:
         handler=run,
         read_only=read_only,
         output_cap=MCP_OUTPUT_CAP_CHARS,
+        takes_context=False,  # ``run`` never looks at its context
     )
 
 

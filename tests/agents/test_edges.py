@@ -329,6 +329,17 @@ def test_capping_cuts_the_text_item_that_passes_the_cap_and_counts_the_rest() ->
     assert len(out.content) == 4
 
 
+def test_capping_cuts_a_single_text_item_over_the_cap() -> None:
+    """One text item (what most tools return) is cut at the cap like any; one within it, or
+    an item that is not text, is left as it is."""
+    out = capped(capped_tool(100), ToolOutput([{"type": "text", "text": "a" * 150}]))
+    assert isinstance(out.content, list) and len(out.content) == 1
+    assert out.content[0]["text"].startswith("a" * 100 + "\n\n... [output truncated: 50 more")
+    for item in ({"type": "text", "text": "a" * 100}, {"type": "image", "text": "a" * 150}):
+        within = ToolOutput([item])
+        assert capped(capped_tool(100), within) is within
+
+
 def test_capping_leaves_an_output_within_the_cap_unchanged() -> None:
     items = [{"type": "text", "text": "a" * 50}, {"type": "image"}, {"type": "text", "text": "b"}]
     output = ToolOutput(items)

@@ -473,3 +473,20 @@ async def test_wait_done_on_an_ended_actor_returns_at_once_with_a_checkpoint() -
             scope.cancel()
             await actor.wait_done()
         assert scope.cancelled_caught
+
+
+async def test_a_spawn_in_a_cancelled_scope_returns_its_live_actor_and_runs_it() -> None:
+    """Once spawned, the caller gets its actor back even in a cancelled scope (a spawn is never
+    cut by a cancellation), and the actor's task runs from the caller's next schedule point."""
+    ran: list[str] = []
+
+    async def behaviour(actor: Actor) -> None:
+        ran.append(actor.address)
+
+    async with open_supervisor() as supervisor:
+        with trio.CancelScope() as scope:
+            scope.cancel()
+            actor = await supervisor.spawn(behaviour, name="a")
+            assert supervisor.actor("a") is actor and ran == []
+        await actor.wait_done()
+    assert ran == ["a"]

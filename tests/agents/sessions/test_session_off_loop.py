@@ -18,7 +18,7 @@ import agents.sessions.file_store
 import agents.sessions.history
 import agents.sessions.memory_store
 import agents.sessions.transcript
-from agents.messages import ToolResultBlock, UserMessage
+from agents.messages import ResultMessage, ToolResultBlock, UserMessage
 from agents.sessions import (
     FileSessionStore,
     InMemorySessionStore,
@@ -85,6 +85,28 @@ def test_is_large_measures_text_items_of_a_tool_result_by_length() -> None:
     assert is_large([entry([{"type": "text", "text": half}, {"type": "text", "text": half}])])
     image = {"type": "image", "source": {"data": half + half}}
     assert is_large([entry([{"type": "text", "text": "ok"}, image])])
+
+
+def test_is_large_measures_the_parts_of_a_result_that_can_grow() -> None:
+    """A ``ResultMessage`` counts its fixed fields as a whole, but its text, errors, denials,
+    structured output, deferred call and per-model usage each count by their size."""
+
+    def entry(**fields: Any) -> TranscriptEntry:
+        message = ResultMessage(subtype="success", duration_ms=1, duration_api_ms=1,
+                                is_error=False, num_turns=1, session_id="s", **fields)
+        return TranscriptEntry(uuid="u", parent_uuid=None, session_id="s", timestamp=0.0,
+                               message=message)  # fmt: skip
+
+    big = "x" * LARGE_APPEND_BYTES
+    usage = {"input_tokens": 1, "output_tokens": 2, "cost_usd": 0.5}
+    assert not is_large([entry(result="done", model_usage={"m": usage})])
+    assert is_large([entry(result=big)])
+    assert is_large([entry(errors=[big])])
+    assert is_large([entry(permission_denials=[{"tool_input": {"command": big}}])])
+    assert is_large([entry(structured_output={"answer": big})])
+    assert is_large([entry(deferred_tool_use={"input": {"x": big}})])
+    assert is_large([entry(model_usage={big: usage})])
+    assert is_large([entry(model_usage={"m": {"odd": [big]}})])
 
 
 @pytest.mark.parametrize("store_kind", ["file", "memory"])
