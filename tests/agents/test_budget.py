@@ -267,9 +267,9 @@ def test_soft_cap_bound_holds_for_random_trees(data: st.DataObject, tree: TreeSp
 
 
 def cap_at_a_response(tree: TreeSpec) -> st.SearchStrategy[float | None]:
-    """A soft cap that the tree's run crosses at the end of a drawn response: half the time
-    one that ends while an agent waits (on a prompt, a hook, a tool slot: while a slow hook or
-    a tool runs), else any. A run without a cap says what the responses cost in the order they
+    """A soft cap that the tree's run crosses at the end of a drawn response: often one that
+    ends while a tool call waits for a slot or for its turn, or while a prompt, a hook or a
+    tool runs; else any. A run without a cap says what the responses cost in the order they
     end, and when the waits are; under a soft cap the run is the same up to the crossing (but
     for the jitter of retry backoffs). None when no response costs anything."""
     free = run_tree(tree, 1e9, "soft")
@@ -279,16 +279,23 @@ def cap_at_a_response(tree: TreeSpec) -> st.SearchStrategy[float | None]:
     ends = {t.call: t.at for t in probe.tool_ends}
     windows = [(w.start, w.end) for w in probe.waits]
     windows += [(t.at, ends[t.call]) for t in probe.tool_starts if t.call in ends]
-    anywhere = [s for s in spent if s > 1e-9]
-    waiting = [
-        s for r, s in zip(records, spent, strict=True)
-        if s > 1e-9 and any(a < r.end < b for a, b in windows)
-    ]  # fmt: skip
-    if not anywhere:
-        return st.none()
-    if not waiting:
-        return st.sampled_from(anywhere)
-    return st.one_of(st.sampled_from(waiting), st.sampled_from(anywhere))
+    # a call of a response starting after another had: it waited (for a slot, or its turn)
+    first: dict[str, float] = {}
+    queued = []
+    for t in probe.tool_starts:
+        response = t.call.rpartition(".")[0]
+        if first.setdefault(response, t.at) < t.at:
+            queued.append((first[response], t.at))
+
+    def inside(spans: list[tuple[float, float]]) -> list[float]:
+        return [
+            s for r, s in zip(records, spent, strict=True)
+            if s > 1e-9 and any(a < r.end < b for a, b in spans)
+        ]  # fmt: skip
+
+    options = [inside(queued), inside(windows), [s for s in spent if s > 1e-9]]
+    drawn = [st.sampled_from(o) for o in options if o]
+    return st.one_of(*drawn) if drawn else st.none()
 
 
 def check_nothing_waits_past_the_crossing(run: TreeRun, cap: float) -> None:
@@ -346,6 +353,8 @@ def check_the_crossing_cuts_every_wait(run: TreeRun, cap: float) -> None:
                     continue
                 if key in ran:  # it ran (a PostToolUse hook cut once it ended is checked above)
                     continue
+                if any(k in ran for _, k in [(c, run.calls[c][2]) for c, _ in run_calls]):
+                    event("a call waited for a slot at the crossing")
                 content, answered = run.answers[call_id]
                 if content == BUDGET_TEXT:
                     event("a call asked for before the crossing was stopped by it")
