@@ -48,8 +48,8 @@ HOOKPOINTS = "agents/_features/hookpoints.py"
 #: the properties of the loop's budget path: the trees under a cap, and the worst case
 LOOP_PROPERTIES = [
     "tests/agents/test_budget_worst_case.py",  # the quickest first: -x stops at the first kill
+    "tests/agents/test_budget.py::test_soft_cap_bound_holds_for_random_trees",  # kills most
     "tests/agents/test_budget.py::test_hard_cap_is_never_exceeded",
-    "tests/agents/test_budget.py::test_soft_cap_bound_holds_for_random_trees",
     "tests/agents/test_budget.py::test_without_a_cap_every_scripted_response_is_charged_once",
     "tests/agents/test_budget.py::test_an_interrupt_a_slow_reader_or_a_clear_loses_no_usage",
 ]

@@ -256,7 +256,7 @@ def test_soft_cap_bound_holds_for_random_trees(data: st.DataObject, tree: TreeSp
     background agents end at the crossing; the ledger equals what the responses delivered;
     nothing is left reserved; no task remains."""
     cap = data.draw(caps(tree), label="cap")
-    if data.draw(st.booleans(), label="crossed at a drawn response"):
+    if data.draw(st.sampled_from([True, False]), label="crossed at a drawn response"):
         cap = data.draw(cap_at_a_response(tree), label="cap at a response") or cap
     run = run_tree(tree, cap, "soft")
     assert run.total is not None
@@ -293,7 +293,8 @@ def cap_at_a_response(tree: TreeSpec) -> st.SearchStrategy[float | None]:
             if s > 1e-9 and any(a < r.end < b for a, b in spans)
         ]  # fmt: skip
 
-    options = [inside(queued), inside(windows), [s for s in spent if s > 1e-9]]
+    ending = [(w.start, w.end) for w in probe.waits if w.kind == "Stop"]  # the main agent's end
+    options = [inside(queued), inside(ending), inside(windows), [s for s in spent if s > 1e-9]]
     drawn = [st.sampled_from(o) for o in options if o]
     return st.one_of(*drawn) if drawn else st.none()
 
