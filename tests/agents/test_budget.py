@@ -642,10 +642,12 @@ def run_tree_interrupted(
     if mark is None:
         delivered = sum(r.cost for r in records)
         assert total == pytest.approx(delivered, abs=1e-9), (total, delivered)
-    else:  # sent after the /clear's result: the new ledger's; before it was asked: the old's
-        after = sum(r.cost for r in records if r.start_seq > mark)
+    else:  # started before the /clear was asked: on the old ledger, never the new one's
         since = sum(r.cost for r in records if r.start_seq > out["before_clear"])
-        assert after - 1e-9 <= total <= since + 1e-9, (after, total, since)
+        assert total <= since + 1e-9, (total, since)
+        # (the lower bound, "what started after the /clear's result is the new ledger's", is
+        # not checked: a background request the loop sent on the old ledger can reach the
+        # backend after that result, the loop held up meanwhile by the slow reader; open)
     assert summary["reserved_usd"] == 0
     if mark is None:  # every overrun reported, the interrupted response's too (one ledger)
         assert out.get("overruns", 0) == summary["overruns"], (out.get("overruns"), summary)
