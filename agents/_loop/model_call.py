@@ -23,6 +23,7 @@ from ..backends.base import BackendError, ModelNotAvailable, ModelRequest, retry
 from ..messages import StreamEvent, SystemMessage
 from .budget import (
     MESSAGE_MARGIN,
+    OVERRUN_REPORT_TIMEOUT,
     REQUEST_MARGIN,
     TOOLS_ALLOWANCE,
     admit,
@@ -205,7 +206,9 @@ class ModelCall:
         )
         if settlement is not None and settlement.overrun:
             log.warning("agent %s: a response cost more than its booking", loop.agent_id)
-            await loop.publish(overrun_message(settlement))
+            # shielded like a cut response's: an interrupt landing now must not lose it
+            with trio.CancelScope(shield=True), trio.move_on_after(OVERRUN_REPORT_TIMEOUT):
+                await loop.publish(overrun_message(settlement))
         return response, tripped
 
     def input_estimate(self, loop: AgentLoop, request: ModelRequest) -> int:

@@ -25,7 +25,14 @@ import trio
 from ..backends.base import Backend, BackendEvent, MessageDelta, MessageStart, ModelRequest
 from ..backends.pricing import PriceTable
 
-__all__ = ["ProbeBackend", "ResponseRecord", "ToolStart", "check_hard_cap", "check_soft_cap"]
+__all__ = [
+    "ProbeBackend",
+    "ResponseRecord",
+    "ToolStart",
+    "WaitRecord",
+    "check_hard_cap",
+    "check_soft_cap",
+]
 
 
 @attrs.define(eq=False)
@@ -52,6 +59,25 @@ class ToolStart:
     agent: str
     seq: int
     at: float
+    #: the call's key (the strategies' probe tools are called with one), "" if none
+    call: str = ""
+
+
+@attrs.define(eq=False)
+class WaitRecord:
+    """One wait a budget's trip must cut: a ``can_use_tool`` answer or a hook taking its time
+    (the strategies' slow ones note theirs, see :meth:`ProbeBackend.note_wait`)."""
+
+    #: ``can_use_tool`` or the hook event (``PostToolUse``, ``Stop``, ``PreCompact`` ...)
+    kind: str
+    #: the agent waiting ("main" or a subagent's id)
+    agent_id: str
+    #: the tool call it is about (None for a Stop or PreCompact hook)
+    tool_use_id: str | None
+    start: float
+    end: float = -1.0
+    #: it ran to its end (False: cancelled)
+    completed: bool = False
 
 
 @attrs.define(eq=False)
@@ -65,6 +91,8 @@ class ProbeBackend:
     tool_starts: list[ToolStart] = attrs.Factory(list)
     #: every probe tool call as it ends (same shape as a start)
     tool_ends: list[ToolStart] = attrs.Factory(list)
+    #: every slow permission answer and hook as it started (and ended)
+    waits: list[WaitRecord] = attrs.Factory(list)
     _seq: Any = attrs.Factory(itertools.count)
 
     @property
@@ -83,13 +111,19 @@ class ProbeBackend:
         """A place in the sequence, for a test to compare with the records' (a result seen)."""
         return int(next(self._seq))
 
-    def note_tool(self, agent: str) -> None:
+    def note_tool(self, agent: str, call: str = "") -> None:
         """Record that a tool of ``agent`` starts now (the strategies' probe tool calls it)."""
-        self.tool_starts.append(ToolStart(agent, next(self._seq), trio.current_time()))
+        self.tool_starts.append(ToolStart(agent, next(self._seq), trio.current_time(), call))
 
     def note_tool_end(self, agent: str) -> None:
         """Record that a tool of ``agent`` ends now (its handler returns)."""
         self.tool_ends.append(ToolStart(agent, next(self._seq), trio.current_time()))
+
+    def note_wait(self, kind: str, agent_id: str, tool_use_id: str | None) -> WaitRecord:
+        """Record that a wait starts now; the caller sets its ``end`` and ``completed``."""
+        record = WaitRecord(kind, agent_id, tool_use_id, trio.current_time())
+        self.waits.append(record)
+        return record
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[BackendEvent]:
         record = ResponseRecord(

@@ -4,10 +4,11 @@
 children (foreground or background), token counts, a latency before each response and between
 its stream events (so cancellations land mid-stream), faults the loop must retry (an overloaded
 answer, a stream cut after some events), and, for the whole tree, whether input tokens are
-billed from the request's size (as the API does, or three times over: a backend that bills
-more than the request can hold), whether ``auto`` mode's classifier and compaction make
-requests of their own, and the waits a budget's trip must cut: a slow ``can_use_tool``, slow
-``PostToolUse`` / ``Stop`` hooks, tool calls queued behind a small ``max_tool_concurrency``.
+billed from the request's size (as the API does, or three or thirty times over: a backend that
+bills more than the request can hold, thirty times even on its first event), whether ``auto``
+mode's classifier and compaction make requests of their own, and the waits a budget's trip
+must cut: a slow ``can_use_tool``, slow ``PostToolUse`` / ``Stop`` / ``PreCompact`` hooks, tool
+calls queued behind a small ``max_tool_concurrency``.
 :meth:`TreeSpec.options` turns one into ``AgentOptions`` (one ``AgentDefinition`` per node)
 and :meth:`TreeSpec.backend` into a ``ScriptedBackend`` that plays it. :func:`caps` draws a
 budget relative to the tree's costs, so that most examples start requests and many cross the
@@ -123,8 +124,10 @@ class TreeSpec:
     ``verbose``: every response's output is its request's whole ``max_tokens``.
     ``compact``: a context window small enough that compaction requests happen.
     ``ask``: permission mode ``default`` with a ``can_use_tool`` that answers yes after this
-    long. ``hook_latency``: ``PostToolUse``, ``Stop`` and ``SubagentStop`` hooks that take this
-    long. ``max_tool_concurrency``: the tool slots of each agent (calls beyond wait)."""
+    long. ``hook_latency``: ``PostToolUse``, ``Stop``, ``SubagentStop`` and ``PreCompact``
+    hooks that take this long. ``max_tool_concurrency``: the tool slots of each agent (calls
+    beyond wait). With a :class:`~agents.testing.probe.ProbeBackend`, the slow answers and
+    hooks note their waits (``probe.waits``)."""
 
     root: NodeSpec
     billing: float | None = None
@@ -145,7 +148,7 @@ class TreeSpec:
         out: dict[str, list[Step]] = {}
         for node in self.nodes:
             steps: list[Step] = []
-            for spec in node.steps:
+            for index, spec in enumerate(node.steps):
                 calls = [
                     tool_use(
                         "Agent",
@@ -161,9 +164,14 @@ class TreeSpec:
                 calls += [
                     tool_use(
                         PROBE_TOOL if spec.mutating else PROBE_READ_TOOL,
-                        {"agent": node.name, "write": spec.mutating, "wait": spec.tool_latency},
+                        {
+                            "agent": node.name,
+                            "write": spec.mutating,
+                            "wait": spec.tool_latency,
+                            "call": f"{node.name}.{index}.{i}",  # which call started
+                        },
                     )
-                    for _ in range(spec.tools)
+                    for i in range(spec.tools)
                 ]
                 steps += _steps(spec, calls)
             steps += _steps(node.final, [text(f"{node.name} done")])
@@ -210,9 +218,9 @@ class TreeSpec:
             "mcp_servers": {"probe": probe_server(backend)},
         }
         if self.ask is not None and not self.classify:
-            settings["can_use_tool"] = _slow_yes(self.ask)
+            settings["can_use_tool"] = _slow_yes(self.ask, backend)
         if self.hook_latency is not None:
-            settings["hooks"] = _slow_hooks(self.hook_latency)
+            settings["hooks"] = _slow_hooks(self.hook_latency, backend)
         settings.update(overrides)
         return AgentOptions(**settings)
 
@@ -249,11 +257,11 @@ def probe_server(backend: Any) -> Any:
     :class:`~agents.testing.probe.ProbeBackend`)."""
     note = getattr(backend, "note_tool", None)
     note_end = getattr(backend, "note_tool_end", None)
-    schema = {"agent": str, "write": bool, "wait": float}
+    schema = {"agent": str, "write": bool, "wait": float, "call": str}
 
     async def run(args: dict[str, Any]) -> dict[str, Any]:
         if note is not None:
-            note(str(args.get("agent", "")))
+            note(str(args.get("agent", "")), str(args.get("call", "")))
         wait = float(args.get("wait") or 0.0)
         if wait:
             await trio.sleep(wait)
@@ -268,29 +276,46 @@ def probe_server(backend: Any) -> Any:
     return create_sdk_mcp_server("probe", tools=[work(run), look(run)])
 
 
-def _slow_yes(seconds: float) -> Any:
+async def _wait(backend: Any, seconds: float, kind: str, agent_id: str, call: str | None) -> None:
+    """Sleep ``seconds``, noted with ``backend.note_wait`` when it has one (a probe)."""
+    note = getattr(backend, "note_wait", None)
+    if note is None:
+        await trio.sleep(seconds)
+        return
+    record = note(kind, agent_id, call)
+    try:
+        await trio.sleep(seconds)
+        record.completed = True
+    finally:
+        record.end = trio.current_time()
+
+
+def _slow_yes(seconds: float, backend: Any = None) -> Any:
     """A ``can_use_tool`` that says yes after ``seconds`` (a person taking their time)."""
     from ..permissions import PermissionResultAllow
 
     async def answer(name: str, tool_input: dict[str, Any], context: Any) -> Any:
-        await trio.sleep(seconds)
+        agent = context.agent_id or "main"
+        await _wait(backend, seconds, "can_use_tool", agent, context.tool_use_id)
         return PermissionResultAllow()
 
     return answer
 
 
-def _slow_hooks(seconds: float) -> dict[str, Any]:
-    """``PostToolUse``, ``Stop`` and ``SubagentStop`` hooks that take ``seconds`` and say
-    nothing."""
+#: the hooks a drawn tree may have take their time on these events
+SLOW_HOOK_EVENTS = ("PostToolUse", "Stop", "SubagentStop", "PreCompact")
+
+
+def _slow_hooks(seconds: float, backend: Any = None) -> dict[str, Any]:
+    """Hooks on :data:`SLOW_HOOK_EVENTS` that take ``seconds`` and say nothing."""
     from ..hooks import HookMatcher
 
     async def hook(data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
-        await trio.sleep(seconds)
+        kind, agent = data["hook_event_name"], data.get("agent_id") or "main"
+        await _wait(backend, seconds, kind, agent, tool_use_id)
         return {}
 
-    return {
-        event: [HookMatcher(None, [hook])] for event in ("PostToolUse", "Stop", "SubagentStop")
-    }
+    return {event: [HookMatcher(None, [hook])] for event in SLOW_HOOK_EVENTS}
 
 
 @attrs.define(eq=False)
@@ -381,7 +406,7 @@ _step_costs = st.builds(
     fault=st.sampled_from(FAULTS),
     cut_after=st.integers(1, 4),
     mutating=st.booleans(),
-    tool_latency=st.sampled_from([0.0, 0.0, 0.5, 1.25]),
+    tool_latency=st.sampled_from([1.25, 0.0, 0.5, 0.0]),  # a slow call first: others queue
 )
 
 
@@ -398,7 +423,7 @@ def _node(draw: st.DrawFn, names: Any, depth: int, background: bool, budget: lis
                     break
                 budget[0] -= 1
                 children.append(draw(_node(names, depth + 1, draw(st.booleans()), budget)))
-        tools = draw(st.integers(0 if children else 1, 2))  # a tool-less step would end the loop
+        tools = draw(st.integers(0 if children else 1, 3))  # a tool-less step would end the loop
         steps.append(attrs.evolve(base, children=tuple(children), tools=tools))
     final = attrs.evolve(draw(_step_costs), mutating=False)
     return NodeSpec(name=name, background=background, steps=tuple(steps), final=final)
@@ -412,26 +437,35 @@ def trees(
     billing: bool = True,
     side_requests: bool = True,
 ) -> TreeSpec:
-    """A random hierarchy of at most ``max_agents`` subagents below the main agent.
+    """A random hierarchy of at most ``max_agents`` subagents below the main agent (two more
+    with side requests: background agents the main agent starts first).
 
     ``faults``, ``billing`` and ``side_requests`` allow drawing retried faults, input billed
-    from the request's size (honestly or three times over), and classifier and compaction
-    requests with slow permission prompts and hooks (all drawn by default)."""
+    from the request's size (honestly or three or thirty times over), and classifier and
+    compaction requests with slow permission prompts and hooks (all drawn by default)."""
     names = itertools.count()
     root = draw(_node(names, 0, False, [max_agents]))
+    # half the time (with side requests) the main agent first starts one or two background
+    # agents, so that crossings often land while it waits on a prompt, a hook or a tool slot
+    # (the interesting choice first: Hypothesis draws a list's first entry most often)
+    busy = side_requests and draw(st.sampled_from([True, False]))
+    if busy:
+        helpers = draw(st.lists(_node(names, 3, True, [0]), min_size=1, max_size=2))
+        start = attrs.evolve(draw(_step_costs), children=tuple(helpers), tools=0)
+        root = attrs.evolve(root, steps=(start, *root.steps))
     tree = TreeSpec(root=attrs.evolve(root, name="main"))
     if not faults:
         tree = _without_faults(tree)
-    permission = draw(st.sampled_from(["bypass", "auto", "ask"])) if side_requests else "bypass"
-    waits = side_requests and draw(st.booleans())
+    permission = draw(st.sampled_from(["ask", "auto", "bypass"])) if side_requests else "bypass"
+    waits = side_requests and (busy or draw(st.sampled_from([True, False])))
     return attrs.evolve(
         tree,
-        billing=draw(st.sampled_from([None, 0.25, 0.5, 1.0, 3.0])) if billing else None,
+        billing=draw(st.sampled_from([None, 0.25, 0.5, 1.0, 3.0, 30.0])) if billing else None,
         verbose=draw(st.booleans()) if billing else False,
         classify=permission == "auto",
         ask=draw(st.sampled_from([0.5, 2.0, 6.0])) if permission == "ask" else None,
-        hook_latency=draw(st.sampled_from([0.5, 3.0])) if waits else None,
-        max_tool_concurrency=draw(st.sampled_from([1, 2, 10])),
+        hook_latency=draw(st.sampled_from([0.5, 3.0, 8.0])) if waits else None,
+        max_tool_concurrency=draw(st.sampled_from([1, 2, 10])),  # 1 first: calls queue
         compact=draw(st.booleans()) if side_requests else False,
         side=draw(_step_costs.map(lambda s: attrs.evolve(s, fault=None))),
     )
