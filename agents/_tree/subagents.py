@@ -259,9 +259,10 @@ async def spawn_child(
             log.exception("subagent %s crashed", actor.address)
             record.error = exc
         finally:
-            # Cancellation (stop_task, budget, a cancelled parent) arrives as Cancelled, possibly
-            # wrapped in a group by the agent's nurseries: the scope says what happened.
-            record.stopped = record.result is None and actor.cancel_scope.cancel_called
+            # Cancellation (stop_task, budget, a cancelled parent or an interrupt above it)
+            # arrives as Cancelled, possibly wrapped in a group by the agent's nurseries, from
+            # this actor's scope or an enclosing one: no result and no error is a stop.
+            record.stopped = record.result is None and record.error is None
             record.done.set()
             release_transcript(child)
             if notify:

@@ -463,3 +463,35 @@ async def test_agent_type_rules_govern_spawns_in_every_mode(project: Path, mode:
     assert [r.is_error for r in results] == [None, True, None]
     assert "Agent(auditor)" in str(results[1].content)
     backend.assert_consumed()
+
+
+async def test_an_agent_cancelled_with_a_parent_the_interrupt_cut_is_reported_stopped(
+    project: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """A background agent started by a foreground subagent that an interrupt cuts ends with
+    it: its notification says 'stopped', not that it crashed."""
+    from agents import AgentClient
+
+    backend = ScriptedBackend(
+        {"main": [Step([spawn("researcher")]), Step([text("cut")])],
+         "researcher": [Step([spawn("auditor", background=True)]),
+                        Step([text("late")], latency=50)],
+         "auditor": [Step([text("never")], latency=100)]}
+    )  # fmt: skip
+    options = AgentOptions(cwd=str(project), backend=backend, agents=AGENTS)
+    notes: list[dict[str, Any]] = []
+    async with AgentClient(options) as client:
+        await client.query("go")
+        with trio.move_on_after(200):
+            async for message in client.receive_messages():
+                started = isinstance(message, SystemMessage) and message.subtype == "task_started"
+                if started and message.data.get("task_id", "").endswith("auditor-1"):
+                    await trio.sleep(1)
+                    await client.interrupt()
+                if isinstance(message, SystemMessage) and message.subtype == "task_notification":
+                    notes.append(message.data)
+                    break
+    assert [(n["status"], n["summary"]) for n in notes] == [
+        ("stopped", "stopped before finishing")
+    ]
+    assert trio.current_time() < 100
