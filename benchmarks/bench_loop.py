@@ -29,6 +29,7 @@ import tempfile
 import time
 from typing import Any
 
+import _callgrind as callgrind  # this folder's (the scripts run from it)
 import trio
 
 from agents import AgentOptions, ToolAnnotations, create_sdk_mcp_server, query, tool
@@ -182,18 +183,8 @@ with tempfile.TemporaryDirectory() as cwd:
 def _instructions(turns: int, calls: int, python: str = sys.executable) -> int:
     """Instructions the interpreter ``python`` executes for one query of ``turns`` × ``calls``
     (and the fixed part: start, imports, warm-up), counted by valgrind's callgrind."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    code = _CALLGRIND_CHILD.format(here=here, turns=turns, calls=calls)
-    done = subprocess.run(
-        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", python, "-c", code],
-        capture_output=True, text=True, check=True,
-        env={**os.environ, "PYTHONHASHSEED": "0"},  # the same dict layouts in every run
-        cwd=here,  # not the caller's directory: a checkout there would shadow ``python``'s build
-    )  # fmt: skip
-    for line in done.stderr.splitlines():
-        if "Collected :" in line:
-            return int(line.rsplit(":", 1)[1])
-    raise RuntimeError(f"no instruction count in callgrind's output: {done.stderr[-500:]}")
+    code = _CALLGRIND_CHILD.format(here=callgrind.HERE, turns=turns, calls=calls)
+    return callgrind.instructions(code, python)
 
 
 def bench_instructions(turns: int, python: str = sys.executable) -> None:

@@ -31,12 +31,12 @@ import gc
 import json
 import os
 import resource
-import subprocess
 import sys
 import tempfile
 import time
 from typing import Any
 
+import _callgrind as callgrind  # this folder's (the scripts run from it)
 import trio
 import trio.testing
 
@@ -207,18 +207,8 @@ elif {kind!r} == "bare":
 def _instructions(kind: str, fanout: int, python: str = sys.executable) -> int:
     """Instructions the interpreter ``python`` executes for one tree of ``kind`` (``"tree"``,
     ``"bare"`` or ``"none"``: the start and warm-up alone), counted by valgrind's callgrind."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    code = _CALLGRIND_CHILD.format(here=here, kind=kind, fanout=fanout)
-    done = subprocess.run(
-        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", python, "-c", code],
-        capture_output=True, text=True, check=True,
-        env={**os.environ, "PYTHONHASHSEED": "0"},  # the same dict layouts in every run
-        cwd=here,  # not the caller's directory: a checkout there would shadow ``python``'s build
-    )  # fmt: skip
-    for line in done.stderr.splitlines():
-        if "Collected :" in line:
-            return int(line.rsplit(":", 1)[1])
-    raise RuntimeError(f"no instruction count in callgrind's output: {done.stderr[-500:]}")
+    code = _CALLGRIND_CHILD.format(here=callgrind.HERE, kind=kind, fanout=fanout)
+    return callgrind.instructions(code, python)
 
 
 def bench_instructions(fanout: int, python: str = sys.executable) -> None:
