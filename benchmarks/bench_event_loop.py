@@ -34,7 +34,7 @@ from typing import Any
 import trio
 
 from agents._loop.capping import capped
-from agents.messages import AssistantMessage, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
+from agents.messages import ToolResultBlock, UserMessage
 from agents.permissions import PermissionCheck, PermissionGate, RuleSet
 from agents.sessions import (
     HISTORY_SNAPSHOT,
@@ -45,6 +45,7 @@ from agents.sessions import (
     project_key_for,
     rebuild_history,
 )
+from agents.testing.transcripts import tool_turns
 from agents.tools.base import MCP_OUTPUT_CAP_CHARS, Tool, ToolOutput
 from agents.tools.shell import _cap
 
@@ -260,29 +261,6 @@ def _prepared(
     return step
 
 
-def long_transcript(entries: int) -> list[TranscriptEntry]:
-    """A main-agent conversation of ``entries`` entries: tool turns with their results."""
-    out: list[TranscriptEntry] = []
-    parent = None
-    for i in range(entries):
-        match i % 4:
-            case 0:
-                message: Any = UserMessage(content=f"prompt {i}")
-            case 1:
-                message = AssistantMessage([TextBlock(f"text {i}")], "m", message_id=f"m{i}")
-            case 2:
-                block = ToolUseBlock(f"t{i}", "Read", {"file_path": "a"})
-                message = AssistantMessage([block], "m", message_id=f"m{i - 1}")
-            case _:
-                message = UserMessage(content=[ToolResultBlock(f"t{i - 1}", "contents")])
-        entry = TranscriptEntry(
-            uuid=f"u{i}", parent_uuid=parent, session_id="s", timestamp=float(i), message=message
-        )
-        out.append(entry)
-        parent = entry.uuid
-    return out
-
-
 def history_cases(entries: int, root: Path) -> list[tuple[str, Callable[[], Awaitable[Any]]]]:
     from agents import AgentOptions
     from agents._assembly.persist import start_session
@@ -290,7 +268,7 @@ def history_cases(entries: int, root: Path) -> list[tuple[str, Callable[[], Awai
     store = FileSessionStore(root)
     cwd = str(root / "project")
     key = SessionKey(project_key_for(cwd), "long")
-    transcript = long_transcript(entries)
+    transcript = tool_turns(entries)
     loaded: list[TranscriptEntry] = []
 
     async def write() -> None:

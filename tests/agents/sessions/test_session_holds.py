@@ -22,7 +22,7 @@ import agents.sessions.entry
 import agents.sessions.history
 from agents import AgentOptions
 from agents._assembly.persist import start_session
-from agents.messages import AssistantMessage, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
+from agents.messages import AssistantMessage, TextBlock, ToolResultBlock, UserMessage
 from agents.sessions import (
     FileSessionStore,
     SessionKey,
@@ -33,31 +33,9 @@ from agents.sessions import (
     rebuild_history,
 )
 from agents.sessions.entry import gc_paused, is_large
+from agents.testing.transcripts import tool_turns
 from tests.agents.sessions.holds import best_hold, control_hold, thread_control_hold
 from tests.agents.sessions.test_session_off_loop import threads_of
-
-
-def conversation(entries: int) -> list[TranscriptEntry]:
-    """Tool turns with their results, as the loop records them."""
-    out: list[TranscriptEntry] = []
-    parent = None
-    for i in range(entries):
-        match i % 4:
-            case 0:
-                message: Any = UserMessage(content=f"prompt {i}")
-            case 1:
-                message = AssistantMessage([TextBlock(f"text {i}")], "m", message_id=f"m{i}")
-            case 2:
-                block = ToolUseBlock(f"t{i}", "Read", {"file_path": "a"})
-                message = AssistantMessage([block], "m", message_id=f"m{i - 1}")
-            case _:
-                message = UserMessage(content=[ToolResultBlock(f"t{i - 1}", "contents")])
-        entry = TranscriptEntry(
-            uuid=f"u{i}", parent_uuid=parent, session_id="s", timestamp=float(i), message=message
-        )
-        out.append(entry)
-        parent = entry.uuid
-    return out
 
 
 def young_ids() -> set[int]:
@@ -70,7 +48,7 @@ async def test_a_resumed_history_is_not_left_to_the_young_collections(tmp_path: 
     too)."""
     store = FileSessionStore(tmp_path)
     key = SessionKey("-p", "s")
-    await store.append(key, conversation(20_000))
+    await store.append(key, tool_turns(20_000))
     _, report = await Transcript.resume(store, key)
     history = await rebuild_history(report.entries)
     young = young_ids()
@@ -94,7 +72,7 @@ async def resumed_session(root: Path, entries: int) -> tuple[str, FileSessionSto
     store = FileSessionStore(root)
     cwd = str(root / "project")
     os.makedirs(cwd, exist_ok=True)
-    await store.append(SessionKey(project_key_for(cwd), "long"), conversation(entries))
+    await store.append(SessionKey(project_key_for(cwd), "long"), tool_turns(entries))
     return cwd, store
 
 
