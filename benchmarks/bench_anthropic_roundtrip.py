@@ -28,14 +28,12 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
 import trio
+from _fake_server import ServerProcess  # this folder's (the scripts run from it)
 
 from agents import AgentOptions, ToolAnnotations, create_sdk_mcp_server, query, tool
 from agents.backends import AnthropicBackend, ModelRequest
@@ -156,52 +154,13 @@ async def measure_paths(n: int, cwd: str, base_url: str, times: Any) -> None:
     )
 
 
-_SERVER_CHILD = """
-import sys, trio, msgspec
-sys.path.insert(0, {root!r})
-from benchmarks.bench_anthropic_roundtrip import respond
-from agents.testing.fake_api import FakeAnthropicServer
-
-async def main():
-    server = FakeAnthropicServer(respond)
-    async with trio.open_nursery() as nursery:
-        await nursery.start(server.serve)
-        print(server.base_url, flush=True)
-        stdin = trio.lowlevel.FdStream(0)
-        while await stdin.receive_some():   # one byte per "dump the timings" request
-            times = [(r.received_at, r.finished_at) for r in server.requests]
-            server.requests.clear()
-            print(msgspec.json.encode(times).decode(), flush=True)
-        nursery.cancel_scope.cancel()
-
-trio.run(main)
-"""
-
-
 def run_with_subprocess_server(n: int, cwd: str) -> None:
     """The server in another process; its timings are fetched over a pipe after each query."""
-    root = str(Path(__file__).resolve().parent.parent)
-    child = subprocess.Popen(
-        [sys.executable, "-c", _SERVER_CHILD.format(root=root)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert child.stdin is not None and child.stdout is not None
-    stdin, stdout = child.stdin, child.stdout
+    server = ServerProcess("bench_anthropic_roundtrip")
     try:
-        base_url = stdout.readline().strip()
-
-        def times() -> list[tuple[float, float]]:
-            # Called between measured queries only, so this blocking pipe I/O is never timed.
-            stdin.write("x")
-            stdin.flush()
-            return [(a, b) for a, b in json.loads(stdout.readline())]
-
-        trio.run(measure, n, cwd, base_url, times)
+        trio.run(measure, n, cwd, server.base_url, server.times)
     finally:
-        stdin.close()
-        child.wait(timeout=5)
+        server.close()
 
 
 def main() -> None:

@@ -43,6 +43,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from _fake_server import ServerProcess  # this folder's (the scripts run from it)
+
 from agents.backends import ModelRequest
 from agents.testing.scripted import Step, text, tool_use
 
@@ -69,27 +71,6 @@ def respond(request: ModelRequest) -> Step:
         )
     return Step([text("done")])
 
-
-_SERVER = """
-import sys, trio, msgspec
-sys.path.insert(0, {root!r})
-from benchmarks.bench_vs_pydantic_ai import respond
-from agents.testing.fake_api import FakeAnthropicServer
-
-async def main():
-    server = FakeAnthropicServer(respond)
-    async with trio.open_nursery() as nursery:
-        await nursery.start(server.serve)
-        print(server.base_url, flush=True)
-        stdin = trio.lowlevel.FdStream(0)
-        while await stdin.receive_some():   # one byte per "dump the timings" request
-            times = [(r.received_at, r.finished_at) for r in server.requests]
-            server.requests.clear()
-            print(msgspec.json.encode(times).decode(), flush=True)
-        nursery.cancel_scope.cancel()
-
-trio.run(main)
-"""
 
 #: trio-agents' client: ``sys.argv``: base URL, root, queries, "default" or "reused".
 _OURS = """
@@ -195,31 +176,8 @@ def pydantic_ai_python(given: str | None) -> str | None:
     return candidate if probe.returncode == 0 else None
 
 
-class Server:
-    """The fake server in a child process, and its request timings over a pipe."""
-
-    def __init__(self, root: Path) -> None:
-        env = {**os.environ, "BENCH_ROOT": str(root)}
-        self.child = subprocess.Popen(
-            [sys.executable, "-c", _SERVER.format(root=str(HERE.parent))],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
-        )  # fmt: skip
-        assert self.child.stdin is not None and self.child.stdout is not None
-        self.stdin, self.stdout = self.child.stdin, self.child.stdout
-        self.base_url = self.stdout.readline().strip()
-
-    def times(self) -> list[tuple[float, float]]:
-        self.stdin.write("x")
-        self.stdin.flush()
-        return [(a, b) for a, b in json.loads(self.stdout.readline())]
-
-    def close(self) -> None:
-        self.stdin.close()
-        self.child.wait(10)
-
-
 def run_client(
-    argv: list[str], root: Path, server: Server
+    argv: list[str], root: Path, server: ServerProcess
 ) -> tuple[list[float], list[float], list[float]]:
     """One client process's walls and CPU times per query, and its per-turn gaps from the
     server's timings."""
@@ -258,7 +216,7 @@ def main() -> None:
         data = Path(tmp) / "data"
         data.mkdir()
         os.environ["TRIO_AGENTS_DATA_DIR"] = str(data)
-        server = Server(root)
+        server = ServerProcess("bench_vs_pydantic_ai", {"BENCH_ROOT": str(root)})
         clients: dict[str, list[str]] = {
             "trio_agents_default": [sys.executable, "-c", _OURS],
             "trio_agents_reused": [sys.executable, "-c", _OURS],
