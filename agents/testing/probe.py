@@ -32,6 +32,7 @@ __all__ = [
     "WaitRecord",
     "check_hard_cap",
     "check_soft_cap",
+    "crossing_of",
 ]
 
 
@@ -151,7 +152,8 @@ class ProbeBackend:
             record.cost = self.prices.cost(record.model, record.usage) or 0.0
 
 
-def _crossing(records: Sequence[ResponseRecord], cap: float) -> ResponseRecord | None:
+def crossing_of(records: Sequence[ResponseRecord], cap: float) -> ResponseRecord | None:
+    """The response whose charge reached ``cap``, adding costs in the order responses ended."""
     spent = 0.0
     for record in sorted(records, key=lambda r: r.end_seq):
         spent += record.cost
@@ -173,7 +175,7 @@ def check_soft_cap(
     in flight at the crossing ended at the crossing's instant (cancelled then)."""
     delivered = sum(r.cost for r in records)
     assert abs(total - delivered) < 1e-9, f"ledger total {total} != delivered {delivered}"
-    crossing = _crossing(records, cap)
+    crossing = crossing_of(records, cap)
     if crossing is None:
         assert total < cap + 1e-12, f"total {total} >= cap {cap} but nothing crossed it"
         return

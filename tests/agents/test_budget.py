@@ -5,9 +5,9 @@ from __future__ import annotations
 import itertools
 import os
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import attrs
 import msgspec
@@ -30,7 +30,7 @@ from agents import (
     query,
 )
 from agents.testing import ScriptedBackend, Step, text, tool_use, usage
-from agents.testing.probe import ProbeBackend, check_hard_cap, check_soft_cap
+from agents.testing.probe import ProbeBackend, check_hard_cap, check_soft_cap, crossing_of
 from agents.testing.strategies import (
     HONEST_BILLING,
     PROBE_MODEL,
@@ -43,6 +43,7 @@ from agents.testing.strategies import (
     caps,
     trees,
 )
+from tests.virtual import DEADLOCK_AFTER, run_virtual
 
 from .helpers import collect, result_of
 from .test_cancellation import live_tasks
@@ -114,21 +115,6 @@ async def test_the_hard_cap_refuses_a_request_that_might_not_fit(project: Path) 
     assert result.total_cost_usd == pytest.approx(0.0469)
 
 
-T = TypeVar("T")
-
-#: virtual seconds after which a property's run fails: a deadlock (a planted bug) then fails at
-#: once, the clock jumping there, instead of hanging until the mutation run's timeout
-DEADLOCK_AFTER = 1e6
-
-
-def run_virtual(main: Callable[[], Awaitable[T]]) -> T:
-    """``trio.run(main)`` in virtual time, failing if it is not done after DEADLOCK_AFTER."""
-
-    async def bounded() -> T:
-        with trio.fail_after(DEADLOCK_AFTER):
-            return await main()
-
-    return trio.run(bounded, clock=trio.testing.MockClock(autojump_threshold=0))
 
 
 @attrs.define
@@ -264,7 +250,7 @@ def test_soft_cap_bound_holds_for_random_trees(data: st.DataObject, tree: TreeSp
     assert run.total is not None
     check_soft_cap(run.probe.records, cap, run.total, run.probe.tool_starts, in_background(tree))
     assert run.tasks_after == run.tasks_before
-    check_nothing_waits_past_the_crossing(run, cap)
+    check_nothing_waits_past_thecrossing_of(run, cap)
     check_the_crossing_cuts_every_wait(run, cap)
 
 
@@ -301,12 +287,12 @@ def cap_at_a_response(tree: TreeSpec) -> st.SearchStrategy[float | None]:
     return st.one_of(*drawn) if drawn else st.none()
 
 
-def check_nothing_waits_past_the_crossing(run: TreeRun, cap: float) -> None:
+def check_nothing_waits_past_thecrossing_of(run: TreeRun, cap: float) -> None:
     """After the crossing only the responses then in flight and the tool calls then running go
     on: every other wait (a retry backoff, a permission prompt, a hook, a call queued for a
     tool slot) is cut at the crossing, so the query is over once those are."""
     records = run.probe.records
-    crossing = _crossing(records, cap)
+    crossing = crossing_of(records, cap)
     if crossing is None:
         return
     event("the cap was crossed mid-run")
@@ -325,7 +311,7 @@ def check_the_crossing_cuts_every_wait(run: TreeRun, cap: float) -> None:
     prompt or its wait for a tool slot cut) is answered then; a PostToolUse hook cut there
     could not vet its call's output, which is not passed on; a Stop hook cut there ends the
     main agent on the budget."""
-    crossing = _crossing(run.probe.records, cap)
+    crossing = crossing_of(run.probe.records, cap)
     if crossing is None:
         return
     at = crossing.end
@@ -378,16 +364,6 @@ def _runs(calls: list[tuple[str, str]]) -> list[list[tuple[str, str]]]:
         else:
             runs.append([call])
     return runs
-
-
-def _crossing(records: list[Any], cap: float) -> Any:
-    """The response whose charge reached the cap (responses in the order they ended)."""
-    spent = 0.0
-    for record in sorted(records, key=lambda r: r.end_seq):
-        spent += record.cost
-        if spent >= cap - 1e-12:
-            return record
-    return None
 
 
 @PROPERTY

@@ -5,7 +5,7 @@ import itertools
 import math
 from collections import Counter
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import attrs
 import pytest
@@ -15,22 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from runtime import SchedulerStatistics, ToolScheduler, partition
-
-T = TypeVar("T")
-
-#: virtual seconds after which a property's run fails: a deadlock (a planted bug) then fails at
-#: once, the clock jumping there, instead of hanging until the mutation run's timeout
-DEADLOCK_AFTER = 1e6
-
-
-def run_virtual(main: Callable[[], Awaitable[T]]) -> T:
-    """``trio.run(main)`` in virtual time, failing if it is not done after DEADLOCK_AFTER."""
-
-    async def bounded() -> T:
-        with trio.fail_after(DEADLOCK_AFTER):
-            return await main()
-
-    return trio.run(bounded, clock=trio.testing.MockClock(autojump_threshold=0))
+from tests.virtual import run_virtual
 
 
 @attrs.frozen
