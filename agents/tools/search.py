@@ -42,12 +42,13 @@ import msgspec
 import trio
 
 from ..permissions.files import absolute, home_dir, real
+from ._globs import glob_regex, literal_prefix, split_absolute_pattern
 from ._grep import files_searched as grep_files
 from ._grep import search as grep_search
 from ._walk import list_files as walk_files
 from .base import Tool, ToolContext, ToolOutput, truncate
 
-__all__ = ["find_ripgrep", "glob_tool", "grep_tool", "run_ripgrep"]
+__all__ = ["find_ripgrep", "glob_regex", "glob_tool", "grep_tool", "run_ripgrep"]
 
 #: Paths returned by Glob at most (Claude Code's cap).
 GLOB_LIMIT = 100
@@ -64,8 +65,6 @@ WALK_LIMIT = 1_000
 GREP_IN_PROCESS = True
 #: Files an in-process Grep searches on the event loop at most; more, and it runs in a thread.
 GREP_INLINE_FILES = 100
-
-_GLOB_CHARS = frozenset("*?[]{}")
 
 
 @functools.cache
@@ -157,16 +156,6 @@ class _Shown:
         return f"\n\n({n} file{'s' if n != 1 else ''} withheld: a Read deny rule covers them)"
 
 
-def _split_absolute_pattern(pattern: str) -> tuple[str, str]:
-    """``/a/b/**/*.py`` → (``/a/b``, ``**/*.py``): the literal directory prefix becomes the root."""
-    parts = pattern.split("/")
-    i = 1
-    while i < len(parts) - 1 and not (_GLOB_CHARS & set(parts[i])):
-        i += 1
-    root = "/".join(parts[:i]) or "/"
-    return root, "/".join(parts[i:])
-
-
 _COMMON_RG = ["--no-config", "--no-require-git", "--hidden", "--glob", "!.git"]
 
 
@@ -203,65 +192,6 @@ GLOB_DESCRIPTION = """- Fast file pattern matching tool that works with any code
 - Use this tool when you need to find files by name patterns"""
 
 
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A glob as an anchored regex over ``/``-separated relative paths.
-
-    ``**/`` matches any number of directories (none included), ``**`` anything, ``*`` and ``?``
-    stay within one path component, ``[...]`` is a character class and ``{a,b}`` alternation.
-    """
-    out: list[str] = []
-    i, n, depth = 0, len(pattern), 0
-    while i < n:
-        c = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-            continue
-        if pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-            continue
-        if c == "*":
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "[":
-            end = pattern.find("]", i + 2 if pattern[i + 1 : i + 2] in ("!", "^") else i + 1)
-            if end == -1:
-                out.append(re.escape(c))
-            else:
-                body = pattern[i + 1 : end]
-                if body[:1] in ("!", "^"):
-                    body = "^" + body[1:]
-                out.append(f"[{body.replace(chr(92), chr(92) * 2)}]")
-                i = end
-        elif c == "{":
-            out.append("(?:")
-            depth += 1
-        elif c == "}" and depth:
-            out.append(")")
-            depth -= 1
-        elif c == "," and depth:
-            out.append("|")
-        elif c == "\\" and i + 1 < n:
-            i += 1
-            out.append(re.escape(pattern[i]))
-        else:
-            out.append(re.escape(c))
-        i += 1
-    out.extend(")" * depth)
-    return re.compile("".join(out), re.DOTALL)
-
-
-def _literal_prefix(pattern: str) -> tuple[str, str]:
-    """``src/app/**/*.ts`` → (``src/app``, ``**/*.ts``): literal leading directories to descend."""
-    parts = pattern.split("/")
-    i = 0
-    while i < len(parts) - 1 and not (_GLOB_CHARS & set(parts[i])) and "\\" not in parts[i]:
-        i += 1
-    return "/".join(parts[:i]), "/".join(parts[i:])
-
-
 async def list_files(real_base: str) -> list[str] | str:
     """The files ``rg --files`` lists under ``real_base`` (an error text if it failed): walked
     here for a small tree, which costs a fraction of a process start, else by ripgrep."""
@@ -292,7 +222,7 @@ async def _glob(args: GlobInput, ctx: ToolContext) -> ToolOutput:
     root = _resolve(args.path, ctx.cwd)
     if os.path.isabs(pattern):
         # An absolute pattern carries its own root (and overrides ``path``).
-        root, pattern = _split_absolute_pattern(pattern)
+        root, pattern = split_absolute_pattern(pattern)
     kind = _kind(root)
     if kind is None:
         return ToolOutput.error(f"Directory does not exist: {root}")
@@ -302,7 +232,7 @@ async def _glob(args: GlobInput, ctx: ToolContext) -> ToolOutput:
         return ToolOutput.error(RG_MISSING)
     if not pattern:
         return ToolOutput.error("pattern must not be empty")
-    prefix, rest = _literal_prefix(pattern.removeprefix("./"))
+    prefix, rest = literal_prefix(pattern.removeprefix("./"))
     base = _resolve(prefix, root) if prefix else root
     if _kind(base) != "dir":
         return ToolOutput("No files found", data={"filenames": [], "numFiles": 0})
