@@ -30,6 +30,8 @@ __all__ = ["jsonrpc_line_streams", "open_stdio_process", "stop_process"]
 #: Seconds the server has to exit once its stdin is closed, then after SIGTERM, then SIGKILL.
 _EXIT_GRACE = 2.0
 _READ_SIZE = 1 << 16
+#: Messages parsed ahead of the reader (beyond this the pipe is not read: backpressure).
+_READ_AHEAD = 64
 
 
 @contextlib.asynccontextmanager
@@ -64,11 +66,12 @@ async def jsonrpc_line_streams(
     """``(read, write)`` streams of ``SessionMessage`` over a byte stream pair speaking one
     JSON-RPC message a line, for a ``ClientSession`` or a server's ``run``: every complete line
     of a read is parsed (a parse error is handed on as the exception, as the ``mcp`` package's
-    transports do), and everything queued to write goes out in one write. Used by the stdio
-    client here and by the shipped test servers (their stdin and stdout)."""
+    transports do) and queued for the reader — up to ``_READ_AHEAD`` messages, so the ten
+    requests of a fan-out cost one hand-over, not ten task switches — and everything queued to
+    write goes out in one write. Used by the shipped test servers (their stdin and stdout)."""
     import anyio
 
-    read_send, read_receive = anyio.create_memory_object_stream[Any](0)
+    read_send, read_receive = anyio.create_memory_object_stream[Any](_READ_AHEAD)
     write_send, write_receive = anyio.create_memory_object_stream[Any](math.inf)
     try:
         async with trio.open_nursery() as nursery:
