@@ -289,60 +289,16 @@ async def bench_bare_fanout(n: int, seconds: float, repeats: int, server: str) -
 # -- the trace of one fanned-out turn ------------------------------------------------------------
 
 
-class _Stamped:
-    """A transport stream that notes when each JSON-RPC message passes (``--trace``)."""
-
-    def __init__(self, inner: Any, sent: str) -> None:
-        self._inner, self._sent = inner, sent
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-    async def send(self, item: Any) -> None:
-        key = getattr(item.message, "id", None)
-        TRACE.append(("queued", key, time.monotonic()))
-        await self._inner.send(item)
-        TRACE.append((self._sent, key, time.monotonic()))
-
-    async def receive(self) -> Any:
-        item = await self._inner.receive()
-        key = getattr(getattr(item, "message", None), "id", None)
-        TRACE.append(("answered", key, time.monotonic()))
-        return item
-
-    def __aiter__(self) -> _Stamped:
-        return self
-
-    async def __anext__(self) -> Any:
-        import anyio
-
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def __aenter__(self) -> _Stamped:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self._inner.aclose()
-
-
 def _install_trace() -> None:
-    """Wrap the session's stdio transport so every message is stamped (``written`` is when the
-    transport took the request; the server's start says when it arrived)."""
-    import contextlib
+    """Have every stdio connection note when each request was queued and written and its
+    response read (``written`` is when the pipe took the request; the server's start says when
+    it was read there)."""
+    import agents.mcp._connection as connection  # the benchmark reaches in, the package does not
 
-    import agents.mcp._stdio as transport  # the benchmark reaches in, the package does not
+    def note(event: str, key: Any) -> None:
+        TRACE.append((event, key, time.monotonic()))
 
-    original = transport.open_stdio
-
-    @contextlib.asynccontextmanager
-    async def traced(*args: Any, **kwargs: Any) -> Any:
-        async with original(*args, **kwargs) as (read, write):
-            yield _Stamped(read, "answered"), _Stamped(write, "written")
-
-    transport.open_stdio = traced
+    connection.TRACER = note
 
 
 def _start_trace() -> None:

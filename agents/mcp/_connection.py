@@ -4,7 +4,9 @@ A :class:`Connection` is driven by one task (:meth:`Connection.run`) in the owni
 nursery. That task opens the transport (a child process for stdio, an HTTP client otherwise),
 performs the handshake and the tool listing under the connect timeout, then waits until the
 server goes away or the manager stops it. Tool calls come from other tasks (the agents' tool
-calls) and share the session; the ``mcp`` package correlates concurrent requests.
+calls) and share the connection's :class:`McpClient`: over stdio our lean JSON-RPC client
+(:mod:`agents.mcp._rpc`, the hot path of a fan-out), over HTTP and SSE the ``mcp`` package's
+``ClientSession``; either correlates concurrent requests.
 
 Status moves ``pending → connected | failed``; ``connected → failed`` when the server closes the
 connection (process exit, bad stream); ``disabled`` when the manager switched it off. The error
@@ -19,18 +21,36 @@ import sys
 import tempfile
 from collections.abc import AsyncIterator, Callable
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, Protocol, TextIO, cast
 
 import attrs
 import trio
 
+from ..tools.base import ToolOutput
 from ._config import HttpServerConfig, ServerConfig, StdioServerConfig
+from ._rpc import ConnectionLost, LineClient, RpcError, Tracer, decode_call_result
 
 if TYPE_CHECKING:
     from mcp.client.session import ClientSession
+    from mcp.types import ListToolsResult
     from mcp.types import Tool as McpTool
 
-__all__ = ["Connection", "describe_error"]
+__all__ = ["Connection", "ConnectionLost", "McpClient", "RpcError", "describe_error"]
+
+#: The benchmark's ``--trace`` sets this: every stdio connection made after reports to it.
+TRACER: Tracer | None = None
+
+
+class McpClient(Protocol):
+    """What a connection offers its callers, whatever the transport."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolOutput:
+        """The tool's result as content blocks; :class:`RpcError` when the server answered
+        with an error, :class:`ConnectionLost` when the connection ended first."""
+        ...
+
+    async def list_page(self, cursor: str | None) -> ListToolsResult: ...
+
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +67,7 @@ class Connection:
     config: ServerConfig
     status: str = "pending"
     error: str | None = None
-    session: ClientSession | None = None
+    client: McpClient | None = None
     listed: list[McpTool] = attrs.Factory(list)
     server_info: dict[str, str] | None = None
     #: set when the status leaves ``pending`` (connected or failed)
@@ -90,54 +110,94 @@ class Connection:
                     f"{self._stderr_tail()}"
                 )
             finally:
-                self.session = None
+                self.client = None
                 if self.status == "pending":
                     self._fail(f"MCP server {self.name!r} was stopped before it connected")
                 self.done.set()
 
     async def _connect_and_serve(self, connect_timeout: float) -> None:
+        if isinstance(self.config, StdioServerConfig):
+            await self._serve_stdio(self.config, connect_timeout)
+            return
         from mcp.client.session import ClientSession
 
         closed = trio.Event()
         async with self._open_transport() as (read, write):
             watched = _WatchedStream(read, closed)
             async with ClientSession(watched, write, message_handler=self._on_message) as session:
-                with trio.move_on_after(connect_timeout) as deadline:
-                    result = await session.initialize()
-                    listed = await _list_tools(session)
-                if deadline.cancelled_caught:
-                    reason = f"did not connect within {connect_timeout:g} s"
-                    if self._last_transport_error:
-                        reason += f" (last transport error: {self._last_transport_error})"
-                    self._fail(f"MCP server {self.name!r} {reason}{self._stderr_tail()}")
-                    return
-                info = result.server_info
-                self.server_info = {"name": info.name, "version": info.version}
-                self.listed = listed
-                self.session = session
-                self.status = "connected"
-                self.settled.set()
-                self._list_timeout = connect_timeout
-                async with trio.open_nursery() as nursery:
-                    nursery.start_soon(self._relist_loop, session)
-                    await closed.wait()
+                client = _SessionClient(session)
+
+                async def initialize() -> dict[str, str]:
+                    info = (await session.initialize()).server_info
+                    return {"name": info.name, "version": info.version}
+
+                await self._hold(client, initialize, closed, connect_timeout)
+
+    async def _serve_stdio(self, config: StdioServerConfig, connect_timeout: float) -> None:
+        """The server as a child process, spoken to by a :class:`LineClient` on its pipes."""
+        from ._stdio import open_stdio_process, stop_process
+
+        errlog = self._stderr if self._stderr is not None else sys.stderr
+        async with open_stdio_process(config, errlog) as process:
+            assert process.stdout is not None and process.stdin is not None
+            lines = LineClient(
+                process.stdout,
+                process.stdin,
+                name=self.name,
+                on_notification=self._on_notification,
+                tracer=TRACER,
+            )
+            client = _LineMcpClient(lines)
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(lines.serve)
+                try:
+                    await self._hold(client, client.initialize, lines.ended, connect_timeout)
+                finally:
+                    with trio.CancelScope(shield=True):
+                        await stop_process(process)  # while the reader still drains its stdout
                     nursery.cancel_scope.cancel()
-                self.session = None
-                if not self._stopping:
-                    self._fail(
-                        f"MCP server {self.name!r} closed the connection{self._stderr_tail()}"
-                    )
+            if lines.last_error is not None:
+                self._last_transport_error = lines.last_error
+
+    async def _hold(
+        self,
+        client: McpClient,
+        initialize: Callable[[], Any],
+        closed: trio.Event,
+        connect_timeout: float,
+    ) -> None:
+        """Handshake and list under the connect timeout; then serve until ``closed``."""
+        with trio.move_on_after(connect_timeout) as deadline:
+            server_info = await initialize()
+            listed = await _list_tools(client)
+        if deadline.cancelled_caught:
+            reason = f"did not connect within {connect_timeout:g} s"
+            last = self._last_transport_error or getattr(
+                getattr(client, "lines", None), "last_error", None
+            )
+            if last:
+                reason += f" (last transport error: {last})"
+            self._fail(f"MCP server {self.name!r} {reason}{self._stderr_tail()}")
+            return
+        self.server_info = server_info
+        self.listed = listed
+        self.client = client
+        self.status = "connected"
+        self.settled.set()
+        self._list_timeout = connect_timeout
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._relist_loop, client)
+            await closed.wait()
+            nursery.cancel_scope.cancel()
+        self.client = None
+        if not self._stopping:
+            self._fail(f"MCP server {self.name!r} closed the connection{self._stderr_tail()}")
 
     @contextlib.asynccontextmanager
     async def _open_transport(self) -> AsyncIterator[tuple[Any, Any]]:
         config = self.config
-        if isinstance(config, StdioServerConfig):
-            from ._stdio import open_stdio
-
-            errlog = self._stderr if self._stderr is not None else sys.stderr
-            async with open_stdio(config, errlog) as streams:
-                yield streams
-        elif isinstance(config, HttpServerConfig) and config.type == "http":
+        assert isinstance(config, HttpServerConfig)  # stdio is served by _serve_stdio
+        if config.type == "http":
             from mcp.client.streamable_http import streamable_http_client
             from mcp.shared._httpx_utils import create_mcp_http_client
 
@@ -152,7 +212,7 @@ class Connection:
             async with sse_client(config.url, headers=dict(config.headers) or None) as streams:
                 yield streams
 
-    async def _relist_loop(self, session: ClientSession) -> None:
+    async def _relist_loop(self, client: McpClient) -> None:
         """List the tools again each time the server says they changed (a burst of
         notifications is one listing); ``on_tools_changed`` only when the list really differs,
         so a server that announces changes that are none never touches the session's tools."""
@@ -162,7 +222,7 @@ class Connection:
             listed: list[McpTool] | None = None
             with trio.move_on_after(self._list_timeout):
                 try:
-                    listed = await _list_tools(session)
+                    listed = await _list_tools(client)
                 except Exception as exc:
                     log.warning("MCP server %r: re-listing tools failed: %s", self.name, exc)
             if listed is None:
@@ -182,15 +242,19 @@ class Connection:
             with trio.move_on_after(seconds):
                 await self._relisted.wait()
 
+    def _on_notification(self, method: str) -> None:
+        """A server notification: a changed tool list is re-listed by the connection's task."""
+        if method == "notifications/tools/list_changed":
+            self.relist_pending = True
+            self._relist.set()
+
     async def _on_message(self, message: Any) -> None:
-        """Server notifications and transport faults reach the session here: a changed tool
-        list is re-listed by the connection's task; a fault is kept to explain a failed
-        connect."""
+        """Server notifications and transport faults reach a ``ClientSession`` here: a
+        changed tool list is re-listed; a fault is kept to explain a failed connect."""
         from mcp.types import ToolListChangedNotification
 
         if isinstance(message, ToolListChangedNotification):
-            self.relist_pending = True
-            self._relist.set()
+            self._on_notification("notifications/tools/list_changed")
         elif isinstance(message, Exception):
             self._last_transport_error = describe_error(message)
             log.debug("MCP server %r: transport error %s", self.name, self._last_transport_error)
@@ -201,7 +265,7 @@ class Connection:
             return
         self.status = "failed"
         self.error = error
-        self.session = None
+        self.client = None
         self.settled.set()
         self.lost.set()
 
@@ -228,7 +292,7 @@ class Connection:
     def disable(self) -> None:
         self.status = "disabled"
         self.error = None
-        self.session = None
+        self.client = None
         self.settled.set()
         self.stop()
 
@@ -240,20 +304,100 @@ def _stderr_file(config: ServerConfig) -> contextlib.AbstractContextManager[Text
     return contextlib.nullcontext(None)
 
 
-async def _list_tools(session: ClientSession) -> list[McpTool]:
+async def _list_tools(client: McpClient) -> list[McpTool]:
     """Every tool the server lists, following pages (bounded: a server cannot page forever)."""
-    from mcp.types import PaginatedRequestParams
-
     tools: list[McpTool] = []
     cursor: str | None = None
     for _ in range(100):
-        params = None if cursor is None else PaginatedRequestParams(cursor=cursor)
-        page = await session.list_tools(params=params)
+        page = await client.list_page(cursor)
         tools.extend(page.tools)
         cursor = page.next_cursor
         if cursor is None:
             break
     return tools
+
+
+class _SessionClient:
+    """An ``mcp`` ``ClientSession`` (the HTTP and SSE transports) as an :class:`McpClient`."""
+
+    def __init__(self, session: ClientSession) -> None:
+        self.session = session
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolOutput:
+        from mcp.shared.exceptions import MCPError
+
+        from ._tools import convert_result
+
+        try:
+            result = await self.session.call_tool(name, arguments)
+        except MCPError as exc:
+            if exc.error.code == _CONNECTION_CLOSED:
+                raise ConnectionLost(exc.error.message) from exc
+            raise RpcError(exc.error.code, exc.error.message) from exc
+        return convert_result(result)
+
+    async def list_page(self, cursor: str | None) -> ListToolsResult:
+        from mcp.types import PaginatedRequestParams
+
+        params = None if cursor is None else PaginatedRequestParams(cursor=cursor)
+        return await self.session.list_tools(params=params)
+
+
+#: The ``mcp`` package's error code for a request cut short by the connection closing.
+_CONNECTION_CLOSED = -32000
+
+
+class _LineMcpClient:
+    """A :class:`LineClient` as an :class:`McpClient`: the handshake and listings validated
+    with the ``mcp`` package's types (not hot), ``tools/call`` decoded with msgspec (hot)."""
+
+    def __init__(self, lines: LineClient) -> None:
+        self.lines = lines
+
+    async def initialize(self) -> dict[str, str]:
+        """``initialize`` then ``notifications/initialized``, as ``ClientSession`` does."""
+        from mcp.types import (
+            ClientCapabilities,
+            Implementation,
+            InitializeRequestParams,
+            InitializeResult,
+        )
+        from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
+
+        params = InitializeRequestParams(
+            protocol_version=LATEST_HANDSHAKE_VERSION,
+            capabilities=ClientCapabilities(),
+            client_info=Implementation(name="trio-agents", version=_version()),
+        ).model_dump(by_alias=True, mode="json", exclude_none=True)
+        raw = await self.lines.request("initialize", params)
+        result = InitializeResult.model_validate_json(bytes(raw), by_name=False)
+        if result.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            raise RuntimeError(
+                f"unsupported protocol version from the server: {result.protocol_version!r} "
+                f"(supported: {', '.join(HANDSHAKE_PROTOCOL_VERSIONS)})"
+            )
+        self.lines.notify("notifications/initialized")
+        info = result.server_info
+        return {"name": info.name, "version": info.version}
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolOutput:
+        raw = await self.lines.request("tools/call", {"name": name, "arguments": arguments})
+        return decode_call_result(raw)
+
+    async def list_page(self, cursor: str | None) -> ListToolsResult:
+        from mcp.types import ListToolsResult
+
+        raw = await self.lines.request("tools/list", None if cursor is None else {"cursor": cursor})
+        return ListToolsResult.model_validate_json(bytes(raw), by_name=False)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("trio-agents")
+    except PackageNotFoundError:
+        return "0"
 
 
 def _listing(tools: list[McpTool]) -> list[dict[str, Any]]:

@@ -29,8 +29,8 @@ import trio
 
 from ..tools.base import Tool, ToolOutput
 from ._config import ServerConfig, parse_server_config
-from ._connection import Connection, describe_error
-from ._tools import DEFAULT_MAX_OUTPUT_TOKENS, cap_output, convert_result, make_tool
+from ._connection import Connection, ConnectionLost, RpcError, describe_error
+from ._tools import DEFAULT_MAX_OUTPUT_TOKENS, cap_output, make_tool
 
 __all__ = ["McpServerStatus", "McpServers", "open_mcp_servers"]
 
@@ -138,38 +138,43 @@ class McpServers:
         conn = self._connections.get(server)
         if conn is None:
             return ToolOutput.error(f"unknown MCP server {server!r}")
-        session = conn.session
-        if session is None or conn.status != "connected":
+        client = conn.client
+        if client is None or conn.status != "connected":
             return ToolOutput.error(f"{conn.closed_error()}; tool {tool!r} was not called")
-        from mcp.shared.exceptions import MCPError
-
-        result: Any = None
-        with trio.move_on_after(self.call_timeout) as deadline:
+        output: ToolOutput | None = None
+        with trio.move_on_after(self.call_timeout):
             try:
-                result = await session.call_tool(tool, args)
-            except MCPError as exc:
-                if conn.status != "connected" or exc.error.code == _CONNECTION_CLOSED:
-                    await _settle_briefly(conn)
-                    return ToolOutput.error(
-                        f"{conn.closed_error()}; tool {tool!r} did not complete"
-                        if conn.status != "connected"
-                        else f"MCP server {server!r} closed the connection during tool {tool!r}"
-                    )
-                return ToolOutput.error(
-                    f"MCP server {server!r}, tool {tool!r}: {exc.error.message}"
-                )
+                output = await client.call_tool(tool, args)
+            except ConnectionLost:
+                return await self._lost(conn, tool)
+            except RpcError as exc:
+                if conn.status != "connected":
+                    return await self._lost(conn, tool)
+                return ToolOutput.error(f"MCP server {server!r}, tool {tool!r}: {exc.message}")
             except Exception as exc:
                 return ToolOutput.error(
                     f"MCP server {server!r}, tool {tool!r} failed: {describe_error(exc)}"
                 )
-        if deadline.cancelled_caught:
+        if output is None:
             return ToolOutput.error(
                 f"MCP server {server!r} did not answer tool {tool!r} within "
                 f"{self.call_timeout:g} s; the call was abandoned"
             )
         # A tool that changed the server's tool list: the change is in the very next request.
-        await conn.wait_relisted(min(self.connect_timeout, self.call_timeout))
-        return cap_output(convert_result(result), self.max_output_tokens)
+        if conn.relist_pending:
+            await conn.wait_relisted(min(self.connect_timeout, self.call_timeout))
+        return cap_output(output, self.max_output_tokens)
+
+    @staticmethod
+    async def _lost(conn: Connection, tool: str) -> ToolOutput:
+        """The error result of a call the connection's end cut short (the reason, once the
+        connection's task has noticed it)."""
+        await _settle_briefly(conn)
+        if conn.status != "connected":
+            return ToolOutput.error(f"{conn.closed_error()}; tool {tool!r} did not complete")
+        return ToolOutput.error(
+            f"MCP server {conn.name!r} closed the connection during tool {tool!r}"
+        )
 
     # -- changing --------------------------------------------------------------------------------
 
@@ -226,9 +231,6 @@ class McpServers:
     def _stop_all(self) -> None:
         for conn in self._connections.values():
             conn.stop()
-
-
-_CONNECTION_CLOSED = -32000
 
 
 async def _settle_briefly(conn: Connection) -> None:

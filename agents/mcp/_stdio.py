@@ -1,12 +1,14 @@
 """The stdio transport for external MCP servers: a child process spoken to over its pipes.
 
-It does what the ``mcp`` package's ``stdio_client`` does — the server in a new session (its own
-process group), the safe default environment plus the config's ``env``, one JSON-RPC message a
-line, and at the end stdin closed, then SIGTERM, then SIGKILL of the group, each step bounded —
-with one difference that matters for a fan-out: requests are queued, and the writer sends
-everything queued in one pipe write. ``stdio_client`` hands the writer one message at a time
-through a zero-buffer stream, and each write wakes the server, which on a busy machine takes the
-CPU before the next request is written: ten concurrent calls reached the server over 20–50 ms.
+:func:`open_stdio_process` does what the ``mcp`` package's ``stdio_client`` does to the process —
+the server in a new session (its own process group), the safe default environment plus the
+config's ``env``, and at the end stdin closed, then SIGTERM, then SIGKILL of the group, each step
+bounded — and leaves the pipes to :class:`~agents.mcp._rpc.LineClient`. :func:`jsonrpc_line_streams`
+is the line pump of the shipped test servers (``SessionMessage`` streams for the ``mcp``
+package's server API): every request of one read handed on, every answer queued in one step sent
+in one write. ``stdio_client`` hands its writer one message at a time through a zero-buffer
+stream, and each write wakes the other side, which on a busy machine takes the CPU before the
+next message is written: ten concurrent calls reached the server over 20–50 ms.
 """
 
 from __future__ import annotations
@@ -23,17 +25,21 @@ import trio
 
 from ._config import StdioServerConfig
 
-__all__ = ["jsonrpc_line_streams", "open_stdio"]
+__all__ = ["jsonrpc_line_streams", "open_stdio_process", "stop_process"]
 
 #: Seconds the server has to exit once its stdin is closed, then after SIGTERM, then SIGKILL.
 _EXIT_GRACE = 2.0
 _READ_SIZE = 1 << 16
+#: Messages parsed ahead of the reader (beyond this the pipe is not read: backpressure).
+_READ_AHEAD = 64
 
 
 @contextlib.asynccontextmanager
-async def open_stdio(config: StdioServerConfig, errlog: TextIO) -> AsyncIterator[tuple[Any, Any]]:
-    """Start the server; yield ``(read, write)`` streams of ``SessionMessage`` for a
-    ``ClientSession``; stop the process when the block ends, however it ends."""
+async def open_stdio_process(
+    config: StdioServerConfig, errlog: TextIO
+) -> AsyncIterator[trio.Process]:
+    """Start the server (its pipes: ``stdin`` and ``stdout``); stop the process when the block
+    ends, however it ends (stdin closed, then SIGTERM, then SIGKILL of its group, bounded)."""
     from mcp.client.stdio import get_default_environment
 
     process = await trio.lowlevel.open_process(
@@ -46,19 +52,11 @@ async def open_stdio(config: StdioServerConfig, errlog: TextIO) -> AsyncIterator
         start_new_session=True,
     )
     assert process.stdin is not None and process.stdout is not None
-    stopped = False
     try:
-        async with jsonrpc_line_streams(process.stdout, process.stdin) as streams:
-            try:
-                yield streams
-            finally:  # stopped while the reader still drains its stdout
-                stopped = True
-                with trio.CancelScope(shield=True):
-                    await _stop(process)
+        yield process
     finally:
-        if not stopped:  # the streams failed to open: no orphan either way
-            with trio.CancelScope(shield=True):
-                await _stop(process)
+        with trio.CancelScope(shield=True):
+            await stop_process(process)
 
 
 @contextlib.asynccontextmanager
@@ -68,11 +66,12 @@ async def jsonrpc_line_streams(
     """``(read, write)`` streams of ``SessionMessage`` over a byte stream pair speaking one
     JSON-RPC message a line, for a ``ClientSession`` or a server's ``run``: every complete line
     of a read is parsed (a parse error is handed on as the exception, as the ``mcp`` package's
-    transports do), and everything queued to write goes out in one write. Used by the stdio
-    client here and by the shipped test servers (their stdin and stdout)."""
+    transports do) and queued for the reader — up to ``_READ_AHEAD`` messages, so the ten
+    requests of a fan-out cost one hand-over, not ten task switches — and everything queued to
+    write goes out in one write. Used by the shipped test servers (their stdin and stdout)."""
     import anyio
 
-    read_send, read_receive = anyio.create_memory_object_stream[Any](0)
+    read_send, read_receive = anyio.create_memory_object_stream[Any](_READ_AHEAD)
     write_send, write_receive = anyio.create_memory_object_stream[Any](math.inf)
     try:
         async with trio.open_nursery() as nursery:
@@ -143,8 +142,10 @@ async def _write(stream: trio.abc.SendStream, source: Any, read_send: Any) -> No
                 return
 
 
-async def _stop(process: trio.Process) -> None:
-    """Close stdin, wait; SIGTERM the group, wait; SIGKILL the group, wait: each bounded."""
+async def stop_process(process: trio.Process) -> None:
+    """Close stdin, wait; SIGTERM the group, wait; SIGKILL the group, wait: each bounded. Best
+    called while something still reads the server's stdout (a server blocked writing to a full
+    pipe would not see its stdin close); a second call returns at once."""
     if process.stdin is not None:
         with contextlib.suppress(trio.ClosedResourceError, trio.BrokenResourceError, OSError):
             await process.stdin.aclose()

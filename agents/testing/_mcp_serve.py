@@ -28,68 +28,143 @@ def _trace(event: str) -> None:
 
 
 # -- the well-behaved server (the mcp package's server API) ----------------------------------------
+#
+# Built on the package's low-level ``Server`` (``on_list_tools`` / ``on_call_tool``) rather than
+# ``MCPServer``: a call costs what the protocol needs — the package's request checks and result
+# serialisation — and not a pydantic model of each tool's arguments, the conversion of each
+# return value, or an OpenTelemetry span per message (dropped from ``server.middleware``). The
+# tool list is built once. A fan-out of ten calls pays this CPU ten times on the critical path.
+
+
+def _echo(args: dict[str, Any]) -> str:
+    return str(args["text"])
+
+
+def _add(args: dict[str, Any]) -> str:
+    return str(float(args["a"]) + float(args["b"]))
+
+
+async def _sleep(args: dict[str, Any]) -> str:
+    import anyio
+
+    seconds = args["seconds"]
+    _trace("start")
+    await anyio.sleep(seconds)
+    _trace("end")
+    return f"slept {seconds}"
+
+
+def _sleep_sync(args: dict[str, Any]) -> str:
+    import time
+
+    time.sleep(args["seconds"])  # run in a worker thread, as the mcp package runs a plain tool
+    return f"slept {args['seconds']}"
+
+
+def _big(args: dict[str, Any]) -> str:
+    return "x" * int(args["chars"])
+
+
+class _ToolFailed(Exception):
+    """A tool's own failure: an error result with its message."""
+
+
+def _fail(args: dict[str, Any]) -> str:
+    raise _ToolFailed(str(args["message"]))
+
+
+def _pid(args: dict[str, Any]) -> str:
+    return str(os.getpid())
+
+
+#: name → (description, {argument: JSON type}, read-only, the function, runs in a worker thread)
+_TOOLS: dict[str, tuple[str, dict[str, str], bool, Any, bool]] = {
+    "echo": ("Return the text unchanged.", {"text": "string"}, True, _echo, False),
+    "add": ("Add two numbers.", {"a": "number", "b": "number"}, False, _add, False),
+    "sleep": ("Sleep for some seconds, then answer.", {"seconds": "number"}, True, _sleep, False),
+    "sleep_sync": (
+        "Sleep for some seconds in a plain function, then answer.",
+        {"seconds": "number"},
+        True,
+        _sleep_sync,
+        True,
+    ),
+    "big": ("Return that many characters.", {"chars": "integer"}, True, _big, False),
+    "fail": ("Fail with a message.", {"message": "string"}, False, _fail, False),
+    "pid": ("The server process's pid.", {}, True, _pid, False),
+}
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "number": (int, float),
+    "integer": (int,),
+}
+
+
+def _argument_error(name: str, wanted: dict[str, str], args: dict[str, Any]) -> str | None:
+    """Why ``args`` do not fit the tool's schema (missing, unknown or mistyped), or None."""
+    for arg, kind in wanted.items():
+        if arg not in args:
+            return f"tool {name!r}: missing argument {arg!r} ({kind})"
+        value = args[arg]
+        if isinstance(value, bool) or not isinstance(value, _JSON_TYPES[kind]):
+            return f"tool {name!r}: argument {arg!r} must be a {kind}, got {value!r}"
+    unknown = sorted(set(args) - set(wanted))
+    if unknown:
+        return f"tool {name!r}: unknown argument {unknown[0]!r}"
+    return None
 
 
 def _build_server(name: str) -> Any:
-    from mcp.server.mcpserver import MCPServer
-    from mcp.types import ToolAnnotations
+    from mcp.server.lowlevel import Server
+    from mcp.types import CallToolResult, ListToolsResult, TextContent, Tool, ToolAnnotations
 
-    server = MCPServer(name, version="1.0.0", log_level="ERROR")
-    read_only = ToolAnnotations(read_only_hint=True)
-    # structured_output=False: text results only, no output schema for either side to validate
-
-    @server.tool(
-        description="Return the text unchanged.", annotations=read_only, structured_output=False
+    listing = ListToolsResult(
+        tools=[
+            Tool(
+                name=tool,
+                description=description,
+                input_schema={
+                    "type": "object",
+                    "properties": {arg: {"type": kind} for arg, kind in wanted.items()},
+                    "required": list(wanted),
+                },
+                annotations=ToolAnnotations(read_only_hint=True) if read_only else None,
+            )
+            for tool, (description, wanted, read_only, _, _) in _TOOLS.items()
+        ]
     )
-    def echo(text: str) -> str:
-        return text
 
-    @server.tool(description="Add two numbers.", structured_output=False)
-    def add(a: float, b: float) -> str:
-        return str(a + b)
+    async def list_tools(ctx: Any, params: Any) -> ListToolsResult:
+        return listing
 
-    @server.tool(
-        description="Sleep for some seconds, then answer.",
-        annotations=read_only,
-        structured_output=False,
-    )
-    async def sleep(seconds: float) -> str:
+    def answer(text: str, is_error: bool = False) -> CallToolResult:
+        return CallToolResult(content=[TextContent(type="text", text=text)], is_error=is_error)
+
+    async def call_tool(ctx: Any, params: Any) -> CallToolResult:
         import anyio
 
-        _trace("start")
-        await anyio.sleep(seconds)
-        _trace("end")
-        return f"slept {seconds}"
+        entry = _TOOLS.get(params.name)
+        if entry is None:
+            return answer(f"unknown tool {params.name!r} (known: {', '.join(_TOOLS)})", True)
+        _, wanted, _, function, threaded = entry
+        args = params.arguments or {}
+        problem = _argument_error(params.name, wanted, args)
+        if problem is not None:
+            return answer(problem, True)
+        try:
+            if threaded:
+                out = await anyio.to_thread.run_sync(function, args)
+            else:
+                out = function(args)
+                if not isinstance(out, str):
+                    out = await out
+        except _ToolFailed as exc:
+            return answer(str(exc), True)
+        return answer(out)
 
-    @server.tool(
-        description="Sleep for some seconds in a plain function, then answer.",
-        annotations=read_only,
-        structured_output=False,
-    )
-    def sleep_sync(seconds: float) -> str:
-        import time
-
-        time.sleep(seconds)  # the mcp package runs a plain function in a worker thread
-        return f"slept {seconds}"
-
-    @server.tool(
-        description="Return that many characters.", annotations=read_only, structured_output=False
-    )
-    def big(chars: int) -> str:
-        return "x" * chars
-
-    @server.tool(description="Fail with a message.", structured_output=False)
-    def fail(message: str) -> str:
-        from mcp.server.mcpserver.exceptions import ToolError
-
-        raise ToolError(message)
-
-    @server.tool(
-        description="The server process's pid.", annotations=read_only, structured_output=False
-    )
-    def pid() -> str:
-        return str(os.getpid())
-
+    server = Server(name, version="1.0.0", on_list_tools=list_tools, on_call_tool=call_tool)
+    server.middleware.clear()  # no OpenTelemetry span per message (no exporter in a test)
     return server
 
 
@@ -102,9 +177,16 @@ def _serve_stdio(name: str, transport: str = "fast") -> None:
 
     server = _build_server(name)
     if transport == "mcp":
-        anyio.run(server.run_stdio_async)
+        anyio.run(_run_package_stdio, server)
         return
     anyio.run(_run_fast_stdio, server, backend="trio")
+
+
+async def _run_package_stdio(server: Any) -> None:
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
 
 
 async def _run_fast_stdio(server: Any) -> None:
@@ -123,9 +205,8 @@ async def _run_fast_stdio(server: Any) -> None:
     os.close(null)
     os.dup2(2, 1)
     receive, send = trio.lowlevel.FdStream(stdin_fd), trio.lowlevel.FdStream(stdout_fd)
-    lowlevel = server._lowlevel_server  # the mcp package's own way in (run_stdio_async's)
     async with receive, send, jsonrpc_line_streams(receive, send) as (read, write):
-        await lowlevel.run(read, write, lowlevel.create_initialization_options())
+        await server.run(read, write, server.create_initialization_options())
 
 
 def _serve_http(name: str, transport: str) -> None:
@@ -135,7 +216,7 @@ def _serve_http(name: str, transport: str) -> None:
     import uvicorn
 
     server = _build_server(name)
-    app = server.streamable_http_app() if transport == "http" else server.sse_app()
+    app = server.streamable_http_app() if transport == "http" else _sse_app(server)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
@@ -154,6 +235,28 @@ def _serve_http(name: str, transport: str) -> None:
             await uv.serve(sockets=[sock])
 
     anyio.run(main)
+
+
+def _sse_app(server: Any) -> Any:
+    """The server over the older SSE transport (the ``mcp`` package's ``SseServerTransport``):
+    ``GET /sse`` opens the event stream, ``POST /messages/`` carries the requests."""
+    from mcp.server.sse import SseServerTransport
+    from starlette.applications import Starlette
+    from starlette.responses import Response
+    from starlette.routing import Mount, Route
+
+    sse = SseServerTransport("/messages/")
+
+    async def handle_sse(request: Any) -> Response:
+        async with sse.connect_sse(request.scope, request.receive, request._send) as streams:
+            await server.run(streams[0], streams[1], server.create_initialization_options())
+        return Response()
+
+    routes = [
+        Route("/sse", endpoint=handle_sse, methods=["GET"]),
+        Mount("/messages/", app=sse.handle_post_message),
+    ]
+    return Starlette(routes=routes)
 
 
 # -- misbehaving servers (plain JSON-RPC, no SDK) ------------------------------------------------

@@ -1,7 +1,8 @@
 """MCP servers for tests: a real one (stdio or streamable HTTP) and ones that misbehave on purpose.
 
-The well-behaved server is built with the official ``mcp`` package's server API and offers a few
-tools a test can lean on::
+The well-behaved server is built with the official ``mcp`` package's server API (its low-level
+``Server``, with the tool list built once and no per-message tracing span, so that a call costs
+little CPU in the server) and offers a few tools a test can lean on::
 
     echo{text}            read-only   returns text
     add{a, b}             mutating    returns a + b
