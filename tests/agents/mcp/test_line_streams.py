@@ -8,6 +8,11 @@ from typing import Any
 import trio
 import trio.testing
 
+# The pump imports the package's types on its first message: imported here, at collection,
+# they are not imported inside a test's deadline (a first import takes seconds under load).
+from mcp.shared.message import SessionMessage
+from mcp.types import jsonrpc_message_adapter
+
 from agents.mcp import jsonrpc_line_streams
 
 
@@ -56,9 +61,6 @@ async def test_a_line_that_is_not_json_rpc_is_handed_on_as_an_error() -> None:
 
 
 async def test_the_messages_queued_in_one_step_go_out_in_one_write() -> None:
-    from mcp.shared.message import SessionMessage
-    from mcp.types import jsonrpc_message_adapter
-
     out = CountingSend()
     _, receive_bytes = trio.testing.memory_stream_one_way_pair()
     messages: list[Any] = [
