@@ -406,7 +406,8 @@ class Walker(SimpleCommands):
 #: it off to compare with every word decoded in full).
 _FAST_WORDS = True
 #: A whole simple command of plain literal words (no ``=``: no assignment) and single spaces.
-_PLAIN_COMMAND = re.compile(rb"[A-Za-z0-9_./:,+@%^-]+(?: [A-Za-z0-9_./:,+@%^-]+)*")
+#: (Possessive quantifiers: a line that is not plain fails without backtracking.)
+_PLAIN_COMMAND = re.compile(rb"[A-Za-z0-9_./:,+@%^-]++(?: [A-Za-z0-9_./:,+@%^-]++)*+")
 _QUOTED_DELIMITER = re.compile(r"[\\'\"]")
 _TEXT_LEAVES = frozenset({"word", "string_content", "heredoc_body", "heredoc_content"})
 
