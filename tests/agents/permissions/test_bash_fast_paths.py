@@ -23,7 +23,7 @@ from agents.permissions._bash import Analysis, Command, _parser, analyze, deny_f
 from agents.permissions._bash_model import Dirs, new_command
 from agents.permissions._bash_tree import Walker
 from agents.permissions._bash_words import Word
-from agents.permissions._bash_wrappers import Unwrapped
+from agents.permissions._bash_wrappers import Unwrapped, unwrap
 
 from .strategies import OPERATORS
 
@@ -282,3 +282,18 @@ def test_the_quoted_literal_comparison_sees_a_planted_difference(line: str) -> N
         planted = _analysed(analyze(line))
     assert planted != _full_analysis(line)
     assert _analysed(analyze(line)) == _full_analysis(line)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [[], [None], ["cd", "src"], ["/bin/rm", "x"], ["find", ".", "-delete"], [None, "timeout"]],
+)
+def test_words_without_a_wrapper_unwrap_to_no_layers(values: list[str | None]) -> None:
+    """A command whose first word names no wrapper has one layer, starting at its name."""
+    assert attrs.asdict(unwrap(values)) == attrs.asdict(Unwrapped(starts=[0]))
+
+
+@pytest.mark.parametrize("values", [["timeout", "5", "rm"], ["/usr/bin/env", "rm"], ["exec"]])
+def test_a_wrapper_is_still_unwrapped(values: list[str | None]) -> None:
+    """The shortcut for commands without a wrapper leaves wrappers to the full grammar."""
+    assert unwrap(values).starts != [0]
