@@ -2,7 +2,9 @@
 
 A single check consults deny rules, ask rules, the critical-path guard, the mode and allow rules;
 each needs the same command split or the same resolved path. The memo lives for one check only,
-so nothing is reused across calls: a symlink created between two calls is always seen.
+so nothing is reused across calls: a symlink created between two calls is always seen — except
+the real paths of the session's own directory and home, the rules' anchors, which are resolved
+once per session like the working directories.
 """
 
 from __future__ import annotations
