@@ -385,6 +385,11 @@ class Walker(SimpleCommands):
                     continue
             # not plain text: it may hold substitutions
             plain = False
+            if fullmatch is not None and leaf is not None:
+                literal = _literal(leaf, leaf_kind, source)
+                if literal is not None:  # (no substitution in it: nothing to scan)
+                    decoded.append(literal)
+                    continue
             self.scan(child, dirs, depth)
             decoded.append(word_from_node(child, source))
         if source.find(b"\n", start, end) >= 0 and _newline_between(node, words, source):
@@ -406,7 +411,8 @@ class Walker(SimpleCommands):
 #: it off to compare with every word decoded in full).
 _FAST_WORDS = True
 #: A whole simple command of plain literal words (no ``=``: no assignment) and single spaces.
-_PLAIN_COMMAND = re.compile(rb"[A-Za-z0-9_./:,+@%^-]+(?: [A-Za-z0-9_./:,+@%^-]+)*")
+#: (Possessive quantifiers: a line that is not plain fails without backtracking.)
+_PLAIN_COMMAND = re.compile(rb"[A-Za-z0-9_./:,+@%^-]++(?: [A-Za-z0-9_./:,+@%^-]++)*+")
 _QUOTED_DELIMITER = re.compile(r"[\\'\"]")
 _TEXT_LEAVES = frozenset({"word", "string_content", "heredoc_body", "heredoc_content"})
 
@@ -424,6 +430,26 @@ def _plain(node: Node, source: bytes) -> Word | None:
 
 
 _new_tuple = tuple.__new__
+#: A double-quoted string without ``$``, backquote, backslash or line break: its value is its
+#: content.
+_QUOTED_LITERAL = re.compile(rb'"[^"$`\\\n]*+"')
+#: A word of plain characters with a ``~`` after its first one (``HEAD~1``): literal text.
+_TILDE_INSIDE = re.compile(rb"[A-Za-z0-9_./,+@%^-][A-Za-z0-9_./,+@%^~-]*+")
+
+
+def _literal(node: Node, kind: str, source: bytes) -> Word | None:
+    """The word of a quoted literal (``'…'``, or ``"…"`` with nothing that expands or
+    escapes in it) or of a word with a ``~`` inside it, as :func:`word_from_node` decodes it
+    (a differential test compares them); None for any other node. Such a word holds no
+    substitution, so it is not scanned for one."""
+    start, end = node.start_byte, node.end_byte
+    if kind == "raw_string" or (kind == "string" and _QUOTED_LITERAL.fullmatch(source, start, end)):
+        text = source[start:end].decode("utf-8", "surrogateescape")
+        return _new_tuple(Word, (text, text[1:-1], False, None, False))
+    if kind == "word" and not node.child_count and _TILDE_INSIDE.fullmatch(source, start, end):
+        text = source[start:end].decode("ascii")
+        return _new_tuple(Word, (text, text, False, None, False))
+    return None
 
 
 def _hidden_substitution(text: str) -> bool:

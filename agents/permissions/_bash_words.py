@@ -210,4 +210,4 @@ def word_from_node(node: Node, source: bytes) -> Word:
 
 #: Text that means itself: no quoting, escape, expansion, pattern, tilde or brace (matched on
 #: the parsed bytes, between a node's offsets: no slice or decoding for words that are not).
-PLAIN_BYTES = re.compile(rb"[A-Za-z0-9_./:,=+@%^-]+")
+PLAIN_BYTES = re.compile(rb"[A-Za-z0-9_./:,=+@%^-]++")  # (possessive: no backtracking)

@@ -190,6 +190,9 @@ NOT_WRAPPED = Unwrapped(starts=[0])
 
 def unwrap(values: Sequence[str | None]) -> Unwrapped:
     """Skip every wrapper at the front of ``values`` (the words' static values, None if not)."""
+    first = values[0] if values else None
+    if first is None or basename(first) not in _GRAMMARS:
+        return NOT_WRAPPED  # no wrapper (most commands judged in full: `cd`, `find`...)
     out = Unwrapped(starts=[0])
     benign_only = True
     i = 0

@@ -2,30 +2,43 @@
 
 A single check consults deny rules, ask rules, the critical-path guard, the mode and allow rules;
 each needs the same command split or the same resolved path. The memo lives for one check only,
-so nothing is reused across calls: a symlink created between two calls is always seen.
+so nothing is reused across calls: a symlink created between two calls is always seen — except
+the real paths of the session's own directory and home, the rules' anchors, which are resolved
+once per session like the working directories.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 import trio
 
 from ._bash import MAX_COMMAND_BYTES, THREAD_BYTES, Analysis, Command, analyze
 from ._paths import real, tool_path
 
-__all__ = ["CallMemo"]
+__all__ = ["CallMemo", "SessionDirs"]
+
+
+class SessionDirs(Protocol):
+    """The session's own directories, resolved once per session (``WorkingDirs``)."""
+
+    def session_real(self, path: str) -> str | None:
+        """``real(path)`` if ``path`` is the session's directory or home, else None."""
 
 
 class CallMemo:
-    """Caches Bash analyses and ``real`` results for the duration of one check."""
+    """Caches Bash analyses and ``real`` results for the duration of one check.
 
-    __slots__ = ("_bash", "_forms", "_paths", "_real")
+    ``session``: where the real paths of the session's directory and home come from (they are
+    resolved once per session, as the working directories are, not at every check)."""
 
-    def __init__(self) -> None:
+    __slots__ = ("_bash", "_forms", "_paths", "_real", "_session")
+
+    def __init__(self, session: SessionDirs | None = None) -> None:
         self._bash: dict[str, Analysis] = {}
         self._real: dict[str, str] = {}
+        self._session = session
         self._paths: dict[tuple[str, int], str | None] = {}
         # keyed by identity: the parts are kept alive by ``_bash`` for the whole check
         self._forms: dict[int, list[str]] = {}
@@ -78,5 +91,7 @@ class CallMemo:
         """``real(path)`` (symlinks resolved), computed once per check."""
         resolved = self._real.get(path)
         if resolved is None:
-            resolved = self._real[path] = real(path)
+            session = self._session
+            known = session.session_real(path) if session is not None else None
+            resolved = self._real[path] = known if known is not None else real(path)
         return resolved

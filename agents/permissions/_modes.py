@@ -56,7 +56,7 @@ class WorkingDirs:
     at the first such check: a session whose calls never name a path never pays for them.
     """
 
-    __slots__ = ("_real_dirs", "dirs", "home")
+    __slots__ = ("_real_dirs", "_real_home", "dirs", "home")
 
     def __init__(self, cwd: str, add_dirs: Sequence[str], home: str) -> None:
         self.home = home
@@ -64,6 +64,7 @@ class WorkingDirs:
             dict.fromkeys([absolute(cwd, "/", home)] + [absolute(d, cwd, home) for d in add_dirs])
         )
         self._real_dirs: tuple[str, ...] | None = None
+        self._real_home: str | None = None
 
     @property
     def cwd(self) -> str:
@@ -75,6 +76,17 @@ class WorkingDirs:
         if self._real_dirs is None:
             self._real_dirs = tuple(dict.fromkeys(real(d) for d in self.dirs))
         return self._real_dirs
+
+    def session_real(self, path: str) -> str | None:
+        """The real path of the session's directory or home (resolved at the first call, like
+        :attr:`real_dirs`; a rule check needs them as anchors), None for any other path."""
+        if path == self.dirs[0]:
+            return self.real_dirs[0]
+        if path == self.home:
+            if self._real_home is None:
+                self._real_home = real(self.home)
+            return self._real_home
+        return None
 
     def contain(self, path: str, memo: CallMemo) -> bool:
         """Whether the file the absolute ``path`` reaches (its real target) lies inside a

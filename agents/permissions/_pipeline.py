@@ -197,7 +197,8 @@ class PermissionGate:
             # the call that follows yields anyway (a full checkpoint costs more than the check).
             await trio.lowlevel.checkpoint_if_cancelled()
 
-        rules, dirs, memo = self._rules, self._dirs, CallMemo()
+        rules, dirs = self._rules, self._dirs
+        memo = CallMemo(dirs)
         cwd, home = dirs.cwd, dirs.home
         if memo.long_bash(name, tool_input) is not None:  # analysed off the loop
             await memo.prepare(name, tool_input)

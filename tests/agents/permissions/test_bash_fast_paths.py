@@ -23,7 +23,7 @@ from agents.permissions._bash import Analysis, Command, _parser, analyze, deny_f
 from agents.permissions._bash_model import Dirs, new_command
 from agents.permissions._bash_tree import Walker
 from agents.permissions._bash_words import Word
-from agents.permissions._bash_wrappers import Unwrapped
+from agents.permissions._bash_wrappers import Unwrapped, unwrap
 
 from .strategies import OPERATORS
 
@@ -40,6 +40,9 @@ ARGS = [
     "-la", "x", "src/a.py", "--format=%h", "PATH=/tmp", "A=1", "*.py", "r?", "~/x", "~", "$X",
     "-c", "ls", "'rm -rf x'", "5", "-n", "--", ";", "+", "{}", "-exec", "-delete", "-o",
     "/dev/null", "a\\b", "{a,b}", "x`ls`", '"$(ls)"', "$'\\x72m'", "%s", "a:b@c", "-",
+    '"*.py"', '"a  b"', "'x y'", '""', "''", '"a\\"b"', '"~/x"', '"$X"', '"a`ls`b"', "'$X'",
+    '"fix: it"', "HEAD~1", "a~", "~x", "a~/b", "x=~/y", 'a"b"', "'a'b", '"-rf"', "'rm'",
+    '"a\nb"', "'`ls`'", '"\\$"',
 ]  # fmt: skip
 
 
@@ -252,3 +255,45 @@ def test_the_plain_command_comparison_sees_a_planted_difference() -> None:
         planted = _analysed(analyze(line))
     assert planted != _full_analysis(line)
     assert _analysed(analyze(line)) == _full_analysis(line)
+
+
+@pytest.mark.parametrize(
+    ("line", "value"),
+    [
+        ('git commit -m "fix: handle empty input"', "fix: handle empty input"),
+        ("grep -rn 'def main'", "def main"),
+        ("git diff HEAD~1", "HEAD~1"),
+        ("echo ''", ""),
+    ],
+)
+def test_a_quoted_literal_is_decoded_without_its_quotes(line: str, value: str) -> None:
+    """The literal words decoded on the spot (quoted, or with a ``~`` inside) mean their
+    text, as when decoded from their nodes."""
+    assert analyze(line).commands[-1].words[-1].value == value
+    assert _analysed(analyze(line)) == _full_analysis(line)
+
+
+@pytest.mark.parametrize("line", ['echo "$(rm x)"', 'echo "`rm x`"', 'echo "$X"'])
+def test_the_quoted_literal_comparison_sees_a_planted_difference(line: str) -> None:
+    """The comparison is not vacuous: a fast path that also took ``$`` and backquotes inside
+    double quotes for literal text would miss the substitution or the variable."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_bash_tree, "_QUOTED_LITERAL", re.compile(rb'"[^"\\]*+"'))
+        planted = _analysed(analyze(line))
+    assert planted != _full_analysis(line)
+    assert _analysed(analyze(line)) == _full_analysis(line)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [[], [None], ["cd", "src"], ["/bin/rm", "x"], ["find", ".", "-delete"], [None, "timeout"]],
+)
+def test_words_without_a_wrapper_unwrap_to_no_layers(values: list[str | None]) -> None:
+    """A command whose first word names no wrapper has one layer, starting at its name."""
+    assert attrs.asdict(unwrap(values)) == attrs.asdict(Unwrapped(starts=[0]))
+
+
+@pytest.mark.parametrize("values", [["timeout", "5", "rm"], ["/usr/bin/env", "rm"], ["exec"]])
+def test_a_wrapper_is_still_unwrapped(values: list[str | None]) -> None:
+    """The shortcut for commands without a wrapper leaves wrappers to the full grammar."""
+    assert unwrap(values).starts != [0]

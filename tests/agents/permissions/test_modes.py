@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 
 from agents.permissions import PermissionCheck, PermissionResultDeny
+from agents.permissions._memo import CallMemo
+from agents.permissions._modes import WorkingDirs
 
 from .helpers import Recorder, decide, make_gate
 
@@ -267,3 +269,18 @@ async def test_ordinary_removals_are_not_critical(cwd: str, command: str) -> Non
     """Removing ordinary paths is approved by bypassPermissions as usual."""
     outcome = await decide(make_gate(cwd, mode="bypassPermissions"), "Bash", {"command": command})
     assert outcome.decided_by == "mode"
+
+
+def test_the_session_directory_and_home_are_resolved_once_per_session(tmp_path: Path) -> None:
+    """The rules' anchors (the session's directory and home, as real paths) come from the
+    session, resolved at their first use; any other path is resolved at every check."""
+    real_cwd = tmp_path / "real"
+    real_cwd.mkdir()
+    (tmp_path / "link").symlink_to(real_cwd)
+    dirs = WorkingDirs(str(tmp_path / "link"), (), str(tmp_path / "home"))
+    assert dirs.session_real(str(tmp_path / "link")) == str(real_cwd)
+    assert dirs.session_real(str(tmp_path / "home")) == str(tmp_path / "home")
+    assert dirs.session_real(str(tmp_path / "link" / "x")) is None
+    (tmp_path / "link").unlink()  # moved after the first use: the session keeps its anchor
+    assert CallMemo(dirs).real(str(tmp_path / "link")) == str(real_cwd)
+    assert CallMemo().real(str(tmp_path / "link")) == str(tmp_path / "link")
