@@ -35,7 +35,12 @@ _RUNNERS = frozenset(
         "faketime", "firejail", "busybox", "systemd-run", "pkexec", "parallel", "unbuffer",
         "rlwrap", "proxychains", "proxychains4", "torsocks", "nocache", "catchsegv", "expect",
         "cgexec", "sg", "newgrp", "machinectl", "bwrap", "ssh-agent", "dbus-launch",
-        "dbus-run-session",
+        "dbus-run-session", "toybox", "numactl", "xvfb-run", "setpriv", "prlimit",
+        "caffeinate", "gosu", "su-exec", "chpst", "setuidgid", "softlimit", "envdir",
+        "cpulimit", "trickle", "start-stop-daemon", "daemonize", "tini", "dumb-init", "schroot",
+        "run0", "sem", "tsp", "nq", "tmux", "screen", "at", "batch",
+        # shells whose scripts are not bash's
+        "fish", "csh", "tcsh", "pwsh", "nu", "xonsh", "elvish", "rc", "es",
     }
 )  # fmt: skip
 #: Builtins that run code the analysis cannot see, or change what a command name means.

@@ -39,6 +39,18 @@ _ARITHMETIC_TEST = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 _MAY_CHANGE_DIR = re.compile(r"cd|pushd|popd|eval")
 
 
+def _all(subscript: Node) -> bool:
+    """``name[@]`` or ``name[*]``: every element, no index evaluated."""
+    index = subscript.children[2:3]
+    return bool(index) and index[0].type == "word" and index[0].text in (b"@", b"*")
+
+
+def _literal_index(subscript: Node) -> bool:
+    """``name[3]``: an index that is a number evaluates nothing."""
+    index = subscript.children[2:-1]
+    return len(index) == 1 and index[0].type == "number"
+
+
 class Walker(SimpleCommands):
     """One analysis: walks a tree (and the literal scripts nested in it) into an Analysis."""
 
@@ -261,11 +273,33 @@ class Walker(SimpleCommands):
             elif kind == "arithmetic_expansion":
                 self._arithmetic(current, dirs, depth)
             elif current.child_count:
+                if kind == "expansion":
+                    self._expansion(current.children)
                 stack.extend(current.children)
             elif kind in _TEXT_LEAVES and _hidden_substitution(node_text(current, self.source)):
                 # tree-sitter-bash leaves some substitutions as text (backquotes in a
                 # here-document or in `${x:-…}`): they run all the same
                 self.fail("a substitution the grammar leaves unparsed")
+
+    def _expansion(self, parts: Sequence[Node]) -> None:
+        """``${…}`` forms that evaluate a variable's value: an indexed array's subscript and a
+        substring's offset and length are arithmetic, ``${!name}`` reads the variable a value
+        names (a subscripted name is arithmetic again), ``@P`` expands a value as a prompt.
+        With a value such as ``a[$(cmd)]`` or ``$(cmd)``, each runs ``cmd``."""
+        kinds = [part.type for part in parts]
+        if kinds[1:2] == ["!"] and not (
+            kinds[-2:-1] in (["*"], ["@"]) or (kinds[2:3] == ["subscript"] and _all(parts[2]))
+        ):
+            self.fail("an indirect expansion evaluates the name a variable holds")
+        for index, kind in enumerate(kinds):
+            if kind == "subscript" and not _all(parts[index]) and not _literal_index(parts[index]):
+                self.fail("an array subscript is arithmetic on a variable's value")
+            elif kind == "@" and kinds[index + 1 : index + 2] == ["P"]:
+                self.fail("a prompt expansion runs the substitutions in a variable's value")
+            elif kind == ":" and any(
+                other not in ("number", ":", "}", "-") for other in kinds[index + 1 :]
+            ):
+                self.fail("a substring's offset is arithmetic on a variable's value")
 
     def _arithmetic(self, node: Node, dirs: Dirs, depth: int) -> None:
         """Arithmetic runs substitutions, and evaluates variables' values as expressions."""

@@ -339,21 +339,14 @@ def _critical_in(part: Command, dirs: WorkingDirs, memo: CallMemo) -> str | None
     if inner is None or inner >= len(part.words):
         return None
     name = part.name
-    if name not in ("rm", "rmdir") and (name is not None or not part.words[inner].raw):
+    if name not in _REMOVERS and (name is not None or not part.words[inner].raw):
         return None
     if part.layers.tail:
         return f"{part.words[inner].raw} with arguments from its input"
     bases = resolve_dirs(part.dirs, dirs.cwd, dirs.home)
-    options_done = False
-    for word in part.words[inner + 1 :]:
-        value = word.value
-        if value is None:
+    for word in _removed(part.words[inner + 1 :], name == "mv"):
+        if word.value is None:
             return word.raw
-        if not options_done and value == "--":
-            options_done = True
-            continue
-        if not options_done and value.startswith("-") and value != "-" and not word.glob:
-            continue
         paths = word_paths(word, bases, dirs.home)
         if paths is None:
             return word.raw
@@ -363,6 +356,38 @@ def _critical_in(part: Command, dirs: WorkingDirs, memo: CallMemo) -> str | None
         if word.glob and _empties_critical(word, bases, dirs):
             return word.raw
     return None
+
+
+#: Commands whose operands leave their place: ``mv ~ /tmp/x`` takes the home directory away as
+#: surely as ``rm -rf ~`` does.
+_REMOVERS = frozenset({"rm", "rmdir", "mv"})
+
+
+def _removed(args: Sequence[Word], moving: bool) -> list[Word]:
+    """The operands a command removes from their place: all of ``rm``'s; ``mv``'s sources, all
+    operands but the last, or all of them with a target directory option (``-t``). A word whose
+    value is not static counts as an operand. Where ``mv``'s options are read wrong, the error
+    is on the safe side: a word too many is judged, never one too few."""
+    operands: list[Word] = []
+    target = False
+    options_done = False
+    index = 0
+    while index < len(args):
+        word, value = args[index], args[index].value
+        index += 1
+        if value is None or options_done or value == "-" or word.glob or value[:1] != "-":
+            operands.append(word)
+        elif value == "--":
+            options_done = True
+        elif moving and value.startswith("--"):
+            option, given, _ = value.partition("=")
+            if len(option) > 3 and "--target-directory".startswith(option):
+                target = True
+                index += not given  # the directory is the next word
+        elif moving and "t" in value:
+            target = True  # -t DIR, -tDIR, -ft DIR: the directory follows the t
+            index += value.endswith("t")
+    return operands if target or not moving else operands[:-1]
 
 
 def _empties_critical(word: Word, bases: list[str] | None, dirs: WorkingDirs) -> bool:
