@@ -185,15 +185,21 @@ def _add(builder: _Builder, node: Node, first: bool, source: bytes) -> None:
     elif kind == "ansi_c_string":
         builder.quoted(decode_ansi_c(node_text(node, source)[2:-1]))
     elif kind in ("string", "translated_string"):
-        for child in node.named_children:
-            if child.type == "string_content":
-                builder.quoted(_string_content(node_text(child, source)))
-            else:
-                builder.dynamic = True
+        if any(child.type != "string_content" for child in node.named_children):
+            builder.dynamic = True
+        else:
+            # the text between the quotes, not the content nodes: tree-sitter-bash leaves a
+            # line break between two of them out of both
+            text = node_text(node, source)
+            builder.quoted(_string_content(text[text.index('"') + 1 : -1]))
     elif kind == "concatenation" or kind in ("command_name",):
         for index, child in enumerate(node.children):
             _add(builder, child, first and index == 0, source)
-    elif not node.is_named and kind in ("[", "]", "*", "?", "=", "$", "{", "}", ":", "-"):
+    elif kind == "$":
+        # tree-sitter-bash splits `$"…"` (a string translated by the locale) into `$` and the
+        # string: `r$"m"` runs `rm`, so the word's value is not known
+        builder.dynamic = True
+    elif not node.is_named and kind in ("[", "]", "*", "?", "=", "{", "}", ":", "-"):
         # single punctuation tokens tree-sitter splits out of a word (`r[m]`, `a=b`)
         builder.unquoted(kind, first)
     else:
