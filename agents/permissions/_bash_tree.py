@@ -370,7 +370,8 @@ class Walker(SimpleCommands):
         for substitutions and decoded in full."""
         source = self.source
         start, end = node.start_byte, node.end_byte
-        if _FAST_WORDS and _PLAIN_COMMAND.fullmatch(source, start, end):
+        extra = [word for redirect in redirects for word in _after_target(redirect)]
+        if _FAST_WORDS and not extra and _PLAIN_COMMAND.fullmatch(source, start, end):
             # words of plain literal text, single spaces between (most commands): each means
             # itself, and no assignment, redirection, substitution or line break is among them
             texts = source[start:end].decode("ascii").split(" ")
@@ -387,7 +388,9 @@ class Walker(SimpleCommands):
         plain = True  # every word is plain literal text
         fullmatch = PLAIN_BYTES.fullmatch if _FAST_WORDS else None
         leaf: Node | None
-        for index, child in enumerate(node.children):
+        children = node.children
+        count = len(children)
+        for index, child in enumerate([*children, *extra] if extra else children):
             kind = child.type
             if kind == "word":  # the common case first: an argument
                 leaf, leaf_kind = child, kind
@@ -400,7 +403,11 @@ class Walker(SimpleCommands):
             elif kind.endswith("redirect"):
                 own.append(child)
                 continue
-            elif not child.is_named and node.field_name_for_child(index) != "argument":
+            elif (
+                not child.is_named
+                and index < count
+                and node.field_name_for_child(index) != "argument"
+            ):
                 continue  # (a bare token as an argument, `echo ]`, is a word)
             else:
                 leaf, leaf_kind = child, kind
@@ -428,6 +435,8 @@ class Walker(SimpleCommands):
             decoded.append(word_from_node(child, source))
         if source.find(b"\n", start, end) >= 0 and _newline_between(node, words, source):
             self.opaque.insert(mark, Opaque("the grammar read one command across a line break"))
+        if not plain and _split_word(node, source):
+            self.fail("the grammar split one word in two (bash joins them)")
         assigned: list[Word] = []
         for child in assignments:
             self.scan(child, dirs, depth)
@@ -500,6 +509,33 @@ def _hidden_substitution(text: str) -> bool:
         if c == "`" or (c == "$" and i + 1 < n and text[i + 1] == "("):
             return True
         i += 1
+    return False
+
+
+def _after_target(redirect: Node) -> list[Node]:
+    """The words tree-sitter-bash reads into a redirection after its target: in
+    ``rm >/dev/null -rf /`` it reads ``-rf`` and ``/`` as part of ``>/dev/null``; bash passes
+    them to the command as arguments."""
+    if redirect.type != "file_redirect":
+        return []
+    children = redirect.children
+    for index, child in enumerate(children):
+        if not child.is_named:  # the operator; its target follows
+            return list(children[index + 2 :])
+    return []
+
+
+def _split_word(node: Node, source: bytes) -> bool:
+    """Two of a command's words, or assignments, with no blank between them: bash reads one
+    word there. tree-sitter-bash splits a quoted string from an escape after it (``'r'\\m``,
+    bash's ``rm``) and drops an escaped blank after a string (``'a'\\ b``, bash's ``a b``)."""
+    children = node.children
+    for previous, current in itertools.pairwise(children):
+        if previous.type.endswith("redirect") or current.type.endswith("redirect"):
+            continue  # an operator ends a word: `a>b` is two
+        gap = source[previous.end_byte : current.start_byte].replace(b"\\\n", b"")
+        if not gap or gap.strip(b" \t"):
+            return True
     return False
 
 
