@@ -37,7 +37,7 @@ from .._loop.run import BUDGET_LIMIT_TEXT
 from ..messages import ResultMessage, SystemMessage
 from ..options import AgentDefinition, AgentOptions, resolve_model
 from ..tools.base import Tool, ToolContext, ToolOutput, ToolRegistry
-from .serve import WAKE, recording_results, serve
+from .serve import WAKE, serve
 
 if TYPE_CHECKING:  # the scale-out's types load with the first remote spawn
     from ..remote import RemoteAgents
@@ -184,7 +184,7 @@ class _Child:
         try:
             if has_hooks(child, "SubagentStart"):
                 await fire(child, "SubagentStart", child.agent_type, agent_type=child.agent_type)
-            self.result = await serve(child, actor, recording_results(child, _ignore), closed=True)
+            self.result = await serve(child, actor, None, closed=True)
         except Exception as exc:  # a bug in a child must not take its parent down
             log.exception("subagent %s crashed", actor.address)
             self.error = exc
@@ -292,10 +292,6 @@ async def spawn_child(
         raise
     take_actor(child, actor)
     return record
-
-
-async def _ignore(result: ResultMessage) -> None:
-    return None
 
 
 def take_actor(child: AgentLoop, actor: Actor) -> None:
