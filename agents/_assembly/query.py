@@ -40,7 +40,6 @@ from ..messages import Message, ResultError, ResultMessage, SystemMessage
 from ..options import AgentOptions
 from ..sessions.history import release
 from .claude_md import claude_md_blocks
-from .output import MessageStream
 from .persist import attach_main, open_session_store, start_session
 from .setup import (
     add_source_tools,
@@ -95,7 +94,7 @@ class _Starter:
     """
 
     options: AgentOptions
-    output: MessageStream[Message]
+    output: trio.MemorySendChannel[Message]
     prompt: str | None = None
     #: whether Python code may spawn agents under the main one (``AgentClient.spawn``)
     spawns_from_code: bool = False
@@ -112,16 +111,24 @@ class _Starter:
 
         The output is closed (without a checkpoint: the session is already over) once every
         actor of the session has ended, so a reader that sees ``EndOfChannel`` knows that."""
-        try:
+        with self.output:
             await self._run(task_status)
-        finally:
-            self.output.close()
 
     async def emit(self, message: Message) -> None:
-        # Most messages fit in the buffer: skip the scheduling round trip of a full ``put``.
+        # Most messages fit in the buffer: skip the scheduling round trip of a full ``send``.
         # Only a full buffer (a slow reader) waits, which is the backpressure we want.
-        if not self.output.put_nowait(message):
-            await self.output.put(message)
+        try:
+            self.output.send_nowait(message)
+        except trio.WouldBlock:
+            await self.output.send(message)
+
+    def emit_nowait(self, message: Message) -> bool:
+        """``emit`` without a coroutine: False (nothing sent) when the buffer is full."""
+        try:
+            self.output.send_nowait(message)
+        except trio.WouldBlock:
+            return False
+        return True
 
     async def _run(self, task_status: trio.TaskStatus[SessionHandle]) -> None:
         check_supported(self.options)
@@ -172,8 +179,7 @@ class _Starter:
                 prices=options.price_table(),
                 supervisor=supervisor,
                 emit=self.emit,
-                # ``emit`` without a coroutine: False (nothing sent) when the buffer is full
-                emit_nowait=self.output.put_nowait,
+                emit_nowait=self.emit_nowait,
                 hooks=HookRunner(options.hooks) if options.hooks else None,
                 client_interrupts=self.interruptible,
                 now=trio.lowlevel.current_clock().current_time,
@@ -279,7 +285,7 @@ async def query(
     options = options or AgentOptions()
     if not isinstance(prompt, str) and not isinstance(prompt, AsyncIterable):
         raise ValueError(f"prompt must be a str or an async iterable, got {type(prompt).__name__}")
-    stream: MessageStream[Message] = MessageStream(OUTPUT_BUFFER)
+    send, receive = trio.open_memory_channel[Message](OUTPUT_BUFFER)
     scope = trio.CancelScope()
     finished = trio.Event()
     failure: list[BaseException] = []
@@ -291,10 +297,10 @@ async def query(
                     # The session runs in this very task: each task or nursery between the
                     # caller and the main agent would cost a scheduling round trip at start and
                     # another at the end.
-                    await _Starter(options, stream, prompt).run()
+                    await _Starter(options, send, prompt).run()
                 else:
                     async with trio.open_nursery() as nursery:
-                        handle = await nursery.start(_Starter(options, stream).run)
+                        handle = await nursery.start(_Starter(options, send).run)
                         nursery.start_soon(_feed, handle, prompt)
         except BaseException as exc:
             # Handed to the caller, which re-raises it: whatever the user's code raised
@@ -314,18 +320,20 @@ async def query(
     trio.lowlevel.spawn_system_task(session_task, context=contextvars.copy_context())
     last_result: ResultMessage | None = None
     try:
-        # A reader that leaves early cancels the session (below) before it can write again.
-        pop = stream.pop
-        while True:
-            message = pop()  # no checkpoint while messages are queued
-            if message is None:
+        with receive:  # closed without a checkpoint: one scheduling round trip less at the end
+            while True:
                 try:
-                    message = await stream.get()
+                    message = receive.receive_nowait()
+                except trio.WouldBlock:
+                    try:
+                        message = await receive.receive()
+                    except trio.EndOfChannel:
+                        break
                 except trio.EndOfChannel:
                     break
-            if type(message) is ResultMessage:
-                last_result = message
-            yield message
+                if isinstance(message, ResultMessage):
+                    last_result = message
+                yield message
         # A single-shot session has ended by the time its output closes; the checks skip the
         # checkpoint of waiting on an Event that is already set.
         if not finished.is_set():
@@ -361,19 +369,20 @@ class AgentClient:
         self.options = options or AgentOptions()
         self._handle: SessionHandle | None = None
         self._nursery_cm: contextlib.AbstractAsyncContextManager[trio.Nursery] | None = None
-        self._output: MessageStream[Message] | None = None
+        self._receive: trio.MemoryReceiveChannel[Message] | None = None
+        self._send: trio.MemorySendChannel[Message] | None = None
         self._spawned: list[AgentHandle] = []
 
     async def __aenter__(self) -> AgentClient:
         if not trio.lowlevel.in_trio_task():  # under asyncio: say where the asyncio version is
             raise outside_trio_error("AgentClient")
-        self._output = MessageStream(OUTPUT_BUFFER)
+        self._send, self._receive = trio.open_memory_channel[Message](OUTPUT_BUFFER)
         self._nursery_cm = trio.open_nursery()
         nursery = await self._nursery_cm.__aenter__()
         try:
             starter = _Starter(
                 self.options,
-                self._output,
+                self._send,
                 spawns_from_code=True,
                 unbounded_input=True,
                 interruptible=True,
@@ -416,8 +425,8 @@ class AgentClient:
         with contextlib.suppress(trio.ClosedResourceError):
             await handle.send(INPUT_END)
         # drain what is left so the session is never blocked on a full output channel
-        assert self._output is not None
-        nursery.start_soon(_drain, self._output)
+        assert self._receive is not None
+        nursery.start_soon(_drain, self._receive)
 
     def _require(self) -> SessionHandle:
         if self._handle is None:
@@ -437,14 +446,14 @@ class AgentClient:
     def receive_messages(self) -> AsyncIterator[Message]:
         """Every message of the session, as it comes (until the client closes)."""
         self._require()
-        assert self._output is not None
-        return _Messages(self._output, until_result=False)
+        assert self._receive is not None
+        return _Messages(self._receive, until_result=False)
 
     def receive_response(self) -> AsyncIterator[Message]:
         """Messages up to and including the next ``ResultMessage``."""
         self._require()
-        assert self._output is not None
-        return _Messages(self._output, until_result=True)
+        assert self._receive is not None
+        return _Messages(self._receive, until_result=True)
 
     async def interrupt(self) -> None:
         """Cancel the running turn: its tools are cancelled, its result says it was aborted."""
@@ -552,7 +561,7 @@ class _Messages:
     """An iterator over the client's output. Not an async generator on purpose: callers break
     out of these loops all the time, and an abandoned generator would need finalizing."""
 
-    def __init__(self, receive: MessageStream[Message], *, until_result: bool) -> None:
+    def __init__(self, receive: trio.MemoryReceiveChannel[Message], *, until_result: bool) -> None:
         self._receive = receive
         self._until_result = until_result
         self._done = False
@@ -564,7 +573,7 @@ class _Messages:
         if self._done:
             raise StopAsyncIteration
         try:
-            message = await self._receive.get()
+            message = await self._receive.receive()
         except (trio.EndOfChannel, trio.ClosedResourceError):
             self._done = True
             raise StopAsyncIteration from None
@@ -573,7 +582,7 @@ class _Messages:
         return message
 
 
-async def _drain(receive: MessageStream[Message]) -> None:
+async def _drain(receive: trio.MemoryReceiveChannel[Message]) -> None:
     async for _ in receive:
         pass
 
