@@ -51,13 +51,17 @@ _NO_SERVICES: contextlib.nullcontext[None] = contextlib.nullcontext()
 async def serve(
     loop: AgentLoop,
     actor: Actor,
-    on_result: Callable[[ResultMessage], Awaitable[None]],
+    on_result: Callable[[ResultMessage], Awaitable[None]] | None,
     *,
     closed: bool = False,
 ) -> ResultMessage | None:
     """Run an agent's actor: answer mailbox prompts one at a time until its input has ended
     (``INPUT_END``, or ``closed=True`` for a subagent with one prompt) and none of its
     background children is running or waiting to be heard. Returns the last result.
+
+    Each result goes to ``on_result``; None records it in the agent's transcript and nothing
+    more (a model-spawned subagent: its result reaches its spawner, not the stream), without
+    a callable made per agent.
 
     Background children's notifications wait in ``loop.links.notifications``;
     a ``WAKE`` in the mailbox marks where they arrived among the prompts, and every
@@ -88,12 +92,12 @@ async def serve(
                     last = await loop.run_prompt(
                         item.content, max_turns=item.max_turns, origin=item.origin
                     )
-                    await on_result(last)
+                    await (loop.record(last) if on_result is None else on_result(last))
                 elif item is WAKE:
                     if links.notifications:
                         prompt = _notification_turn(loop)
                         last = await loop.run_prompt(prompt.content, origin=prompt.origin)
-                        await on_result(last)
+                        await (loop.record(last) if on_result is None else on_result(last))
                 elif item is INPUT_END:
                     closed = True
                 elif callable(item):  # a control action queued behind the running turn

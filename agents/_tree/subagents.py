@@ -37,7 +37,7 @@ from .._loop.run import BUDGET_LIMIT_TEXT
 from ..messages import ResultMessage, SystemMessage
 from ..options import AgentDefinition, AgentOptions, resolve_model
 from ..tools.base import Tool, ToolContext, ToolOutput, ToolRegistry
-from .serve import WAKE, recording_results, serve
+from .serve import WAKE, serve
 
 if TYPE_CHECKING:  # the scale-out's types load with the first remote spawn
     from ..remote import RemoteAgents
@@ -161,15 +161,42 @@ def child_registry(parent: AgentLoop, definition: AgentDefinition, depth: int) -
 
 @attrs.define(eq=False)
 class _Child:
-    """Bookkeeping of one spawned subagent."""
+    """Bookkeeping of one spawned subagent; its actor's behaviour is :meth:`run` (a bound
+    method, not a closure: no function and cells made per spawn)."""
 
     loop: AgentLoop
     description: str
     background: bool
+    parent: AgentLoop
+    prompt: Content
+    #: whether the spawner hears of the end (a background child's notification)
+    notify: bool = False
     result: ResultMessage | None = None
     error: BaseException | None = None
     stopped: bool = False
     done: trio.Event = attrs.Factory(trio.Event)
+
+    async def run(self, actor: Actor) -> None:
+        """The child's actor: its one prompt served, then its end reported."""
+        child = self.loop
+        adopt(child, actor)
+        actor.mailbox.send_nowait(Prompt(self.prompt))
+        try:
+            if has_hooks(child, "SubagentStart"):
+                await fire(child, "SubagentStart", child.agent_type, agent_type=child.agent_type)
+            self.result = await serve(child, actor, None, closed=True)
+        except Exception as exc:  # a bug in a child must not take its parent down
+            log.exception("subagent %s crashed", actor.address)
+            self.error = exc
+        finally:
+            # Cancellation (stop_task, budget, a cancelled parent or an interrupt above it)
+            # arrives as Cancelled, possibly wrapped in a group by the agent's nurseries, from
+            # this actor's scope or an enclosing one: no result and no error is a stop.
+            self.stopped = self.result is None and self.error is None
+            self.done.set()
+            release_transcript(child)
+            if self.notify:
+                await _notify(self.parent, self)
 
     @property
     def status(self) -> str:
@@ -244,30 +271,7 @@ async def spawn_child(
     A background child counts in ``parent.links.background_running`` until its notification
     is queued for the parent."""
     session = parent.session
-    record = _Child(loop=child, description=description, background=background)
-
-    async def behaviour(actor: Actor) -> None:
-        adopt(child, actor)
-        actor.mailbox.send_nowait(Prompt(prompt))
-        try:
-            if has_hooks(child, "SubagentStart"):
-                await fire(child, "SubagentStart", child.agent_type, agent_type=child.agent_type)
-            record.result = await serve(
-                child, actor, recording_results(child, _ignore), closed=True
-            )
-        except Exception as exc:  # a bug in a child must not take its parent down
-            log.exception("subagent %s crashed", actor.address)
-            record.error = exc
-        finally:
-            # Cancellation (stop_task, budget, a cancelled parent or an interrupt above it)
-            # arrives as Cancelled, possibly wrapped in a group by the agent's nurseries, from
-            # this actor's scope or an enclosing one: no result and no error is a stop.
-            record.stopped = record.result is None and record.error is None
-            record.done.set()
-            release_transcript(child)
-            if notify:
-                await _notify(parent, record)
-
+    record = _Child(child, description, background, parent, prompt, notify)
     if session.ledger.exhausted:
         raise BudgetExhausted()
     links = parent.links
@@ -276,7 +280,7 @@ async def spawn_child(
         links.background_running += 1
     try:
         actor = await session.supervisor.spawn(
-            behaviour,
+            record.run,
             name=child.agent_type,
             parent=links.actor,
             background=background,
@@ -288,10 +292,6 @@ async def spawn_child(
         raise
     take_actor(child, actor)
     return record
-
-
-async def _ignore(result: ResultMessage) -> None:
-    return None
 
 
 def take_actor(child: AgentLoop, actor: Actor) -> None:
