@@ -333,7 +333,22 @@ class _Turn:
         block = ToolResultBlock(
             tool_use_id=call.id, content=output.content, is_error=True if output.is_error else None
         )
-        await loop.publish(_result_message(loop, block, data))  # no _emit_result coroutine
+        # ``loop.publish`` inlined (a coroutine less per call): into the transcript, then out
+        session = loop.session
+        message = UserMessage(
+            content=[block],
+            parent_tool_use_id=loop.parent_tool_use_id,
+            tool_use_result=data,
+            uuid=new_id(),
+            session_id=session.session_id,
+        )  # ``_result_message`` inlined
+        transcript = loop.transcript
+        if transcript is not None:
+            await transcript.record(message)
+        if loop.streams:
+            nowait = session.emit_nowait  # no coroutine while the stream's buffer has room
+            if nowait is None or not nowait(message):
+                await session.emit(message)
         self.results[call.id] = block
         if call.id == run.interrupt_call:
             # only now: the denial's own result is kept, the other calls are interrupted
