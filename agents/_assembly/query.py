@@ -30,6 +30,7 @@ from runtime import Actor, Supervisor, SupervisorStatistics, open_supervisor
 
 from .._features import hookpoints
 from .._loop.agent import AgentLoop
+from .._loop.output import OutputReceiver, OutputSender, open_output_stream
 from .._loop.run import new_id
 from .._loop.session import Session
 from .._tree.handles import UNBOUNDED_MAILBOX, AgentHandle, spawn_from_code
@@ -94,7 +95,7 @@ class _Starter:
     """
 
     options: AgentOptions
-    output: trio.MemorySendChannel[Message]
+    output: OutputSender
     prompt: str | None = None
     #: whether Python code may spawn agents under the main one (``AgentClient.spawn``)
     spawns_from_code: bool = False
@@ -121,14 +122,6 @@ class _Starter:
             self.output.send_nowait(message)
         except trio.WouldBlock:
             await self.output.send(message)
-
-    def emit_nowait(self, message: Message) -> bool:
-        """``emit`` without a coroutine: False (nothing sent) when the buffer is full."""
-        try:
-            self.output.send_nowait(message)
-        except trio.WouldBlock:
-            return False
-        return True
 
     async def _run(self, task_status: trio.TaskStatus[SessionHandle]) -> None:
         check_supported(self.options)
@@ -179,7 +172,7 @@ class _Starter:
                 prices=options.price_table(),
                 supervisor=supervisor,
                 emit=self.emit,
-                emit_nowait=self.emit_nowait,
+                emit_nowait=self.output.put_nowait,  # False (nothing sent) when full
                 hooks=HookRunner(options.hooks) if options.hooks else None,
                 client_interrupts=self.interruptible,
                 now=trio.lowlevel.current_clock().current_time,
@@ -285,7 +278,7 @@ async def query(
     options = options or AgentOptions()
     if not isinstance(prompt, str) and not isinstance(prompt, AsyncIterable):
         raise ValueError(f"prompt must be a str or an async iterable, got {type(prompt).__name__}")
-    send, receive = trio.open_memory_channel[Message](OUTPUT_BUFFER)
+    send, receive = open_output_stream(OUTPUT_BUFFER)
     scope = trio.CancelScope()
     finished = trio.Event()
     failure: list[BaseException] = []
@@ -369,14 +362,14 @@ class AgentClient:
         self.options = options or AgentOptions()
         self._handle: SessionHandle | None = None
         self._nursery_cm: contextlib.AbstractAsyncContextManager[trio.Nursery] | None = None
-        self._receive: trio.MemoryReceiveChannel[Message] | None = None
-        self._send: trio.MemorySendChannel[Message] | None = None
+        self._receive: OutputReceiver | None = None
+        self._send: OutputSender | None = None
         self._spawned: list[AgentHandle] = []
 
     async def __aenter__(self) -> AgentClient:
         if not trio.lowlevel.in_trio_task():  # under asyncio: say where the asyncio version is
             raise outside_trio_error("AgentClient")
-        self._send, self._receive = trio.open_memory_channel[Message](OUTPUT_BUFFER)
+        self._send, self._receive = open_output_stream(OUTPUT_BUFFER)
         self._nursery_cm = trio.open_nursery()
         nursery = await self._nursery_cm.__aenter__()
         try:
@@ -561,7 +554,7 @@ class _Messages:
     """An iterator over the client's output. Not an async generator on purpose: callers break
     out of these loops all the time, and an abandoned generator would need finalizing."""
 
-    def __init__(self, receive: trio.MemoryReceiveChannel[Message], *, until_result: bool) -> None:
+    def __init__(self, receive: OutputReceiver, *, until_result: bool) -> None:
         self._receive = receive
         self._until_result = until_result
         self._done = False
@@ -582,7 +575,7 @@ class _Messages:
         return message
 
 
-async def _drain(receive: trio.MemoryReceiveChannel[Message]) -> None:
+async def _drain(receive: OutputReceiver) -> None:
     async for _ in receive:
         pass
 

@@ -1,0 +1,172 @@
+"""The session's output stream: the messages of every agent, in order, to the one reader.
+
+A Trio memory channel would do, but every message of a session passes through it (two per
+tool call, an assistant message and its result), and its send and receive cost more than the
+rest of a no-op message's path. :func:`open_output_stream` gives the same two ends, cut to what
+the session needs: one bounded deque owned by the stream, the reader woken once when it waits
+(the messages sent meanwhile are taken without a wake-up each), and a writer that waits only
+while the buffer is full — so a slow reader still holds the agents back where a memory channel
+of the same size would.
+
+Its semantics are a memory channel's: ``send_nowait`` raises ``trio.WouldBlock`` when the
+buffer is full, ``ClosedResourceError`` after its own end closed, ``BrokenResourceError`` after
+the reader's closed; ``receive`` waits for a message, and raises ``EndOfChannel`` once the
+writer closed and every message sent before was received; ``receive_nowait`` raises
+``trio.WouldBlock`` when there is nothing yet. A send is all or nothing: a message is in the
+buffer or it was not sent (a cancelled ``send`` sent nothing), so no message is lost to a
+cancellation. Closing the reader's end drops what it did not read and wakes the writers that
+wait with ``BrokenResourceError``.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import attrs
+import trio
+
+from ..messages import Message
+
+__all__ = ["OutputReceiver", "OutputSender", "open_output_stream"]
+
+
+@attrs.define(eq=False)
+class _State:
+    capacity: int
+    buffer: deque[Message] = attrs.Factory(deque)
+    #: the tasks waiting to read, and to write (made at the first wait: most streams need none)
+    readers: trio.lowlevel.ParkingLot | None = None
+    writers: trio.lowlevel.ParkingLot | None = None
+    send_closed: bool = False
+    receive_closed: bool = False
+
+
+def open_output_stream(capacity: int) -> tuple[OutputSender, OutputReceiver]:
+    """The two ends of a stream buffering up to ``capacity`` messages (at least 1)."""
+    if capacity < 1:
+        raise ValueError(f"capacity must be >= 1, got {capacity}")
+    state = _State(capacity)
+    return OutputSender(state), OutputReceiver(state)
+
+
+class OutputSender(trio.abc.SendChannel[Message]):
+    """The writing end: what every agent of the session emits through."""
+
+    __slots__ = ("_state",)
+
+    def __init__(self, state: _State) -> None:
+        self._state = state
+
+    def put_nowait(self, value: Message) -> bool:
+        """``send_nowait`` without the exception: False (nothing sent) when the buffer is full.
+        What the loop calls per message."""
+        state = self._state
+        buffer = state.buffer
+        if len(buffer) >= state.capacity or state.send_closed or state.receive_closed:
+            self._check_open()  # raises if either end is closed
+            return False
+        buffer.append(value)
+        readers = state.readers
+        if readers:
+            readers.unpark()
+        return True
+
+    def send_nowait(self, value: Message) -> None:
+        if not self.put_nowait(value):
+            raise trio.WouldBlock
+
+    async def send(self, value: Message) -> None:
+        """Send ``value``, waiting while the buffer is full (the backpressure on the agents)."""
+        await trio.lowlevel.checkpoint_if_cancelled()
+        state = self._state
+        while not self.put_nowait(value):
+            if state.writers is None:
+                state.writers = trio.lowlevel.ParkingLot()
+            await state.writers.park()
+        await trio.lowlevel.cancel_shielded_checkpoint()
+
+    def _check_open(self) -> None:
+        state = self._state
+        if state.send_closed:
+            raise trio.ClosedResourceError("the output stream's writer is closed")
+        if state.receive_closed:
+            raise trio.BrokenResourceError("the output stream's reader is closed")
+
+    def close(self) -> None:
+        """No more messages: the reader gets ``EndOfChannel`` once it has read them all."""
+        state = self._state
+        if state.send_closed:
+            return
+        state.send_closed = True
+        for lot in (state.readers, state.writers):
+            if lot:
+                lot.unpark_all()
+
+    def __enter__(self) -> OutputSender:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def aclose(self) -> None:
+        self.close()
+        await trio.lowlevel.checkpoint()
+
+
+class OutputReceiver(trio.abc.ReceiveChannel[Message]):
+    """The reading end: the ``query()`` iterator's, or the ``AgentClient``'s."""
+
+    __slots__ = ("_state",)
+
+    def __init__(self, state: _State) -> None:
+        self._state = state
+
+    def receive_nowait(self) -> Message:
+        state = self._state
+        buffer = state.buffer
+        if buffer and not state.receive_closed:
+            value = buffer.popleft()
+            writers = state.writers
+            if writers:
+                writers.unpark()
+            return value
+        if state.receive_closed:
+            raise trio.ClosedResourceError("the output stream's reader is closed")
+        if state.send_closed:
+            raise trio.EndOfChannel
+        raise trio.WouldBlock
+
+    async def receive(self) -> Message:
+        await trio.lowlevel.checkpoint_if_cancelled()
+        state = self._state
+        while True:
+            try:
+                value = self.receive_nowait()
+            except trio.WouldBlock:
+                if state.readers is None:
+                    state.readers = trio.lowlevel.ParkingLot()
+                await state.readers.park()
+            else:
+                await trio.lowlevel.cancel_shielded_checkpoint()
+                return value
+
+    def close(self) -> None:
+        """Stop reading: unread messages are dropped, writers get ``BrokenResourceError``."""
+        state = self._state
+        if state.receive_closed:
+            return
+        state.receive_closed = True
+        state.buffer.clear()
+        for lot in (state.readers, state.writers):
+            if lot:
+                lot.unpark_all()
+
+    def __enter__(self) -> OutputReceiver:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def aclose(self) -> None:
+        self.close()
+        await trio.lowlevel.checkpoint()
