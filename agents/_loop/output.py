@@ -32,13 +32,25 @@ __all__ = ["OutputReceiver", "OutputSender", "open_output_stream"]
 
 @attrs.define(eq=False)
 class _State:
+    #: how many messages may wait in ``buffer``; 0 once either end is closed (so that the
+    #: writer's fast path needs no other check)
     capacity: int
     buffer: deque[Message] = attrs.Factory(deque)
-    #: the tasks waiting to read, and to write (made at the first wait: most streams need none)
-    readers: trio.lowlevel.ParkingLot | None = None
-    writers: trio.lowlevel.ParkingLot | None = None
+    #: the tasks waiting to read, and to write, and how many of each wait and have not been
+    #: woken yet (an int, not the lot's ``len``, which is a method call: checked per message;
+    #: and a task woken but not yet run is not woken again by every message that follows)
+    readers: trio.lowlevel.ParkingLot = attrs.Factory(trio.lowlevel.ParkingLot)
+    writers: trio.lowlevel.ParkingLot = attrs.Factory(trio.lowlevel.ParkingLot)
+    waiting_readers: int = 0
+    waiting_writers: int = 0
     send_closed: bool = False
     receive_closed: bool = False
+
+    def close(self) -> None:
+        self.capacity = 0
+        self.waiting_readers = self.waiting_writers = 0
+        self.readers.unpark_all()
+        self.writers.unpark_all()
 
 
 def open_output_stream(capacity: int) -> tuple[OutputSender, OutputReceiver]:
@@ -62,14 +74,17 @@ class OutputSender(trio.abc.SendChannel[Message]):
         What the loop calls per message."""
         state = self._state
         buffer = state.buffer
-        if len(buffer) >= state.capacity or state.send_closed or state.receive_closed:
-            self._check_open()  # raises if either end is closed
-            return False
-        buffer.append(value)
-        readers = state.readers
-        if readers:
-            readers.unpark()
-        return True
+        if len(buffer) < state.capacity:
+            buffer.append(value)
+            if state.waiting_readers:  # one woken per message (a woken task is not counted)
+                state.waiting_readers -= 1
+                state.readers.unpark()
+            return True
+        if state.send_closed:
+            raise trio.ClosedResourceError("the output stream's writer is closed")
+        if state.receive_closed:
+            raise trio.BrokenResourceError("the output stream's reader is closed")
+        return False
 
     def send_nowait(self, value: Message) -> None:
         if not self.put_nowait(value):
@@ -80,27 +95,20 @@ class OutputSender(trio.abc.SendChannel[Message]):
         await trio.lowlevel.checkpoint_if_cancelled()
         state = self._state
         while not self.put_nowait(value):
-            if state.writers is None:
-                state.writers = trio.lowlevel.ParkingLot()
-            await state.writers.park()
+            state.waiting_writers += 1
+            try:
+                await state.writers.park()
+            except BaseException:  # cancelled in the lot: nobody woke it (a woken task
+                state.waiting_writers -= 1  # cannot be cancelled out of its park)
+                raise
         await trio.lowlevel.cancel_shielded_checkpoint()
-
-    def _check_open(self) -> None:
-        state = self._state
-        if state.send_closed:
-            raise trio.ClosedResourceError("the output stream's writer is closed")
-        if state.receive_closed:
-            raise trio.BrokenResourceError("the output stream's reader is closed")
 
     def close(self) -> None:
         """No more messages: the reader gets ``EndOfChannel`` once it has read them all."""
         state = self._state
-        if state.send_closed:
-            return
-        state.send_closed = True
-        for lot in (state.readers, state.writers):
-            if lot:
-                lot.unpark_all()
+        if not state.send_closed:
+            state.send_closed = True
+            state.close()
 
     def __enter__(self) -> OutputSender:
         return self
@@ -124,11 +132,11 @@ class OutputReceiver(trio.abc.ReceiveChannel[Message]):
     def receive_nowait(self) -> Message:
         state = self._state
         buffer = state.buffer
-        if buffer and not state.receive_closed:
+        if buffer:  # empty once the reader's end is closed
             value = buffer.popleft()
-            writers = state.writers
-            if writers:
-                writers.unpark()
+            if state.waiting_writers:  # one woken per message taken
+                state.waiting_writers -= 1
+                state.writers.unpark()
             return value
         if state.receive_closed:
             raise trio.ClosedResourceError("the output stream's reader is closed")
@@ -143,9 +151,12 @@ class OutputReceiver(trio.abc.ReceiveChannel[Message]):
             try:
                 value = self.receive_nowait()
             except trio.WouldBlock:
-                if state.readers is None:
-                    state.readers = trio.lowlevel.ParkingLot()
-                await state.readers.park()
+                state.waiting_readers += 1
+                try:
+                    await state.readers.park()
+                except BaseException:  # cancelled in the lot: nobody woke it
+                    state.waiting_readers -= 1
+                    raise
             else:
                 await trio.lowlevel.cancel_shielded_checkpoint()
                 return value
@@ -153,13 +164,10 @@ class OutputReceiver(trio.abc.ReceiveChannel[Message]):
     def close(self) -> None:
         """Stop reading: unread messages are dropped, writers get ``BrokenResourceError``."""
         state = self._state
-        if state.receive_closed:
-            return
-        state.receive_closed = True
-        state.buffer.clear()
-        for lot in (state.readers, state.writers):
-            if lot:
-                lot.unpark_all()
+        if not state.receive_closed:
+            state.receive_closed = True
+            state.buffer.clear()
+            state.close()
 
     def __enter__(self) -> OutputReceiver:
         return self
