@@ -94,14 +94,18 @@ class OutputSender(trio.abc.SendChannel[Message]):
         """Send ``value``, waiting while the buffer is full (the backpressure on the agents)."""
         await trio.lowlevel.checkpoint_if_cancelled()
         state = self._state
-        while not self.put_nowait(value):
+        if self.put_nowait(value):
+            await trio.lowlevel.cancel_shielded_checkpoint()
+            return
+        while True:  # a wait is the schedule point
             state.waiting_writers += 1
             try:
                 await state.writers.park()
             except BaseException:  # cancelled in the lot: nobody woke it (a woken task
                 state.waiting_writers -= 1  # cannot be cancelled out of its park)
                 raise
-        await trio.lowlevel.cancel_shielded_checkpoint()
+            if self.put_nowait(value):
+                return
 
     def close(self) -> None:
         """No more messages: the reader gets ``EndOfChannel`` once it has read them all."""
@@ -145,8 +149,11 @@ class OutputReceiver(trio.abc.ReceiveChannel[Message]):
         raise trio.WouldBlock
 
     async def receive(self) -> Message:
+        """The next message, waiting for one; a wait is this call's schedule point (no second
+        one after it: each costs the reader a pass of the scheduler)."""
         await trio.lowlevel.checkpoint_if_cancelled()
         state = self._state
+        waited = False
         while True:
             try:
                 value = self.receive_nowait()
@@ -157,8 +164,10 @@ class OutputReceiver(trio.abc.ReceiveChannel[Message]):
                 except BaseException:  # cancelled in the lot: nobody woke it
                     state.waiting_readers -= 1
                     raise
+                waited = True
             else:
-                await trio.lowlevel.cancel_shielded_checkpoint()
+                if not waited:
+                    await trio.lowlevel.cancel_shielded_checkpoint()
                 return value
 
     def close(self) -> None:
