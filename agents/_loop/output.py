@@ -36,20 +36,21 @@ class _State:
     #: writer's fast path needs no other check)
     capacity: int
     buffer: deque[Message] = attrs.Factory(deque)
-    #: the tasks waiting to read, and to write, and how many of each wait and have not been
-    #: woken yet (an int, not the lot's ``len``, which is a method call: checked per message;
-    #: and a task woken but not yet run is not woken again by every message that follows)
-    readers: trio.lowlevel.ParkingLot = attrs.Factory(trio.lowlevel.ParkingLot)
+    #: the tasks waiting to read (each woken by one message, and out of the line once woken),
+    #: and those waiting to write, and how many of them have not been woken yet (an int, not
+    #: the lot's ``len``, a method call)
+    readers: deque[trio.lowlevel.Task] = attrs.Factory(deque)
     writers: trio.lowlevel.ParkingLot = attrs.Factory(trio.lowlevel.ParkingLot)
-    waiting_readers: int = 0
     waiting_writers: int = 0
     send_closed: bool = False
     receive_closed: bool = False
 
     def close(self) -> None:
         self.capacity = 0
-        self.waiting_readers = self.waiting_writers = 0
-        self.readers.unpark_all()
+        self.waiting_writers = 0
+        readers = self.readers
+        while readers:
+            trio.lowlevel.reschedule(readers.popleft())
         self.writers.unpark_all()
 
 
@@ -76,9 +77,9 @@ class OutputSender(trio.abc.SendChannel[Message]):
         buffer = state.buffer
         if len(buffer) < state.capacity:
             buffer.append(value)
-            if state.waiting_readers:  # one woken per message (a woken task is not counted)
-                state.waiting_readers -= 1
-                state.readers.unpark()
+            readers = state.readers
+            if readers:  # one woken per message (a woken task has left the line)
+                trio.lowlevel.reschedule(readers.popleft())
             return True
         if state.send_closed:
             raise trio.ClosedResourceError("the output stream's writer is closed")
@@ -152,23 +153,27 @@ class OutputReceiver(trio.abc.ReceiveChannel[Message]):
         """The next message, waiting for one; a wait is this call's schedule point (no second
         one after it: each costs the reader a pass of the scheduler)."""
         await trio.lowlevel.checkpoint_if_cancelled()
-        state = self._state
-        waited = False
-        while True:
+        try:
+            value = self.receive_nowait()
+        except trio.WouldBlock:
+            pass
+        else:
+            await trio.lowlevel.cancel_shielded_checkpoint()
+            return value
+        readers = self._state.readers
+        while True:  # wait in line until a message (or the close) wakes this task
+            task = trio.lowlevel.current_task()
+            readers.append(task)
+
+            def abort(_: object, task: trio.lowlevel.Task = task) -> trio.lowlevel.Abort:
+                readers.remove(task)  # cancelled in line: nobody woke it
+                return trio.lowlevel.Abort.SUCCEEDED
+
+            await trio.lowlevel.wait_task_rescheduled(abort)
             try:
-                value = self.receive_nowait()
+                return self.receive_nowait()
             except trio.WouldBlock:
-                state.waiting_readers += 1
-                try:
-                    await state.readers.park()
-                except BaseException:  # cancelled in the lot: nobody woke it
-                    state.waiting_readers -= 1
-                    raise
-                waited = True
-            else:
-                if not waited:
-                    await trio.lowlevel.cancel_shielded_checkpoint()
-                return value
+                continue
 
     def close(self) -> None:
         """Stop reading: unread messages are dropped, writers get ``BrokenResourceError``."""

@@ -196,3 +196,21 @@ async def test_a_slow_reader_holds_the_loop_back(
         await trio.sleep(1)  # a slow reader
     assert len(unread_at_ask) == 6
     assert max(unread_at_ask) <= 2, unread_at_ask
+
+
+async def test_two_waiting_readers_get_one_message_each(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    send, receive = open_output_stream(4)
+    got: list[Message] = []
+
+    async def reader() -> None:
+        got.append(await receive.receive())
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(reader)
+        nursery.start_soon(reader)
+        await trio.sleep(1)
+        send.send_nowait(_msg(0))
+        send.send_nowait(_msg(1))
+    assert sorted(_numbers(got)) == [0, 1]
