@@ -123,6 +123,10 @@ class _Starter:
         except trio.WouldBlock:
             await self.output.send(message)
 
+    def emit_nowait(self, message: Message) -> bool:
+        """``emit`` without a coroutine: False (nothing sent) when the buffer is full."""
+        return self.output.put_nowait(message)
+
     async def _run(self, task_status: trio.TaskStatus[SessionHandle]) -> None:
         check_supported(self.options)
         if self.options.backend is not None:
@@ -172,7 +176,7 @@ class _Starter:
                 prices=options.price_table(),
                 supervisor=supervisor,
                 emit=self.emit,
-                emit_nowait=self.output.put_nowait,  # False (nothing sent) when full
+                emit_nowait=self.emit_nowait,
                 hooks=HookRunner(options.hooks) if options.hooks else None,
                 client_interrupts=self.interruptible,
                 now=trio.lowlevel.current_clock().current_time,
