@@ -30,7 +30,6 @@ from runtime import Actor, Supervisor, SupervisorStatistics, open_supervisor
 
 from .._features import hookpoints
 from .._loop.agent import AgentLoop
-from .._loop.output import OutputReceiver, OutputSender, open_output_stream
 from .._loop.run import new_id
 from .._loop.session import Session
 from .._tree.handles import UNBOUNDED_MAILBOX, AgentHandle, spawn_from_code
@@ -95,7 +94,7 @@ class _Starter:
     """
 
     options: AgentOptions
-    output: OutputSender
+    output: trio.MemorySendChannel[Message]
     prompt: str | None = None
     #: whether Python code may spawn agents under the main one (``AgentClient.spawn``)
     spawns_from_code: bool = False
@@ -125,7 +124,11 @@ class _Starter:
 
     def emit_nowait(self, message: Message) -> bool:
         """``emit`` without a coroutine: False (nothing sent) when the buffer is full."""
-        return self.output.put_nowait(message)
+        try:
+            self.output.send_nowait(message)
+        except trio.WouldBlock:
+            return False
+        return True
 
     async def _run(self, task_status: trio.TaskStatus[SessionHandle]) -> None:
         check_supported(self.options)
@@ -282,7 +285,7 @@ async def query(
     options = options or AgentOptions()
     if not isinstance(prompt, str) and not isinstance(prompt, AsyncIterable):
         raise ValueError(f"prompt must be a str or an async iterable, got {type(prompt).__name__}")
-    send, receive = open_output_stream(OUTPUT_BUFFER)
+    send, receive = trio.open_memory_channel[Message](OUTPUT_BUFFER)
     scope = trio.CancelScope()
     finished = trio.Event()
     failure: list[BaseException] = []
@@ -366,14 +369,14 @@ class AgentClient:
         self.options = options or AgentOptions()
         self._handle: SessionHandle | None = None
         self._nursery_cm: contextlib.AbstractAsyncContextManager[trio.Nursery] | None = None
-        self._receive: OutputReceiver | None = None
-        self._send: OutputSender | None = None
+        self._receive: trio.MemoryReceiveChannel[Message] | None = None
+        self._send: trio.MemorySendChannel[Message] | None = None
         self._spawned: list[AgentHandle] = []
 
     async def __aenter__(self) -> AgentClient:
         if not trio.lowlevel.in_trio_task():  # under asyncio: say where the asyncio version is
             raise outside_trio_error("AgentClient")
-        self._send, self._receive = open_output_stream(OUTPUT_BUFFER)
+        self._send, self._receive = trio.open_memory_channel[Message](OUTPUT_BUFFER)
         self._nursery_cm = trio.open_nursery()
         nursery = await self._nursery_cm.__aenter__()
         try:
@@ -558,7 +561,7 @@ class _Messages:
     """An iterator over the client's output. Not an async generator on purpose: callers break
     out of these loops all the time, and an abandoned generator would need finalizing."""
 
-    def __init__(self, receive: OutputReceiver, *, until_result: bool) -> None:
+    def __init__(self, receive: trio.MemoryReceiveChannel[Message], *, until_result: bool) -> None:
         self._receive = receive
         self._until_result = until_result
         self._done = False
@@ -579,7 +582,7 @@ class _Messages:
         return message
 
 
-async def _drain(receive: OutputReceiver) -> None:
+async def _drain(receive: trio.MemoryReceiveChannel[Message]) -> None:
     async for _ in receive:
         pass
 
