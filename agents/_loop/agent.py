@@ -265,7 +265,8 @@ class AgentLoop:
     async def publish(self, message: Message, *, stream: bool = True) -> None:
         """Every message this agent produces: into its transcript, and (if ``stream``) out.
 
-        (``record`` inlined: this runs for every tool result.)"""
+        (``record`` inlined. A tool call's result takes the same two steps, inlined in
+        ``tool_calls``: that runs for every call.)"""
         if type(message) is AssistantMessage and message.usage is not None:
             self.context.observe(message.usage, len(self.history))
         transcript = self.transcript

@@ -91,9 +91,6 @@ class ResponseBuilder:
         self._starts[event.index] = event.content_block
         self._parts[event.index] = []
 
-    def _block_stop(self, event: ContentBlockStop) -> None:
-        self._finish_block(event.index)
-
     def _message_start(self, event: MessageStart) -> None:
         r = self.response
         message = event.message
@@ -111,7 +108,9 @@ class ResponseBuilder:
     def _message_stop(self, event: MessageStop) -> None:
         self.response.complete = True
 
-    def _finish_block(self, index: int) -> None:
+    def _block_stop(self, event: ContentBlockStop) -> None:
+        """The block at ``event.index`` is complete: into the response's blocks and content."""
+        index = event.index
         start = self._starts.pop(index, None)
         if start is None:
             return

@@ -22,7 +22,7 @@ import trio
 from runtime import ToolScheduler
 
 from ..messages import SystemMessage, ToolResultBlock, ToolUseBlock, UserMessage
-from ..tools.base import NO_CONTEXT, ToolContext, ToolInputError, ToolOutput
+from ..tools.base import NO_CONTEXT, Tool, ToolContext, ToolInputError, ToolOutput
 from .budget import watching_the_budget
 from .capping import capped
 from .run import BUDGET_LIMIT_TEXT, INTERRUPTED_TEXT, Run, new_id
@@ -138,65 +138,47 @@ async def _emit_result(
     await loop.publish(_result_message(loop, block, data))
 
 
-async def _execute(
-    loop: AgentLoop, call: ToolUseBlock, bad_input: str | None, run: Run
-) -> tuple[ToolOutput, dict[str, Any] | None]:
-    """One call: the tool looked up, its input validated, the gate, the handler, the output cap
-    and PostToolUse. The input is validated before the gate is asked: an input that fails the
-    tool's schema is an error naming the field in every mode, with no permission asked."""
-    tool = loop.tools.get(call.name)
-    if tool is None:
-        return _no_such_tool(loop, call), None
-    if bad_input is not None:
-        return ToolOutput.error(f"invalid input for {call.name}: {bad_input}"), None
-    try:
-        parsed = tool.validate(call.input)
-    except ToolInputError as exc:
-        return ToolOutput.error(str(exc)), None
+@attrs.frozen
+class _Admitted:
+    """What the gate's slow path lets a call run with: its parsed input, the input as the gate
+    left it (a hook or ``can_use_tool`` may rewrite it) and the PreToolUse hooks' context."""
+
+    parsed: Any
+    tool_input: dict[str, Any]
+    context: tuple[str, ...]
+
+
+async def _admit(
+    loop: AgentLoop, call: ToolUseBlock, tool: Tool, parsed: Any, run: Run
+) -> _Admitted | ToolOutput:
+    """The gate's slow path for a call whose input is valid: the permission pipeline and
+    PreToolUse hooks (within the budget's watch when there is a cap). The call's error result
+    when it may not run; otherwise what it runs with."""
     gate = loop.gate
-    verdict = None
-    if gate is not None and gate.passes_at_once(call, tool):
-        await trio.lowlevel.checkpoint_if_cancelled()  # what ``check`` would have done
-    elif gate is not None:
-        ledger = loop.session.ledger
-        if ledger.cap is None:  # no budget to trip: the gate decides alone (the hot path)
-            verdict = await gate.check(loop, call, tool)
-        else:
-            with watching_the_budget(ledger) as wait:  # a pending prompt or hook ends at the trip
-                verdict = await gate.check(loop, call, tool)
-            if wait.cancelled_caught:
-                return ToolOutput.error(BUDGET_LIMIT_TEXT), None
-    tool_input = call.input
-    context: tuple[str, ...] = ()  # PreToolUse hooks' additionalContext
-    if verdict is not None:
-        refused = await _refusal(loop, call, verdict, run)
-        if refused is not None:
-            return refused, None
-        context = verdict.additional_context
-        if verdict.input is not call.input:  # a hook or can_use_tool rewrote the input
-            tool_input = verdict.input
-            try:
-                parsed = tool.validate(tool_input)
-            except ToolInputError as exc:
-                failed = ToolOutput.error(str(exc))
-                failed = await loop.seams.after_tool(loop, call, tool_input, failed, context, run)
-                return failed, None
-    if loop.session.ledger.exhausted:  # no tool starts after the trip (nothing awaited between)
-        return ToolOutput.error(BUDGET_LIMIT_TEXT), None
-    # the handler awaited here, not in a helper coroutine: this runs for every call
-    raised = False
-    try:
-        context_of_call = _context(loop, call) if tool.takes_context else NO_CONTEXT
-        output = await tool.handler(parsed, context_of_call)
-    except Exception as exc:
-        raised = True
-        output = _raised(call, exc)
+    assert gate is not None
+    ledger = loop.session.ledger
+    if ledger.cap is None:  # no budget to trip: the gate decides alone
+        verdict = await gate.check(loop, call, tool)
     else:
-        output = capped(tool, output)
-    # PostToolUse hooks and the gate's hook context, only where there are some (every call)
-    if context or loop.seams.sees_tool_output(loop, output.is_error):
-        output = await loop.seams.after_tool(loop, call, tool_input, output, context, run)
-    return output, None if raised else output.data
+        with watching_the_budget(ledger) as wait:  # a pending prompt or hook ends at the trip
+            verdict = await gate.check(loop, call, tool)
+        if wait.cancelled_caught:
+            return ToolOutput.error(BUDGET_LIMIT_TEXT)
+    if verdict is None:
+        return _Admitted(parsed, call.input, ())
+    refused = await _refusal(loop, call, verdict, run)
+    if refused is not None:
+        return refused
+    context = verdict.additional_context
+    tool_input = call.input
+    if verdict.input is not call.input:  # a hook or can_use_tool rewrote the input
+        tool_input = verdict.input
+        try:
+            parsed = tool.validate(tool_input)
+        except ToolInputError as exc:
+            failed = ToolOutput.error(str(exc))
+            return await loop.seams.after_tool(loop, call, tool_input, failed, context, run)
+    return _Admitted(parsed, tool_input, context)
 
 
 def _defer(loop: AgentLoop, call: ToolUseBlock, tool_input: dict[str, Any], run: Run) -> bool:
@@ -292,15 +274,83 @@ class _Turn:
 
     async def call(self, call: ToolUseBlock) -> ToolResultBlock:
         """One tool call → its result block, emitted as it finishes. Never raises: a failing
-        call is an error result."""
+        call is an error result.
+
+        The tool is looked up, its input validated (before the gate is asked: an input that
+        fails the tool's schema is an error naming the field in every mode, with no permission
+        asked), the gate asked, the handler awaited, the output capped and PostToolUse run.
+        The common case — a call the gate passes at once, with no hooks — runs here without a
+        coroutine of its own; any other goes through the gate's slow path (``_admit``)."""
         loop = self.loop
-        output, data = await _execute(loop, call, self.bad_inputs.get(call.id), self.run)
+        run = self.run
+        tool = loop.tools.get(call.name)
+        data = None
+        if tool is None:
+            output = _no_such_tool(loop, call)
+        elif self.bad_inputs and call.id in self.bad_inputs:
+            output = ToolOutput.error(f"invalid input for {call.name}: {self.bad_inputs[call.id]}")
+        else:
+            admitted: _Admitted | ToolOutput | None = None  # None: as it is, nothing to add
+            try:
+                parsed = tool.validate(call.input)
+            except ToolInputError as exc:
+                admitted = ToolOutput.error(str(exc))
+            else:
+                gate = loop.gate
+                if gate is None:
+                    pass
+                elif gate.passes_at_once(call, tool):
+                    await trio.lowlevel.checkpoint_if_cancelled()  # what ``check`` would do
+                else:
+                    admitted = await _admit(loop, call, tool, parsed, run)
+            if isinstance(admitted, ToolOutput):
+                output = admitted
+            elif loop.session.ledger.exhausted:  # no tool starts after the trip
+                output = ToolOutput.error(BUDGET_LIMIT_TEXT)
+            else:
+                tool_input = call.input
+                context: tuple[str, ...] = ()  # PreToolUse hooks' additionalContext
+                if type(admitted) is _Admitted:
+                    parsed, tool_input, context = (
+                        admitted.parsed, admitted.tool_input, admitted.context
+                    )  # fmt: skip
+                raised = False
+                try:
+                    context_of_call = _context(loop, call) if tool.takes_context else NO_CONTEXT
+                    output = await tool.handler(parsed, context_of_call)
+                except Exception as exc:
+                    raised = True
+                    output = _raised(call, exc)
+                else:
+                    output = capped(tool, output)
+                # PostToolUse hooks and the gate's hook context, only where there are some
+                if context or loop.seams.sees_tool_output(loop, output.is_error):
+                    output = await loop.seams.after_tool(
+                        loop, call, tool_input, output, context, run
+                    )
+                if not raised:
+                    data = output.data
         block = ToolResultBlock(
             tool_use_id=call.id, content=output.content, is_error=True if output.is_error else None
         )
-        await loop.publish(_result_message(loop, block, data))  # no _emit_result coroutine
+        # ``loop.publish`` inlined (a coroutine less per call): into the transcript, then out
+        session = loop.session
+        message = UserMessage(
+            content=[block],
+            parent_tool_use_id=loop.parent_tool_use_id,
+            tool_use_result=data,
+            uuid=new_id(),
+            session_id=session.session_id,
+        )  # ``_result_message`` inlined
+        transcript = loop.transcript
+        if transcript is not None:
+            await transcript.record(message)
+        if loop.streams:
+            nowait = session.emit_nowait  # no coroutine while the stream's buffer has room
+            if nowait is None or not nowait(message):
+                await session.emit(message)
         self.results[call.id] = block
-        if call.id == self.run.interrupt_call:
+        if call.id == run.interrupt_call:
             # only now: the denial's own result is kept, the other calls are interrupted
             if self.scope is None:
                 raise RuntimeError(

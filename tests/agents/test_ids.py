@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import random
+import subprocess
+import sys
 import uuid
+
+import pytest
 
 from agents._ids import new_id
 
@@ -37,3 +42,28 @@ def test_a_forked_child_does_not_repeat_its_parents_ids() -> None:
     child = os.read(read, 100).decode()
     os.close(read)
     assert child != new_id()
+
+
+def test_ids_of_two_interpreters_differ() -> None:
+    """Each process draws its own random prefix: two processes started alike share no id."""
+    code = "from agents._ids import new_id; print(new_id())"
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    first, second = (
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       check=True, env=env).stdout.strip()
+        for _ in range(2)
+    )  # fmt: skip
+    assert first != second
+    assert first[:24] != second[:24]  # the random part differs, not just the counter
+
+
+def test_the_last_group_keeps_twelve_digits_at_any_counter_value(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The counter's lowest and highest values before it could wrap: a full UUID each."""
+    from agents import _ids
+
+    for start in (_ids._COUNTER_BASE, _ids._COUNTER_BASE + (1 << 47) - 1):
+        monkeypatch.setattr(_ids, "_next", itertools.count(start).__next__)
+        text = new_id()
+        assert len(text) == 36 and str(uuid.UUID(text)) == text
