@@ -40,6 +40,7 @@ from ..messages import Message, ResultError, ResultMessage, SystemMessage
 from ..options import AgentOptions
 from ..sessions.history import release
 from .claude_md import claude_md_blocks
+from .output import MessageStream
 from .persist import attach_main, open_session_store, start_session
 from .setup import (
     add_source_tools,
@@ -94,7 +95,7 @@ class _Starter:
     """
 
     options: AgentOptions
-    output: trio.MemorySendChannel[Message]
+    output: MessageStream[Message]
     prompt: str | None = None
     #: whether Python code may spawn agents under the main one (``AgentClient.spawn``)
     spawns_from_code: bool = False
@@ -111,24 +112,16 @@ class _Starter:
 
         The output is closed (without a checkpoint: the session is already over) once every
         actor of the session has ended, so a reader that sees ``EndOfChannel`` knows that."""
-        with self.output:
+        try:
             await self._run(task_status)
+        finally:
+            self.output.close()
 
     async def emit(self, message: Message) -> None:
-        # Most messages fit in the buffer: skip the scheduling round trip of a full ``send``.
+        # Most messages fit in the buffer: skip the scheduling round trip of a full ``put``.
         # Only a full buffer (a slow reader) waits, which is the backpressure we want.
-        try:
-            self.output.send_nowait(message)
-        except trio.WouldBlock:
-            await self.output.send(message)
-
-    def emit_nowait(self, message: Message) -> bool:
-        """``emit`` without a coroutine: False (nothing sent) when the buffer is full."""
-        try:
-            self.output.send_nowait(message)
-        except trio.WouldBlock:
-            return False
-        return True
+        if not self.output.put_nowait(message):
+            await self.output.put(message)
 
     async def _run(self, task_status: trio.TaskStatus[SessionHandle]) -> None:
         check_supported(self.options)
@@ -179,7 +172,8 @@ class _Starter:
                 prices=options.price_table(),
                 supervisor=supervisor,
                 emit=self.emit,
-                emit_nowait=self.emit_nowait,
+                # ``emit`` without a coroutine: False (nothing sent) when the buffer is full
+                emit_nowait=self.output.put_nowait,
                 hooks=HookRunner(options.hooks) if options.hooks else None,
                 client_interrupts=self.interruptible,
                 now=trio.lowlevel.current_clock().current_time,
@@ -285,7 +279,7 @@ async def query(
     options = options or AgentOptions()
     if not isinstance(prompt, str) and not isinstance(prompt, AsyncIterable):
         raise ValueError(f"prompt must be a str or an async iterable, got {type(prompt).__name__}")
-    send, receive = trio.open_memory_channel[Message](OUTPUT_BUFFER)
+    stream: MessageStream[Message] = MessageStream(OUTPUT_BUFFER)
     scope = trio.CancelScope()
     finished = trio.Event()
     failure: list[BaseException] = []
@@ -297,10 +291,10 @@ async def query(
                     # The session runs in this very task: each task or nursery between the
                     # caller and the main agent would cost a scheduling round trip at start and
                     # another at the end.
-                    await _Starter(options, send, prompt).run()
+                    await _Starter(options, stream, prompt).run()
                 else:
                     async with trio.open_nursery() as nursery:
-                        handle = await nursery.start(_Starter(options, send).run)
+                        handle = await nursery.start(_Starter(options, stream).run)
                         nursery.start_soon(_feed, handle, prompt)
         except BaseException as exc:
             # Handed to the caller, which re-raises it: whatever the user's code raised
@@ -320,20 +314,18 @@ async def query(
     trio.lowlevel.spawn_system_task(session_task, context=contextvars.copy_context())
     last_result: ResultMessage | None = None
     try:
-        with receive:  # closed without a checkpoint: one scheduling round trip less at the end
-            while True:
+        # A reader that leaves early cancels the session (below) before it can write again.
+        pop = stream.pop
+        while True:
+            message = pop()  # no checkpoint while messages are queued
+            if message is None:
                 try:
-                    message = receive.receive_nowait()
-                except trio.WouldBlock:
-                    try:
-                        message = await receive.receive()
-                    except trio.EndOfChannel:
-                        break
+                    message = await stream.get()
                 except trio.EndOfChannel:
                     break
-                if isinstance(message, ResultMessage):
-                    last_result = message
-                yield message
+            if type(message) is ResultMessage:
+                last_result = message
+            yield message
         # A single-shot session has ended by the time its output closes; the checks skip the
         # checkpoint of waiting on an Event that is already set.
         if not finished.is_set():
@@ -369,20 +361,19 @@ class AgentClient:
         self.options = options or AgentOptions()
         self._handle: SessionHandle | None = None
         self._nursery_cm: contextlib.AbstractAsyncContextManager[trio.Nursery] | None = None
-        self._receive: trio.MemoryReceiveChannel[Message] | None = None
-        self._send: trio.MemorySendChannel[Message] | None = None
+        self._output: MessageStream[Message] | None = None
         self._spawned: list[AgentHandle] = []
 
     async def __aenter__(self) -> AgentClient:
         if not trio.lowlevel.in_trio_task():  # under asyncio: say where the asyncio version is
             raise outside_trio_error("AgentClient")
-        self._send, self._receive = trio.open_memory_channel[Message](OUTPUT_BUFFER)
+        self._output = MessageStream(OUTPUT_BUFFER)
         self._nursery_cm = trio.open_nursery()
         nursery = await self._nursery_cm.__aenter__()
         try:
             starter = _Starter(
                 self.options,
-                self._send,
+                self._output,
                 spawns_from_code=True,
                 unbounded_input=True,
                 interruptible=True,
@@ -425,8 +416,8 @@ class AgentClient:
         with contextlib.suppress(trio.ClosedResourceError):
             await handle.send(INPUT_END)
         # drain what is left so the session is never blocked on a full output channel
-        assert self._receive is not None
-        nursery.start_soon(_drain, self._receive)
+        assert self._output is not None
+        nursery.start_soon(_drain, self._output)
 
     def _require(self) -> SessionHandle:
         if self._handle is None:
@@ -446,14 +437,14 @@ class AgentClient:
     def receive_messages(self) -> AsyncIterator[Message]:
         """Every message of the session, as it comes (until the client closes)."""
         self._require()
-        assert self._receive is not None
-        return _Messages(self._receive, until_result=False)
+        assert self._output is not None
+        return _Messages(self._output, until_result=False)
 
     def receive_response(self) -> AsyncIterator[Message]:
         """Messages up to and including the next ``ResultMessage``."""
         self._require()
-        assert self._receive is not None
-        return _Messages(self._receive, until_result=True)
+        assert self._output is not None
+        return _Messages(self._output, until_result=True)
 
     async def interrupt(self) -> None:
         """Cancel the running turn: its tools are cancelled, its result says it was aborted."""
@@ -561,7 +552,7 @@ class _Messages:
     """An iterator over the client's output. Not an async generator on purpose: callers break
     out of these loops all the time, and an abandoned generator would need finalizing."""
 
-    def __init__(self, receive: trio.MemoryReceiveChannel[Message], *, until_result: bool) -> None:
+    def __init__(self, receive: MessageStream[Message], *, until_result: bool) -> None:
         self._receive = receive
         self._until_result = until_result
         self._done = False
@@ -573,7 +564,7 @@ class _Messages:
         if self._done:
             raise StopAsyncIteration
         try:
-            message = await self._receive.receive()
+            message = await self._receive.get()
         except (trio.EndOfChannel, trio.ClosedResourceError):
             self._done = True
             raise StopAsyncIteration from None
@@ -582,7 +573,7 @@ class _Messages:
         return message
 
 
-async def _drain(receive: trio.MemoryReceiveChannel[Message]) -> None:
+async def _drain(receive: MessageStream[Message]) -> None:
     async for _ in receive:
         pass
 

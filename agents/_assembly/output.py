@@ -1,0 +1,153 @@
+"""The session's output: a bounded FIFO from the session's agents to the caller that reads it.
+
+Every message of every agent passes through it (a tree of 10 000 agents streams five per
+agent), so it is not a Trio memory channel: a channel's ``send_nowait`` and ``receive_nowait``
+cost about 70 bytecodes per message through its statistics, its two channel objects and their
+state; here queuing a message that fits is an append, and taking one a ``popleft``.
+
+It behaves as a memory channel of ``capacity`` for what the session needs: a message put while
+the reader waits goes straight to it; a full buffer makes ``put`` wait (backpressure on a slow
+reader: ``put_nowait`` says False instead); a sender parked on a full buffer is woken once a
+receive has moved its message into the buffer; cancelling a parked sender or receiver takes it
+out of line (the sender's message is not sent); ``close`` ends the output once what is queued
+is read.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Generic, TypeVar
+
+import trio
+from outcome import Error, Value
+from trio.lowlevel import (
+    Abort,
+    RaiseCancelT,
+    Task,
+    cancel_shielded_checkpoint,
+    checkpoint_if_cancelled,
+    current_task,
+    reschedule,
+    wait_task_rescheduled,
+)
+
+T = TypeVar("T")
+
+__all__ = ["MessageStream"]
+
+
+class MessageStream(Generic[T]):
+    """A bounded FIFO with any number of writers and readers (one, as a rule)::
+
+    stream: MessageStream[Message] = MessageStream(256)
+    stream.put_nowait(message) or await stream.put(message)
+    message = stream.pop()              # None when nothing is queued
+    message = await stream.get()        # trio.EndOfChannel once closed and drained
+    stream.close()
+    """
+
+    __slots__ = ("_capacity", "_closed", "_items", "_receivers", "_senders")
+
+    def __init__(self, capacity: int) -> None:
+        if capacity < 1:
+            raise ValueError(f"capacity must be >= 1, got {capacity}")
+        self._capacity = capacity
+        self._closed = False
+        self._items: deque[T] = deque()
+        # Parked readers (nothing is queued while one waits), and parked writers with the
+        # message each brings, in arrival order.
+        self._receivers: dict[Task, None] = {}
+        self._senders: dict[Task, T] = {}
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def put_nowait(self, item: T) -> bool:
+        """Queue ``item`` (or hand it to a waiting reader); False, queuing nothing, when full.
+
+        Raises ``trio.ClosedResourceError`` once closed."""
+        if self._closed:
+            raise trio.ClosedResourceError("the output is closed")
+        receivers = self._receivers
+        if receivers:
+            task = next(iter(receivers))
+            del receivers[task]
+            reschedule(task, Value(item))
+            return True
+        items = self._items
+        if len(items) >= self._capacity:
+            return False
+        items.append(item)
+        return True
+
+    async def put(self, item: T) -> None:
+        """Queue ``item``, waiting while the buffer is full (a checkpoint either way)."""
+        await checkpoint_if_cancelled()
+        if self.put_nowait(item):
+            await cancel_shielded_checkpoint()
+            return
+        task = current_task()
+        senders = self._senders
+        senders[task] = item
+
+        def abort(_: RaiseCancelT) -> Abort:
+            del senders[task]
+            return Abort.SUCCEEDED
+
+        await wait_task_rescheduled(abort)  # by the receive that queued our item, or ``close``
+
+    def pop(self) -> T | None:
+        """The oldest queued item, or None when nothing is queued (items are never None)."""
+        items = self._items
+        if not items:
+            return None
+        item = items.popleft()
+        senders = self._senders
+        if senders:
+            task = next(iter(senders))
+            items.append(senders.pop(task))
+            reschedule(task)
+        return item
+
+    async def get(self) -> T:
+        """The oldest item, waiting for one; ``trio.EndOfChannel`` once closed and drained."""
+        await checkpoint_if_cancelled()
+        item = self.pop()
+        if item is not None:
+            await cancel_shielded_checkpoint()
+            return item
+        if self._closed:
+            raise trio.EndOfChannel
+        task = current_task()
+        receivers = self._receivers
+        receivers[task] = None
+
+        def abort(_: RaiseCancelT) -> Abort:
+            receivers.pop(task, None)
+            return Abort.SUCCEEDED
+
+        received: T = await wait_task_rescheduled(abort)
+        return received
+
+    def close(self) -> None:
+        """No more items: readers get what is queued, then ``EndOfChannel``; parked writers get
+        ``ClosedResourceError`` (their items are not sent). Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        senders, self._senders = self._senders, {}
+        for task in senders:
+            reschedule(task, Error(trio.ClosedResourceError("the output was closed")))
+        receivers, self._receivers = self._receivers, {}
+        for task in receivers:
+            reschedule(task, Error(trio.EndOfChannel()))
+
+    def __aiter__(self) -> MessageStream[T]:
+        return self
+
+    async def __anext__(self) -> T:
+        try:
+            return await self.get()
+        except trio.EndOfChannel:
+            raise StopAsyncIteration from None
