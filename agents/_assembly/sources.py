@@ -156,7 +156,7 @@ class SessionSources:
         parent = str(hook_input.get("agent_id") or "main")
         return await run_short_agent(
             session,
-            agent_id=f"{parent}/hook-{new_id()[:8]}",
+            agent_id=f"{parent}/hook-{new_id()[-8:]}",  # (the end of an id is what varies)
             agent_type="hook-agent",
             model=resolve_model(model) if model else session.options.resolved_model,
             system=system,

@@ -67,3 +67,10 @@ def test_the_last_group_keeps_twelve_digits_at_any_counter_value(
         monkeypatch.setattr(_ids, "_next", itertools.count(start).__next__)
         text = new_id()
         assert len(text) == 36 and str(uuid.UUID(text)) == text
+
+
+def test_the_end_of_an_id_is_what_tells_ids_apart() -> None:
+    """Short forms of an id (a hook agent's ``hook-xxxxxxxx``) are cut from its end: ids of one
+    process share their beginning."""
+    ids = [new_id() for _ in range(1000)]
+    assert len({i[-8:] for i in ids}) == len(ids)

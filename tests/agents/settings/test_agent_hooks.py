@@ -325,3 +325,23 @@ async def test_a_hook_agent_response_that_trips_the_ledger_ends_the_run_on_the_b
     assert not marker.exists()
     assert error is not None and error.subtype == "error_max_budget_usd"
     assert len(hook_requests(backend)) == 1  # no second response after the trip
+
+
+async def test_each_hook_agent_has_an_agent_id_of_its_own(project: Path) -> None:
+    """Two guarded calls: two hook agents, each charged under its own id (ids of one process
+    share their beginning, so the id's short form is cut from its end)."""
+    guard_writes(project)
+    first, second = (
+        tool_use("Write", {"file_path": str(project / n), "content": "x"}) for n in "ab"
+    )
+    backend = ScriptedBackend(
+        {
+            "main": [Step([first]), Step([second]), Step([text("done")])],
+            HOOK: [Step([text('{"ok": true}')]), Step([text('{"ok": true}')])],
+        }
+    )
+    with trio.fail_after(30):
+        _, error = await collect("go", options_for(project, backend))
+    assert error is None
+    ids = [r.agent_id for r in hook_requests(backend)]
+    assert len(ids) == 2 and ids[0] != ids[1], ids
