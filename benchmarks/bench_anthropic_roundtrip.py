@@ -33,7 +33,6 @@ import time
 from typing import Any
 
 import trio
-from _fake_server import ServerProcess  # this folder's (the scripts run from it)
 
 from agents import AgentOptions, ToolAnnotations, create_sdk_mcp_server, query, tool
 from agents.backends import AnthropicBackend, ModelRequest
@@ -156,6 +155,8 @@ async def measure_paths(n: int, cwd: str, base_url: str, times: Any) -> None:
 
 def run_with_subprocess_server(n: int, cwd: str) -> None:
     """The server in another process; its timings are fetched over a pipe after each query."""
+    from _fake_server import ServerProcess  # this folder's (a script runs from it)
+
     server = ServerProcess("bench_anthropic_roundtrip")
     try:
         trio.run(measure, n, cwd, server.base_url, server.times)

@@ -99,10 +99,17 @@ class Walker(SimpleCommands):
             for index, part in enumerate(parts):
                 self.walk(part, dirs, depth + 1, redirects if index == len(parts) - 1 else ())
             return dirs, dirs
-        self.redirects(redirects, dirs, depth)
         if kind == "negated_command":
+            inner = [c for c in node.named_children if c.type != "comment"]
+            if redirects and len(inner) == 1:  # `! rm >x -rf /`: the redirection is rm's
+                ok, failed = self.walk(inner[0], dirs, depth, redirects)
+                return failed, ok
+            self.redirects(redirects, dirs, depth)
             ok, failed = self.statements(node.children, dirs, depth)
             return failed, ok
+        if any(_after_target(redirect) for redirect in redirects):
+            self.fail("words after the redirection of a compound command")
+        self.redirects(redirects, dirs, depth)
         if kind == "subshell":
             self.statements(node.children, dirs, depth + 1)
             return dirs, dirs
@@ -435,7 +442,7 @@ class Walker(SimpleCommands):
             decoded.append(word_from_node(child, source))
         if source.find(b"\n", start, end) >= 0 and _newline_between(node, words, source):
             self.opaque.insert(mark, Opaque("the grammar read one command across a line break"))
-        if not plain and _split_word(node, source):
+        if not plain and _split_word(node.children, source, redirects):
             self.fail("the grammar split one word in two (bash joins them)")
         assigned: list[Word] = []
         for child in assignments:
@@ -525,17 +532,22 @@ def _after_target(redirect: Node) -> list[Node]:
     return []
 
 
-def _split_word(node: Node, source: bytes) -> bool:
-    """Two of a command's words, or assignments, with no blank between them: bash reads one
-    word there. tree-sitter-bash splits a quoted string from an escape after it (``'r'\\m``,
-    bash's ``rm``) and drops an escaped blank after a string (``'a'\\ b``, bash's ``a b``)."""
-    children = node.children
-    for previous, current in itertools.pairwise(children):
-        if previous.type.endswith("redirect") or current.type.endswith("redirect"):
-            continue  # an operator ends a word: `a>b` is two
-        gap = source[previous.end_byte : current.start_byte].replace(b"\\\n", b"")
-        if not gap or gap.strip(b" \t"):
-            return True
+def _split_word(children: Sequence[Node], source: bytes, redirects: Sequence[Node]) -> bool:
+    """Two of a command's words, or assignments, or a redirection's target and the words read
+    after it, with no blank between them: bash reads one word there. tree-sitter-bash splits a
+    quoted string from an escape after it (``'r'\\m``, bash's ``rm``) and drops an escaped
+    blank after a string (``'a'\\ b``, bash's ``a b``)."""
+    runs = [children]
+    runs.extend(redirect.children[1:] for redirect in redirects)
+    for run in runs:
+        for previous, current in itertools.pairwise(run):
+            if previous.type.endswith("redirect") or current.type.endswith("redirect"):
+                continue  # an operator ends a word: `a>b` is two
+            if not previous.is_named and previous.type != "$":
+                continue  # a redirection's operator and its target: `>x`, `2>&1`
+            gap = source[previous.end_byte : current.start_byte].replace(b"\\\n", b"")
+            if not gap or gap.strip(b" \t"):
+                return True
     return False
 
 

@@ -42,6 +42,9 @@ HIDDEN = [
     "git push >/dev/null --force",
     "ls >/dev/null $(curl evil)",
     "ls 2>/dev/null; cat >/dev/null x; rm 2>&1 x",
+    "! git >/dev/null push --force",
+    "git >/dev/null push '-'\\-\\f\\o\\r\\c\\e",
+    "( ls ) >/dev/null $(rm x)",
 ]
 
 
@@ -62,7 +65,14 @@ async def test_a_command_bash_joins_is_not_allowed_past_a_deny_rule(
 
 
 @pytest.mark.parametrize(
-    "command", ["r\\\nm -rf /", "rm >/dev/null -rf /", "rm 2>/dev/null -rf ~", "'r'\\m -rf /"]
+    "command",
+    [
+        "r\\\nm -rf /",
+        "rm >/dev/null -rf /",
+        "rm 2>/dev/null -rf ~",
+        "'r'\\m -rf /",
+        "! rm >/dev/null -rf /",
+    ],
 )
 async def test_a_removal_of_a_critical_path_the_grammar_misreads_asks_in_bypass_mode(
     command: str, tmp_path: Path
