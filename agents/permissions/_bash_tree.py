@@ -442,7 +442,7 @@ class Walker(SimpleCommands):
             decoded.append(word_from_node(child, source))
         if source.find(b"\n", start, end) >= 0 and _newline_between(node, words, source):
             self.opaque.insert(mark, Opaque("the grammar read one command across a line break"))
-        if not plain and _split_word(node.children, source, redirects):
+        if not plain and _split_word(children, source, redirects):
             self.fail("the grammar split one word in two (bash joins them)")
         assigned: list[Word] = []
         for child in assignments:
