@@ -324,8 +324,8 @@ _decode_result = msgspec.json.Decoder(_CallToolResult).decode
 
 
 def decode_call_result(raw: msgspec.Raw) -> ToolOutput:
-    """A ``tools/call`` result as Messages API content (as ``convert_result`` does for the
-    ``mcp`` package's type); a result that is not one raises ``msgspec.ValidationError``."""
+    """A ``tools/call`` result as Messages API content (``convert_result`` reads the ``mcp``
+    package's type through it); a result that is not one raises ``msgspec.ValidationError``."""
     result = _decode_result(raw)
     blocks: list[dict[str, Any]] = []
     for item in result.content:

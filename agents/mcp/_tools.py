@@ -5,7 +5,6 @@ servers produce: named ``mcp__<server>__<tool>``, read-only when the server mark
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -50,39 +49,14 @@ def make_tool(server: str, listed: McpTool, call: Caller) -> Tool:
 
 
 def convert_result(result: CallToolResult) -> ToolOutput:
-    """An MCP ``CallToolResult`` as Messages API content blocks."""
-    from mcp.types import (
-        AudioContent,
-        BlobResourceContents,
-        EmbeddedResource,
-        ImageContent,
-        ResourceLink,
-        TextContent,
-        TextResourceContents,
-    )
+    """An MCP ``CallToolResult`` (the ``mcp`` package's type, from a ``ClientSession``) as
+    Messages API content blocks: its JSON read by the stdio client's own decoding, so both
+    transports convert a result alike (the extra encoding is nothing beside an HTTP call)."""
+    import msgspec
 
-    blocks: list[dict[str, Any]] = []
-    for item in result.content:
-        if isinstance(item, TextContent):
-            blocks.append({"type": "text", "text": item.text})
-        elif isinstance(item, ImageContent):
-            source = {"type": "base64", "media_type": item.mime_type, "data": item.data}
-            blocks.append({"type": "image", "source": source})
-        elif isinstance(item, EmbeddedResource):
-            res = item.resource
-            if isinstance(res, TextResourceContents):
-                blocks.append({"type": "text", "text": res.text})
-            elif isinstance(res, BlobResourceContents):
-                blocks.append(
-                    {"type": "text", "text": f"[binary resource {res.uri} ({res.mime_type})]"}
-                )
-        elif isinstance(item, ResourceLink):
-            blocks.append({"type": "text", "text": f"[resource link: {item.uri} ({item.name})]"})
-        elif isinstance(item, AudioContent):
-            blocks.append({"type": "text", "text": f"[audio content ({item.mime_type}) omitted]"})
-    if not blocks and result.structured_content is not None:
-        blocks.append({"type": "text", "text": json.dumps(result.structured_content)})
-    return ToolOutput(content=blocks, is_error=bool(result.is_error))
+    from ._rpc import decode_call_result
+
+    return decode_call_result(msgspec.Raw(result.model_dump_json(by_alias=True).encode()))
 
 
 def cap_output(output: ToolOutput, max_tokens: int) -> ToolOutput:
