@@ -20,7 +20,7 @@ from ._bash_model import Command, Dirs, Opaque, Result, Write, cd_dirs, new_comm
 from ._bash_words import Word
 from ._bash_wrappers import NOT_WRAPPED, WRAPPERS, basename, is_assignment, unwrap
 
-__all__ = ["MAX_DEPTH", "RUN_CONTROL_VARIABLES", "SimpleCommands"]
+__all__ = ["MAX_DEPTH", "RUN_CONTROL_VARIABLES", "SPECIAL_NAMES", "SimpleCommands"]
 
 #: Constructs nested deeper than this are not analysed: the command asks.
 MAX_DEPTH = 48
@@ -84,7 +84,7 @@ _RESERVED = frozenset(
 
 #: Command names the full judgement of :meth:`SimpleCommands.judge` is needed for; any other
 #: static name without a directory, with no ``=`` in its words, is an ordinary command.
-_SPECIAL_NAMES = (
+SPECIAL_NAMES = (
     WRAPPERS
     | frozenset(_OPAQUE_BUILTINS)
     | _RUNNERS
@@ -136,7 +136,7 @@ class SimpleCommands:
         if (
             value is None
             or head.glob
-            or value in _SPECIAL_NAMES
+            or value in SPECIAL_NAMES
             or head.raw in _RESERVED
             or "/" in value
         ):

@@ -23,10 +23,20 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from tree_sitter import Node
 
-from ._bash_commands import MAX_DEPTH, RUN_CONTROL_VARIABLES, SimpleCommands
-from ._bash_model import Analysis, Dirs, Opaque, Result, Write, new_command, union, union_all
+from ._bash_commands import MAX_DEPTH, RUN_CONTROL_VARIABLES, SPECIAL_NAMES, SimpleCommands
+from ._bash_model import (
+    Analysis,
+    Command,
+    Dirs,
+    Opaque,
+    Result,
+    Write,
+    new_command,
+    union,
+    union_all,
+)
 from ._bash_words import PLAIN_BYTES, Word, node_text, word_from_node
-from ._bash_wrappers import Unwrapped
+from ._bash_wrappers import NOT_WRAPPED, Unwrapped
 
 __all__ = ["MAX_DEPTH", "Walker"]
 
@@ -377,16 +387,28 @@ class Walker(SimpleCommands):
         for substitutions and decoded in full."""
         source = self.source
         start, end = node.start_byte, node.end_byte
-        extra = [word for redirect in redirects for word in _after_target(redirect)]
+        extra = (
+            [word for redirect in redirects for word in _after_target(redirect)]
+            if redirects
+            else None
+        )
         if _FAST_WORDS and not extra and _PLAIN_COMMAND.fullmatch(source, start, end):
             # words of plain literal text, single spaces between (most commands): each means
             # itself, and no assignment, redirection, substitution or line break is among them
-            texts = source[start:end].decode("ascii").split(" ")
+            text = source[start:end].decode("ascii")
+            texts = text.split(" ")
             if node.child_count == len(texts):  # one child per word, nothing the grammar added
                 if redirects:
                     self.redirects(list(redirects), dirs, depth)
                 plain_words = [_new_tuple(Word, (t, t, False, None, False)) for t in texts]
-                return self.simple(plain_words, [], dirs, depth, plain=True)
+                head = texts[0]
+                if head in SPECIAL_NAMES or "/" in head:
+                    return self.simple(plain_words, [], dirs, depth, plain=True)
+                # what `simple` lists for an ordinary command (no word holds `=` here), made
+                # here: its text is the command's own, words joined by single spaces
+                fields = (tuple(plain_words), (), NOT_WRAPPED, dirs, False, True, text)
+                self.commands.append(_new_tuple(Command, fields))
+                return dirs, dirs
         assignments: list[Node] = []
         words: list[Node] = []
         decoded: list[Word] = []

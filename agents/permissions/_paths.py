@@ -174,6 +174,22 @@ def real(path: str) -> str:
         return path
 
 
+def _exists_here(path: str) -> bool:
+    """Whether ``path`` names a directory entry, a dangling symlink included (``lstat``
+    succeeds), told without raising an exception when it does not (``faccessat`` without
+    following the last link)."""
+    if _ACCESS_NOFOLLOW:
+        return os.access(path, os.F_OK, follow_symlinks=False)
+    try:
+        os.lstat(path)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+_ACCESS_NOFOLLOW = os.access in os.supports_follow_symlinks
+
+
 def _kernel_real(path: str, budget: int) -> str:
     try:
         fd = os.open(path, _O_PATH | os.O_CLOEXEC)
@@ -181,9 +197,7 @@ def _kernel_real(path: str, budget: int) -> str:
         parent, name = posixpath.split(path)
         if budget == 0 or not name or parent == path:
             return os.path.realpath(path)
-        try:
-            os.lstat(path)
-        except FileNotFoundError:
+        if not _exists_here(path):  # (not even as a dangling symlink)
             return posixpath.join(_kernel_real(parent, budget - 1), name)
         return os.path.realpath(path)  # a dangling symlink: follow it the portable way
     except OSError:

@@ -53,6 +53,8 @@ from ._paths import (
 __all__ = ["PermissionRule", "RuleKind", "RuleSet", "bash_pattern_regex", "parse_rule"]
 
 RuleKind = Literal["deny", "ask", "allow"]
+#: Tool names whose bare-rule lookup a rule set remembers (beyond, it is looked up each time).
+_BARE_CACHE_NAMES = 256
 
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]+(?:__\*)?")
 _MCP_SERVER_RULE = re.compile(r"mcp__([^_].*?)(?:__\*)?")
@@ -268,6 +270,11 @@ class RuleSet:
     _index: Mapping[str, KindIndex] = attrs.field(init=False, repr=False, eq=False)
     #: the kinds whose rules could decide a Bash call (computed once: every check asks)
     _bash_kinds: frozenset[str] = attrs.field(init=False, repr=False, eq=False)
+    #: kind -> tool name -> the rule without a specifier covering it (the rules never change:
+    #: every check of a tool asks the same three questions)
+    _bare_found: dict[str, dict[str, PermissionRule | None]] = attrs.field(
+        init=False, repr=False, eq=False
+    )
 
     def __attrs_post_init__(self) -> None:
         for kind in ("allow", "deny", "ask"):
@@ -284,6 +291,7 @@ class RuleSet:
         object.__setattr__(self, "_index", index)
         kinds = frozenset(k for k in ("allow", "deny", "ask") if bash_relevant(k, index))
         object.__setattr__(self, "_bash_kinds", kinds)
+        object.__setattr__(self, "_bare_found", {"allow": {}, "deny": {}, "ask": {}})
 
     @classmethod
     def from_strings(
@@ -412,7 +420,13 @@ class RuleSet:
     ) -> PermissionRule | None:
         """:meth:`match` sharing splits and resolved paths with the rest of one check."""
         index = self._index[kind]
-        rule = self._bare_rule(index, tool_name, families=True)
+        bare = self._bare_found[kind]
+        if tool_name in bare:
+            rule = bare[tool_name]
+        else:
+            rule = self._bare_rule(index, tool_name, families=True)
+            if len(bare) < _BARE_CACHE_NAMES:
+                bare[tool_name] = rule
         if rule is not None:
             return rule
         if tool_name == "Bash":
