@@ -107,6 +107,10 @@ _JOINED = "a line continuation inside a word (bash joins what the grammar splits
 _CONTINUATION = b"\\\n"
 
 
+#: Where a line starts: the session's directory, no ``cd`` applied yet.
+_SESSION_DIR: Dirs = frozenset({()})
+
+
 def analyze(command: str) -> Analysis:
     """What ``command`` may do: its commands, writes, and the constructs that are opaque.
 
@@ -117,7 +121,7 @@ def analyze(command: str) -> Analysis:
     if len(command) > MAX_COMMAND_BYTES or len(source) > MAX_COMMAND_BYTES:
         reason = f"the command is longer than {MAX_COMMAND_BYTES} bytes"
         return Analysis((), (), (Opaque(reason),))
-    if _crashes_the_parser(source):
+    if b"{" in source and _crashes_the_parser(source):
         return Analysis((), (), (Opaque(_UNREADABLE),))
     trees = []
     budget = [MAX_COMMAND_BYTES]  # the line and the literal scripts nested in it
@@ -142,7 +146,7 @@ def analyze(command: str) -> Analysis:
         walker.fail("the command does not parse")
     if _CONTINUATION in source and _JOINED_WORD.search(source):
         walker.fail(_JOINED)
-    walker.statements(root.children, frozenset({()}), 0)
+    walker.statements(root.children, _SESSION_DIR, 0)
     if len(walker.commands) > MAX_PARTS or len(walker.writes) > MAX_WRITES:
         reason = f"more than {MAX_PARTS} commands or {MAX_WRITES} writes in one line"
         return Analysis((), (), (Opaque(reason),))

@@ -91,9 +91,14 @@ def match_bash(
     if analysis.opaque and index.bash_any is not None:
         return index.bash_any  # `Bash(*)` names whatever the command may be
     match_text = index.match_text
+    by_word = index.bash_by_word.get
     for part in analysis.commands:
         if part.plain:  # its one spelling is its text (see `deny_forms`)
-            found = match_text(part.text)
+            text = part.text
+            space = text.find(" ")
+            if by_word(text if space < 0 else text[:space]) is None and index.bash_wild is None:
+                continue  # (what `match_text` finds: no rule names its first word)
+            found = match_text(text)
             if found is not None:
                 return found
             continue
@@ -101,7 +106,7 @@ def match_bash(
             found = match_text(text)
             if found is not None:
                 return found
-    found = _bash_writes(kind, index, analysis, cwd, home, memo)
+    found = _bash_writes(kind, index, analysis, cwd, home, memo) if index.edit_paths else None
     if found is None and kind == "ask":
         # what the analysis cannot see might match a deny or ask rule: ask, never allow
         found = _could_match(indexes, analysis, cwd, home)
@@ -119,7 +124,7 @@ def _could_match(
             if analysis.opaque:
                 return _any_bash_rule(index)
             for part in analysis.commands:
-                if varying(part):
+                if not part.plain and varying(part):  # (a plain part's words are all known)
                     name = part.name
                     alternation = index.bash_by_word.get(name) if name else None
                     alternation = alternation or index.bash_wild

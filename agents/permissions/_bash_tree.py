@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Callable, Iterable, Sequence
+from itertools import repeat
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -400,14 +401,16 @@ class Walker(SimpleCommands):
             if node.child_count == len(texts):  # one child per word, nothing the grammar added
                 if redirects:
                     self.redirects(list(redirects), dirs, depth)
-                plain_words = [_new_tuple(Word, (t, t, False, None, False)) for t in texts]
+                # (`Word(t, t)` for each, made without a Python frame)
+                fields = zip(texts, texts, _NO, _NONE, _NO, strict=False)
+                plain_words = tuple(map(_new_tuple, _WORDS, fields))
                 head = texts[0]
                 if head in SPECIAL_NAMES or "/" in head:
-                    return self.simple(plain_words, [], dirs, depth, plain=True)
+                    return self.simple(list(plain_words), [], dirs, depth, plain=True)
                 # what `simple` lists for an ordinary command (no word holds `=` here), made
                 # here: its text is the command's own, words joined by single spaces
-                fields = (tuple(plain_words), (), NOT_WRAPPED, dirs, False, True, text)
-                self.commands.append(_new_tuple(Command, fields))
+                command = (plain_words, (), NOT_WRAPPED, dirs, False, True, text)
+                self.commands.append(_new_tuple(Command, command))
                 return dirs, dirs
         assignments: list[Node] = []
         words: list[Node] = []
@@ -502,6 +505,7 @@ def _plain(node: Node, source: bytes) -> Word | None:
 
 
 _new_tuple = tuple.__new__
+_NO, _NONE, _WORDS = repeat(False), repeat(None), repeat(Word)
 #: A double-quoted string without ``$``, backquote, backslash or line break: its value is its
 #: content.
 _QUOTED_LITERAL = re.compile(rb'"[^"$`\\\n]*+"')
@@ -563,6 +567,9 @@ def _split_word(children: Sequence[Node], source: bytes, redirects: Sequence[Nod
     runs.extend(redirect.children[1:] for redirect in redirects)
     for run in runs:
         for previous, current in itertools.pairwise(run):
+            gap = source[previous.end_byte : current.start_byte]
+            if gap and not gap.strip(b" \t"):
+                continue  # blanks between them (most pairs): two words, whatever they are
             if previous.type.endswith("redirect") or current.type.endswith("redirect"):
                 continue  # an operator ends a word: `a>b` is two
             if not previous.is_named and previous.type != "$":

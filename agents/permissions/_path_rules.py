@@ -155,6 +155,8 @@ def match_bash_reads(
         return None
     analysis = memo.bash(command)
     for part in analysis.commands:
+        if part.plain and part.words[0].raw not in READING_COMMANDS:
+            continue  # (a plain part: its name is its first word, spelled without a directory)
         inner = part.layers.inner
         if inner is None or inner >= len(part.words):
             continue

@@ -237,9 +237,11 @@ class KindIndex:
         space = text.find(" ")
         alternation = self.bash_by_word.get(text if space < 0 else text[:space])
         if alternation is not None:
-            rule = alternation.match(text)
-            if rule is not None:
-                return rule
+            m = alternation.regex.fullmatch(text)  # (`Alternation.match`, without the call)
+            if m is not None:
+                rule = alternation._by_group.get(m.lastindex or 0)
+                if rule is not None:
+                    return rule
         return self.bash_wild.match(text) if self.bash_wild is not None else None
 
 
