@@ -9,21 +9,23 @@ field by field.
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Any
 
 import attrs
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from tree_sitter import Node, Tree
 
-from agents.permissions import _bash_commands, _bash_tree
+from agents.permissions import _bash, _bash_commands, _bash_tree, _memo
 from agents.permissions._bash import Analysis, Command, _parser, analyze, deny_forms
 from agents.permissions._bash_model import Dirs, new_command
 from agents.permissions._bash_tree import Walker
 from agents.permissions._bash_words import Word
 from agents.permissions._bash_wrappers import Unwrapped, unwrap
+from agents.permissions._rules import KindIndex, RuleSet
 
 from .strategies import OPERATORS
 
@@ -297,3 +299,156 @@ def test_words_without_a_wrapper_unwrap_to_no_layers(values: list[str | None]) -
 def test_a_wrapper_is_still_unwrapped(values: list[str | None]) -> None:
     """The shortcut for commands without a wrapper leaves wrappers to the full grammar."""
     assert unwrap(values).starts != [0]
+
+
+# -- shortcuts of the rule passes and of the line checks -----------------------------------------
+
+#: Rules naming the generated commands' first words (and a wildcard), in every kind.
+_RULE_SETS = [
+    RuleSet.from_strings(
+        allow=["Bash(ls *)", "Bash(git status)", "Bash(npm:*)", "Edit(./out.txt)"],
+        deny=["Bash(rm *)", "Bash(grep:*)", "Read(*.secret)", "Edit(//etc/**)"],
+        ask=["Bash(cat *)", "Bash(git push *)"],
+    ),
+    RuleSet.from_strings(allow=["Bash(*)"], deny=["Bash(*rm*)"], ask=["Bash(ls -la *)"]),
+    RuleSet.from_strings(deny=["Bash(timeout 5 rm x)", "Read(./src/**)"], ask=["Bash(* -c *)"]),
+]
+
+
+def _not_plain(command: str) -> Analysis:
+    """The analysis with no part marked plain: every rule pass takes its full path."""
+    analysis = analyze(command)
+    return analysis._replace(commands=tuple(c._replace(plain=False) for c in analysis.commands))
+
+
+def _decisions(rules: RuleSet, line: str, tmp: str) -> list[Any]:
+    return [
+        rules.match(kind, "Bash", {"command": line}, cwd=tmp, home=tmp + "/home")
+        for kind in ("deny", "ask", "allow")
+    ]
+
+
+_RULED_NAMES = ["ls", "rm", "grep", "cat", "git", "npm", "timeout", "/bin/rm", "echo", "cd"]
+_RULED_ARGS = [
+    "-la", "x", "status", "push", "a.secret", "src/a", "-rf", "5", "-c", "'q'", "$X", "*", "rm",
+]  # fmt: skip
+
+
+@st.composite
+def _ruled_lines(draw: st.DrawFn) -> str:
+    """Lines of the commands the rule sets name, plain ones mostly, with redirections."""
+    pieces = []
+    for _ in range(draw(st.integers(1, 3))):
+        words = [draw(st.sampled_from(_RULED_NAMES))]
+        words += draw(st.lists(st.sampled_from(_RULED_ARGS), max_size=3))
+        redirect = draw(st.sampled_from(["", " > out.txt", " > /etc/x", " < a.secret"]))
+        pieces.append(" ".join(words) + redirect)
+    return f" {draw(st.sampled_from(OPERATORS))} ".join(pieces)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    line=st.one_of(_ruled_lines(), _ruled_lines(), _ruled_lines(), _lines(), _plain_lines()),
+    which=st.integers(0, len(_RULE_SETS) - 1),
+)
+@example(line="ls && rm -rf x", which=0)  # a deny rule on a plain part
+@example(line="cat a.secret", which=0)  # a Read rule on a plain part's file
+@example(line="ls x; rm x", which=2)  # no rule names a plain part's first word
+def test_the_rule_passes_decide_plain_parts_as_the_full_passes(line: str, which: int) -> None:
+    """Deny, ask and allow rules find what they find when no part is taken for plain (each
+    part's spellings all tried, its words all looked at, its reads all listed)."""
+    rules = _RULE_SETS[which]
+    fast = _decisions(rules, line, "/nonexistent/project")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_memo, "analyze", _not_plain)
+        full = _decisions(rules, line, "/nonexistent/project")
+    assert fast == full
+
+
+def test_the_rule_pass_comparison_sees_a_planted_difference() -> None:
+    """The comparison is not vacuous: a shortcut that looked the whole text up instead of its
+    first word would miss `Bash(rm *)` on `rm -rf x`."""
+    line = "ls && rm -rf x"
+    rules = _RULE_SETS[0]
+    real_match_text = KindIndex.match_text
+
+    def whole_text(index: KindIndex, text: str) -> Any:
+        return real_match_text(index, text) if index.bash_by_word.get(text) else None
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(KindIndex, "match_text", whole_text)
+        planted = _decisions(rules, line, "/nonexistent/project")
+    assert planted != _decisions(rules, line, "/nonexistent/project")
+
+
+@settings(max_examples=500, deadline=None)
+@given(data=st.binary(max_size=40) | st.text(alphabet="ab \\\n\t'", max_size=30).map(str.encode))
+def test_a_line_without_a_backslash_newline_pair_holds_no_joined_word(data: bytes) -> None:
+    """The joined-word search is skipped on lines without a backslash next to a newline:
+    the search never finds one there."""
+    if _bash._CONTINUATION not in data:
+        assert _bash._JOINED_WORD.search(data) is None
+
+
+def test_the_joined_word_shortcut_still_finds_one() -> None:
+    """A word joined across a line continuation is still found (and a pair planted as the
+    wrong one would miss it)."""
+    assert analyze("r\\\nm -rf x").opaque
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_bash, "_CONTINUATION", b"\\\r")
+        assert not analyze("r\\\nm -rf x").opaque
+
+
+def _reference_split_word(children: Any, source: bytes, redirects: Any) -> bool:
+    """``_split_word`` as it was before its shortcut for blank gaps."""
+    runs = [children]
+    runs.extend(redirect.children[1:] for redirect in redirects)
+    for run in runs:
+        for previous, current in itertools.pairwise(run):
+            if previous.type.endswith("redirect") or current.type.endswith("redirect"):
+                continue
+            if not previous.is_named and previous.type != "$":
+                continue
+            gap = source[previous.end_byte : current.start_byte].replace(b"\\\n", b"")
+            if not gap or gap.strip(b" \t"):
+                return True
+    return False
+
+
+_SPLIT_PIECES = st.sampled_from(
+    ["'r'", "\\m", '"a"', "\\ ", "b", " ", "  ", "\t", "\\\n", ">", "x", "$", '"m"', "2>&1", "'"]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(pieces=st.lists(_SPLIT_PIECES, min_size=1, max_size=8), head=st.sampled_from(NAMES[:6]))
+def test_the_split_word_check_decides_as_before_its_shortcut(pieces: list[str], head: str) -> None:
+    """Every command node of random lines of quotes, escapes and blanks: the split-word check
+    with its shortcut for blank gaps answers as the full check."""
+    source = f"{head} {''.join(pieces)}".encode()
+    tree = _parser().parse(source)
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        stack.extend(node.children)
+        if node.type == "command":
+            children = node.children
+            assert _bash_tree._split_word(children, source, ()) == _reference_split_word(
+                children, source, ()
+            )
+
+
+def test_the_bare_rule_lookup_is_the_same_when_remembered() -> None:
+    """A tool's bare rule, remembered per rule set, is the one looked up each time (for more
+    tool names than are remembered, too)."""
+    rules = RuleSet.from_strings(allow=["Read", "mcp__srv"], deny=["Edit", "WebSearch"])
+    names = ["Read", "Glob", "Edit", "Write", "mcp__srv__t", "WebSearch", "Bash", "Task"]
+    names += [f"tool{i}" for i in range(300)]
+    for _ in range(2):
+        for name in names:
+            for kind in ("allow", "deny", "ask"):
+                index = rules._index[kind]
+                expected = RuleSet._bare_rule(index, name, families=True)
+                if expected is not None:
+                    assert rules.match(kind, name, {}, cwd="/p", home="/h") == expected
+                    assert rules._bare_found[kind].get(name, expected) == expected
