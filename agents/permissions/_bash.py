@@ -157,7 +157,7 @@ def analyze(command: str) -> Analysis:
 
 
 def _raw(words: Iterable[Word]) -> str:
-    return " ".join(w.raw for w in words)
+    return " ".join([w.raw for w in words])
 
 
 def allow_forms(command: Command) -> list[str]:
@@ -191,7 +191,7 @@ def deny_forms(command: Command) -> list[str]:
         plain = [basename(head.value)] + [
             w.value if w.value is not None else w.raw for w in words[start + 1 :]
         ]
-        text = " ".join(" ".join(v.split()) for v in plain if v)
+        text = " ".join([" ".join(v.split()) for v in plain if v])
         if text not in forms:
             forms.append(text)
     return forms
