@@ -236,6 +236,11 @@ class SimpleCommands:
             value = word.value
             if value is None or (not setter and "=" not in value):
                 continue
+            if value.startswith("BASH_FUNC_"):
+                # `env 'BASH_FUNC_ls%%=() { …; }' bash -c ls`: bash defines the function `ls`
+                # from its environment, whatever the name's characters
+                self.fail("a BASH_FUNC_ variable defines a function in the shells it starts")
+                continue
             name = value.partition("=")[0] if is_assignment(value) else (value if setter else "")
             name = name.rstrip("+").partition("[")[0]
             if name in RUN_CONTROL_VARIABLES or name.startswith("BASH_FUNC_"):

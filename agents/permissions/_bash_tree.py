@@ -32,6 +32,8 @@ __all__ = ["MAX_DEPTH", "Walker"]
 
 _OUTPUT_OPERATORS = frozenset({">", ">>", "&>", "&>>", ">|", ">&", "<>"})
 _INPUT_OPERATORS = frozenset({"<", "<>"})
+#: Paths bash itself turns into a socket in a redirection: network egress, never a file.
+_SOCKETS = ("/dev/tcp/", "/dev/udp/")
 _ARITHMETIC_VARIABLES = frozenset(
     {"word", "variable_name", "simple_expansion", "expansion", "subscript"}
 )
@@ -336,6 +338,8 @@ class Walker(SimpleCommands):
                     if destination.type == "process_substitution":
                         continue
                     word = word_from_node(destination, self.source)
+                if word.value is not None and word.value.startswith(_SOCKETS):
+                    self.fail("a redirection to /dev/tcp or /dev/udp opens a network connection")
                 if operator in _INPUT_OPERATORS:
                     self.reads.append(Write(word, dirs))
                 if operator not in _OUTPUT_OPERATORS:
