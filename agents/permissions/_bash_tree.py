@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from tree_sitter import Node
 
-from ._bash_commands import MAX_DEPTH, RUN_CONTROL_VARIABLES, SimpleCommands
+from ._bash_commands import MAX_DEPTH, RUN_CONTROL_VARIABLES, SAFE_NAME, SimpleCommands
 from ._bash_model import Analysis, Dirs, Opaque, Result, Write, new_command, union, union_all
 from ._bash_words import PLAIN_BYTES, Word, node_text, word_from_node
 from ._bash_wrappers import Unwrapped
@@ -247,9 +247,16 @@ class Walker(SimpleCommands):
         return self.simple(words, [], dirs, depth)
 
     def _test(self, node: Node, dirs: Dirs, depth: int) -> Result:
-        """``[[ … ]]`` runs nothing itself, but arithmetic comparisons evaluate variables."""
+        """``[[ … ]]`` runs nothing itself, but arithmetic comparisons evaluate variables, and
+        so does ``-v`` the subscript of the name it tests."""
         for child in _descendants(node):
-            if child.type == "binary_expression":
+            if child.type == "unary_expression":
+                test, *operand = child.children
+                if node_text(test, self.source) == "-v" and not (
+                    len(operand) == 1 and SAFE_NAME.fullmatch(node_text(operand[0], self.source))
+                ):
+                    self.fail("[[ -v ]] evaluates the subscript of the name it tests")
+            elif child.type == "binary_expression":
                 operator = child.child_by_field_name("operator")
                 if operator is not None and node_text(operator, self.source) in _ARITHMETIC_TEST:
                     for side in (
@@ -319,6 +326,10 @@ class Walker(SimpleCommands):
                 self.scan(current, dirs, depth)
             elif current.type in _ARITHMETIC_VARIABLES:
                 self.fail("arithmetic on a variable's value may run commands")
+                self.scan(current, dirs, depth)
+            elif current.type in ("raw_string", "string"):
+                # `$(( 'a[$(x)]' ))`: bash evaluates the quoted text as an expression
+                self.fail("a quoted string in arithmetic is evaluated as an expression")
                 self.scan(current, dirs, depth)
             else:
                 stack.extend(current.children)
