@@ -52,6 +52,9 @@ _OPAQUE_BUILTINS = {
     "coproc": "coproc is not analysed",
     "fc": "fc re-runs commands from the history",
     "let": "let evaluates arithmetic on variables' values",
+    "compgen": "compgen -C and -F run commands to complete a word",
+    "complete": "complete -C and -F name commands the shell runs to complete a word",
+    "bind": "bind -x binds a key to a command",
 }
 #: Variables whose value the shell runs or uses to find commands: setting them asks.
 RUN_CONTROL_VARIABLES = frozenset(
@@ -241,6 +244,10 @@ class SimpleCommands:
             return None, None
         if name in _RUNNERS:
             self.fail(f"{name} runs its arguments as a command")
+        elif name in ("mapfile", "readarray") and any(
+            w.value is None or (w.value.startswith("-") and "C" in w.value) for w in args
+        ):
+            self.fail(f"{name} -C runs a command string as it reads")
         elif name == "hash" and any(w.value is None or w.value.startswith("-p") for w in args):
             self.fail("hash -p changes what a command name runs")
         elif name == "find":
