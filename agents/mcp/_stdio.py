@@ -141,6 +141,16 @@ class _LineReader:
         self._arrived.set()
         self._taken.set()
 
+    async def peek(self) -> Any:
+        """The next message without taking it (None at the end): how a server picks the
+        protocol era from a client's first request."""
+        while not self._items:
+            if self._ended:
+                return None
+            self._arrived = trio.Event()
+            await self._arrived.wait()
+        return self._items[0]
+
     async def receive(self) -> Any:
         while not self._items:
             if self._ended:
@@ -232,11 +242,13 @@ def _encode_message(message: Any) -> bytes:
     from mcp.types import JSONRPCResponse
 
     if type(message) is JSONRPCResponse:
+        fields = {"jsonrpc": "2.0", "id": message.id, "result": message.result}
         try:
-            return _encode_json({"jsonrpc": "2.0", "id": message.id, "result": message.result}) + b"\n"
+            return _encode_json(fields) + b"\n"
         except TypeError:
             pass
-    return message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
+    line: str = message.model_dump_json(by_alias=True, exclude_unset=True)
+    return line.encode() + b"\n"
 
 
 async def stop_process(process: trio.Process) -> None:

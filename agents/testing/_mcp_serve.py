@@ -206,7 +206,35 @@ async def _run_fast_stdio(server: Any) -> None:
     os.dup2(2, 1)
     receive, send = trio.lowlevel.FdStream(stdin_fd), trio.lowlevel.FdStream(stdout_fd)
     async with receive, send, jsonrpc_line_streams(receive, send) as (read, write):
+        await _serve_lines(server, read, write)
+
+
+async def _serve_lines(server: Any, read: Any, write: Any) -> None:
+    """A client that opens with the ``initialize`` handshake (every client of this era) is
+    served by the package's handshake-era loop (``serve_loop``) directly; any other one by
+    ``Server.run``, which reads the first request to pick the era and then relays every
+    message to that era's loop through one more stream and task: a fifth of the server's CPU
+    per call (callgrind: 799k instructions per fanned-out call through ``Server.run``, 611k
+    here)."""
+    from mcp.server.runner import serve_loop
+    from mcp.types import JSONRPCRequest
+
+    first = await read.peek()
+    message = getattr(first, "message", None)
+    if not (isinstance(message, JSONRPCRequest) and message.method == "initialize"):
         await server.run(read, write, server.create_initialization_options())
+        return
+    async with server.lifespan(server) as state:
+        try:
+            await serve_loop(
+                server,
+                read,
+                write,
+                lifespan_state=state,
+                init_options=server.create_initialization_options(),
+            )
+        finally:
+            await write.aclose()  # as Server.run does: the connection's end is the answers' end
 
 
 def _serve_http(name: str, transport: str) -> None:
