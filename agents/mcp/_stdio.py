@@ -19,7 +19,7 @@ import os
 import signal
 import subprocess
 from collections.abc import AsyncIterator
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
 import anyio
 import msgspec
@@ -61,9 +61,31 @@ async def open_stdio_process(
             await stop_process(process)
 
 
+class ByteReceiver(Protocol):
+    """What the line pump reads: a Trio receive stream, or any object with its method."""
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes | bytearray: ...
+
+
+class ByteSender(Protocol):
+    """What the line pump writes to: a Trio send stream, or any object with its method."""
+
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None: ...
+
+
+#: A byte stream ended (on either backend: the pump runs on Trio and on asyncio, via anyio).
+_STREAM_ERRORS = (
+    anyio.ClosedResourceError,
+    anyio.BrokenResourceError,
+    trio.ClosedResourceError,
+    trio.BrokenResourceError,
+    OSError,
+)
+
+
 @contextlib.asynccontextmanager
 async def jsonrpc_line_streams(
-    receive: trio.abc.ReceiveStream, send: trio.abc.SendStream
+    receive: ByteReceiver, send: ByteSender
 ) -> AsyncIterator[tuple[Any, Any]]:
     """``(read, write)`` streams of ``SessionMessage`` over a byte stream pair speaking one
     JSON-RPC message a line, for a ``ClientSession`` or a server's ``run``: every complete line
@@ -79,13 +101,13 @@ async def jsonrpc_line_streams(
     reader = _LineReader()
     writer = _LineWriter()
     try:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(reader.pump, receive)
-            nursery.start_soon(writer.pump, send, reader)
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(reader.pump, receive)
+            tasks.start_soon(writer.pump, send, reader)
             try:
                 yield reader, writer
             finally:
-                nursery.cancel_scope.cancel()
+                tasks.cancel_scope.cancel()
     finally:
         reader.close()
         writer.close()
@@ -96,11 +118,11 @@ class _LineReader:
 
     def __init__(self) -> None:
         self._items: collections.deque[Any] = collections.deque()
-        self._arrived = trio.Event()
-        self._taken = trio.Event()
+        self._arrived = anyio.Event()
+        self._taken = anyio.Event()
         self._ended = False
 
-    async def pump(self, stream: trio.abc.ReceiveStream) -> None:
+    async def pump(self, stream: ByteReceiver) -> None:
         """Each line read as a message (or the parse error, for the session); the pipe is not
         read while ``_READ_AHEAD`` messages wait (backpressure)."""
         from mcp.shared.message import SessionMessage
@@ -110,11 +132,11 @@ class _LineReader:
         try:
             while not self._ended:
                 while len(self._items) >= _READ_AHEAD and not self._ended:
-                    self._taken = trio.Event()
+                    self._taken = anyio.Event()
                     await self._taken.wait()
                 try:
                     chunk = await stream.receive_some(_READ_SIZE)
-                except (trio.ClosedResourceError, trio.BrokenResourceError, OSError):
+                except _STREAM_ERRORS:
                     return
                 if not chunk:
                     return
@@ -147,18 +169,18 @@ class _LineReader:
         while not self._items:
             if self._ended:
                 return None
-            self._arrived = trio.Event()
+            self._arrived = anyio.Event()
             await self._arrived.wait()
         return self._items[0]
 
     async def receive(self) -> Any:
         while not self._items:
             if self._ended:
-                await trio.lowlevel.checkpoint()
+                await anyio.lowlevel.checkpoint()
                 raise anyio.EndOfStream
-            self._arrived = trio.Event()
+            self._arrived = anyio.Event()
             await self._arrived.wait()
-        await trio.lowlevel.checkpoint_if_cancelled()
+        await anyio.lowlevel.checkpoint_if_cancelled()
         item = self._items.popleft()
         if len(self._items) < _READ_AHEAD:
             self._taken.set()
@@ -175,7 +197,7 @@ class _LineReader:
 
     async def aclose(self) -> None:
         self.close()
-        await trio.lowlevel.checkpoint()
+        await anyio.lowlevel.checkpoint()
 
     async def __aenter__(self) -> _LineReader:
         return self
@@ -189,22 +211,22 @@ class _LineWriter:
 
     def __init__(self) -> None:
         self._lines: list[bytes] = []
-        self._queued = trio.Event()
+        self._queued = anyio.Event()
         self._closed = False
 
     async def send(self, item: Any) -> None:
         if self._closed:
-            await trio.lowlevel.checkpoint()
+            await anyio.lowlevel.checkpoint()
             raise anyio.ClosedResourceError
-        await trio.lowlevel.checkpoint_if_cancelled()
+        await anyio.lowlevel.checkpoint_if_cancelled()
         self._lines.append(_encode_message(item.message))
         self._queued.set()
 
-    async def pump(self, stream: trio.abc.SendStream, reader: _LineReader) -> None:
+    async def pump(self, stream: ByteSender, reader: _LineReader) -> None:
         while True:
             await self._queued.wait()
-            self._queued = trio.Event()
-            await trio.lowlevel.checkpoint()  # the other tasks of this step queue theirs
+            self._queued = anyio.Event()
+            await anyio.lowlevel.checkpoint()  # the other tasks of this step queue theirs
             data, self._lines = b"".join(self._lines), []
             if not data:
                 if self._closed:
@@ -212,7 +234,7 @@ class _LineWriter:
                 continue
             try:
                 await stream.send_all(data)
-            except (trio.ClosedResourceError, trio.BrokenResourceError, OSError):
+            except _STREAM_ERRORS:
                 self._closed = True
                 reader.close()  # the reading side sees the connection end, nothing hangs
                 return
@@ -223,7 +245,7 @@ class _LineWriter:
 
     async def aclose(self) -> None:
         self.close()
-        await trio.lowlevel.checkpoint()
+        await anyio.lowlevel.checkpoint()
 
     async def __aenter__(self) -> _LineWriter:
         return self
