@@ -16,10 +16,13 @@ from .mcp_servers import BEHAVIOURS
 _MODULE = "agents.testing._mcp_serve"
 
 
+_TRACE_FILE = os.environ.get("AGENTS_MCP_TRACE")
+
+
 def _trace(event: str) -> None:
     """With ``AGENTS_MCP_TRACE=<file>``: append ``<event> <monotonic s>`` (the benchmark's trace
     of when the server started and ended each call; the clock is the host's, as the client's)."""
-    path = os.environ.get("AGENTS_MCP_TRACE")
+    path = _TRACE_FILE
     if path:
         import time
 
