@@ -5,10 +5,11 @@ the server in a new session (its own process group), the safe default environmen
 config's ``env``, and at the end stdin closed, then SIGTERM, then SIGKILL of the group, each step
 bounded — and leaves the pipes to :class:`~agents.mcp._rpc.LineClient`. :func:`jsonrpc_line_streams`
 is the line pump of the shipped test servers (``SessionMessage`` streams for the ``mcp``
-package's server API): every request of one read handed on, every answer queued in one step sent
-in one write. ``stdio_client`` hands its writer one message at a time through a zero-buffer
-stream, and each write wakes the other side, which on a busy machine takes the CPU before the
-next message is written: ten concurrent calls reached the server over 20–50 ms.
+package's server API, on Trio or asyncio through anyio): every request of one read handed on,
+every answer queued in one step sent in one write. ``stdio_client`` hands its writer one
+message at a time through a zero-buffer stream, and each write wakes the other side, which on a
+busy machine takes the CPU before the next message is written: ten concurrent calls reached the
+server over 20–50 ms.
 """
 
 from __future__ import annotations
