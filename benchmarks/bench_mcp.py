@@ -20,6 +20,9 @@ Prints one JSON line per measurement::
   Per server transport, with the CPU per call of the fanned-out turns in both processes.
 * ``mcp_fanout_bare``: the control for it, the same calls made concurrently over the ``mcp``
   package's own ``ClientSession`` in a bare nursery, with no agent runtime.
+* ``--callgrind ROUNDS``: ``mcp_server_instructions``, only the shipped stdio server's
+  instructions per call over ROUNDS fan-outs of ten (the server under valgrind's callgrind):
+  the stable figure of the server's CPU per call.
 * ``--trace``: ``mcp_fanout_trace``, each fanned-out turn with, per call, when its request was
   handed to the transport (``queued_ms``) and written (``written_ms``), when the server started
   and ended the tool (``server_start_ms``/``server_end_ms``, from the server's own clock, the
@@ -382,7 +385,70 @@ def _emit_trace(n: int) -> None:
     )
 
 
-async def main(quick: bool, trace: bool, only: str | None) -> None:
+async def bench_callgrind(rounds: int) -> None:
+    """``--callgrind``: the shipped stdio server's instructions per call over ``rounds``
+    fan-outs of ten ``sleep(0)`` calls from the stdio client, the server run under valgrind's
+    callgrind with instrumentation on only around them: the figure that does not move with the
+    machine's load (the server is slow under valgrind, so the connect timeout is long)."""
+    import glob
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        out = os.path.join(folder, "callgrind.out")
+        config = stdio_server_config()
+        config["args"] = [
+            "--tool=callgrind",
+            "--instr-atstart=no",
+            f"--callgrind-out-file={out}",
+            config["command"],
+            *config["args"],
+        ]
+        config["command"] = "valgrind"
+        config["env"] = {"PYTHONHASHSEED": "0"}
+        async with open_mcp_servers({"bench": config}, connect_timeout=600) as servers:
+            pid = await _pid_of(servers)
+            sleep = _tool_of(servers, "sleep")
+            args = sleep.validate({"seconds": 0})
+
+            async def fan_out() -> None:
+                async with trio.open_nursery() as nursery:
+                    for _ in range(10):
+                        nursery.start_soon(sleep.handler, args, CTX)
+
+            async def control(*command: str) -> None:
+                command = ("callgrind_control", *command, str(pid))
+                await trio.run_process(command, capture_stdout=True, capture_stderr=True)
+
+            await fan_out()
+            await control("-i", "on")
+            await fan_out()  # the first instrumented calls translate code afresh
+            await control("-z")
+            for _ in range(rounds):
+                await fan_out()
+            await control("-d")
+            await control("-i", "off")
+        # the dump asked for (``<out>.1``), not the one at exit (counts since the zeroing lost)
+        counts = [_callgrind_total(path) for path in glob.glob(out + ".*")]
+    total = max(counts, default=0)
+    emit(
+        bench="mcp_server_instructions",
+        calls=rounds * 10,
+        instructions_per_call=round(total / (rounds * 10)),
+    )
+
+
+def _callgrind_total(path: str) -> int:
+    with open(path) as dump:
+        for line in dump:
+            if line.startswith(("summary:", "totals:")):
+                return int(line.split()[1])
+    return 0
+
+
+async def main(quick: bool, trace: bool, only: str | None, callgrind: int = 0) -> None:
+    if callgrind:
+        await bench_callgrind(callgrind)
+        return
     if trace:
         _install_trace()
     n, repeats = (3, 1) if quick else (10, 5)
@@ -402,5 +468,12 @@ if __name__ == "__main__":
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--trace", action="store_true", help="stamp each call of the fan-out")
     parser.add_argument("--only", choices=["calls", "fanout"])
+    parser.add_argument(
+        "--callgrind",
+        type=int,
+        metavar="ROUNDS",
+        default=0,
+        help="only count the shipped stdio server's instructions per call (valgrind)",
+    )
     args = parser.parse_args()
-    trio.run(main, args.quick, args.trace, args.only)
+    trio.run(main, args.quick, args.trace, args.only, args.callgrind)
