@@ -180,11 +180,16 @@ class _Child:
         """The child's actor: its one prompt served, then its end reported."""
         child = self.loop
         adopt(child, actor)
-        actor.mailbox.send_nowait(Prompt(self.prompt))
+        # Its one prompt comes first, handed to ``serve`` (no ``Prompt`` queued in its own
+        # mailbox), unless something was queued before its task started: then it waits behind.
+        first: Content | None = self.prompt
+        if actor.mailbox.ready:
+            actor.mailbox.send_nowait(Prompt(self.prompt))
+            first = None
         try:
             if has_hooks(child, "SubagentStart"):
                 await fire(child, "SubagentStart", child.agent_type, agent_type=child.agent_type)
-            self.result = await serve(child, actor, None, closed=True)
+            self.result = await serve(child, actor, None, closed=True, first=first)
         except Exception as exc:  # a bug in a child must not take its parent down
             log.exception("subagent %s crashed", actor.address)
             self.error = exc

@@ -63,7 +63,10 @@ class InMemorySessionStore:
     def append_nowait(self, key: SessionKey, entries: Sequence[TranscriptEntry]) -> None:
         """``append`` without the checkpoint (see ``FileSessionStore.append_nowait``)."""
         if entries:
-            buf = self._data.setdefault(key, bytearray())
+            data = self._data
+            buf = data.get(key)
+            if buf is None:  # not ``setdefault``: that makes a buffer per append
+                buf = data[key] = bytearray()
             for entry in entries:
                 encode_entry_into(entry, buf)
 
