@@ -174,7 +174,9 @@ class _Child:
     result: ResultMessage | None = None
     error: BaseException | None = None
     stopped: bool = False
-    done: trio.Event = attrs.Factory(trio.Event)
+    #: set when it has ended; made for a foreground child only (the one its spawner waits
+    #: for): an Event per background child of a big tree adds up
+    done: trio.Event | None = None
 
     async def run(self, actor: Actor) -> None:
         """The child's actor: its one prompt served, then its end reported."""
@@ -198,7 +200,8 @@ class _Child:
             # arrives as Cancelled, possibly wrapped in a group by the agent's nurseries, from
             # this actor's scope or an enclosing one: no result and no error is a stop.
             self.stopped = self.result is None and self.error is None
-            self.done.set()
+            if self.done is not None:
+                self.done.set()
             release_transcript(child)
             if self.notify:
                 await _notify(self.parent, self)
@@ -277,6 +280,8 @@ async def spawn_child(
     is queued for the parent."""
     session = parent.session
     record = _Child(child, description, background, parent, prompt, notify)
+    if not background:
+        record.done = trio.Event()
     if session.ledger.exhausted:
         raise BudgetExhausted()
     links = parent.links
@@ -448,6 +453,7 @@ async def run_agent_tool(args: AgentInput, ctx: ToolContext) -> ToolOutput:
             data={"status": "async_launched", "agentId": child.agent_id},
         )
     try:
+        assert record.done is not None  # a foreground child's
         await record.done.wait()
     finally:
         if not record.done.is_set() and child.links.actor is not None:

@@ -70,6 +70,10 @@ class InMemorySessionStore:
             for entry in entries:
                 encode_entry_into(entry, buf)
 
+    def release(self, key: SessionKey) -> None:
+        """Nothing is held per transcript (``FileSessionStore.release`` closes a descriptor):
+        present so a transcript's end finds the method instead of an ``AttributeError``."""
+
     def append_raw(self, key: SessionKey, data: bytes) -> None:
         """Append raw bytes to a transcript, e.g. a truncated line, to exercise load reports."""
         self._data.setdefault(key, bytearray()).extend(data)
