@@ -17,7 +17,7 @@ from agents.sessions.entry import (
     LoadReport,
     TranscriptEntry,
     decode_transcript,
-    encode_entry_into,
+    encode_line,
     is_large,
 )
 from agents.sessions.store import SessionInfo, SessionKey, session_info
@@ -30,7 +30,8 @@ _INLINE_DECODE_BYTES = 64 * 1024
 def _encode(entries: list[TranscriptEntry]) -> bytearray:
     buf = bytearray()
     for entry in entries:
-        encode_entry_into(entry, buf)
+        buf += encode_line(entry)
+        buf += b"\n"
     return buf
 
 
@@ -67,8 +68,12 @@ class InMemorySessionStore:
             buf = data.get(key)
             if buf is None:  # not ``setdefault``: that makes a buffer per append
                 buf = data[key] = bytearray()
+            # Each line encoded on its own, then appended: ``encode_into`` a long buffer
+            # resizes it to fit exactly, so every later append reallocated and copied it whole.
+            encode = encode_line
             for entry in entries:
-                encode_entry_into(entry, buf)
+                buf += encode(entry)
+                buf += b"\n"
 
     def release(self, key: SessionKey) -> None:
         """Nothing is held per transcript (``FileSessionStore.release`` closes a descriptor):
