@@ -17,7 +17,9 @@ Prints one JSON line per measurement::
   measured alternately in the same run (best of two; target ≤ 3).
 * ``tree_instructions`` (``--callgrind``): the in-memory tree and the bare-Trio control in
   instructions (valgrind's callgrind, the stable figure on a shared machine), each less the
-  interpreter's start and warm-up, and their ratio.
+  interpreter's start and warm-up, each from a collected heap, and their ratio. The scripted
+  model keeps no log of its requests here (``keep_requests=False``): that is the test double's
+  memory, not the runtime's.
 * ``idle``: ``n`` agents spawned from code (``AgentClient.spawn``) waiting on their mailboxes:
   resident memory per idle agent (RSS delta / n), spawns per second, then one prompt each and
   shutdown (``--idle 100000`` for the 100 000-agent memory target, ≤ 600 MiB).
