@@ -47,7 +47,6 @@ __all__ = [
     "decode_transcript",
     "encode_entry",
     "encode_entry_into",
-    "encode_line",
     "gc_paused",
     "is_large",
     "is_large_entry",
@@ -96,10 +95,6 @@ def encode_entry(entry: TranscriptEntry) -> bytes:
     _encoder.encode_into(entry, buf)
     buf += b"\n"
     return bytes(buf)
-
-
-#: An entry's JSON without its newline (the encoder's bound method: no call of ours between).
-encode_line = _encoder.encode
 
 
 def encode_entry_into(entry: TranscriptEntry, buf: bytearray) -> None:

@@ -17,7 +17,7 @@ from agents.sessions.entry import (
     LoadReport,
     TranscriptEntry,
     decode_transcript,
-    encode_line,
+    encode_entry_into,
     is_large,
 )
 from agents.sessions.store import SessionInfo, SessionKey, session_info
@@ -30,8 +30,7 @@ _INLINE_DECODE_BYTES = 64 * 1024
 def _encode(entries: list[TranscriptEntry]) -> bytearray:
     buf = bytearray()
     for entry in entries:
-        buf += encode_line(entry)
-        buf += b"\n"
+        encode_entry_into(entry, buf)
     return buf
 
 
@@ -68,12 +67,8 @@ class InMemorySessionStore:
             buf = data.get(key)
             if buf is None:  # not ``setdefault``: that makes a buffer per append
                 buf = data[key] = bytearray()
-            # Each line encoded on its own, then appended: ``encode_into`` a long buffer
-            # resizes it to fit exactly, so every later append reallocated and copied it whole.
-            encode = encode_line
             for entry in entries:
-                buf += encode(entry)
-                buf += b"\n"
+                encode_entry_into(entry, buf)
 
     def release(self, key: SessionKey) -> None:
         """Nothing is held per transcript (``FileSessionStore.release`` closes a descriptor):

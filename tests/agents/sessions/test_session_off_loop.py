@@ -162,8 +162,7 @@ async def test_a_huge_tool_result_is_encoded_off_the_event_loop(
 ) -> None:
     """Recording a 3 MB tool result encodes it in a worker thread; a small one on the loop."""
     module = agents.sessions.file_store if store_kind == "file" else agents.sessions.memory_store
-    encoder = "encode_entry_into" if store_kind == "file" else "encode_line"
-    seen = threads_of(monkeypatch, module, encoder)
+    seen = threads_of(monkeypatch, module, "encode_entry_into")
     # the file store encodes a large append by pieces
     large = (
         threads_of(monkeypatch, module, "encode_in_pieces_into")
