@@ -452,11 +452,12 @@ async def run_agent_tool(args: AgentInput, ctx: ToolContext) -> ToolOutput:
             ),
             data={"status": "async_launched", "agentId": child.agent_id},
         )
+    done = record.done
+    assert done is not None  # a foreground child's
     try:
-        assert record.done is not None  # a foreground child's
-        await record.done.wait()
+        await done.wait()
     finally:
-        if not record.done.is_set() and child.links.actor is not None:
+        if not done.is_set() and child.links.actor is not None:
             child.links.actor.cancel(reason="the Agent tool call was cancelled")
     usage = child.last_usage
     if record.status != "completed":
