@@ -20,12 +20,18 @@ Prints one JSON line per measurement::
   Per server transport, with the CPU per call of the fanned-out turns in both processes.
 * ``mcp_fanout_bare``: the control for it, the same calls made concurrently over the ``mcp``
   package's own ``ClientSession`` in a bare nursery, with no agent runtime.
-* ``--trace``: ``mcp_fanout_trace``, one fanned-out turn with, per call, when its request was
+* ``--callgrind ROUNDS``: ``mcp_server_instructions``, only the shipped stdio server's
+  instructions per call over ROUNDS fan-outs of ten (the server under valgrind's callgrind):
+  the stable figure of the server's CPU per call.
+* ``--trace``: ``mcp_fanout_trace``, each fanned-out turn with, per call, when its request was
   handed to the transport (``queued_ms``) and written (``written_ms``), when the server started
   and ended the tool (``server_start_ms``/``server_end_ms``, from the server's own clock, the
   host's monotonic one) and when the response was read (``answered_ms``), all from the first
-  request; ``first_answer_ms`` and ``last_written_ms`` say whether every request was written
-  before the first answer came back.
+  request; then when the response asking for the calls reached the user (``asked_ms``,
+  negative: before the first request), how far apart the server started the calls
+  (``server_start_spread_ms``), when it ended the last, and when the results reached the user
+  (``delivered_ms``); ``first_answer_ms`` and ``last_written_ms`` say whether every request was
+  written before the first answer came back.
 """
 
 from __future__ import annotations
@@ -61,6 +67,9 @@ CTX = ToolContext(cwd="/", agent_id="main", tool_use_id="bench", session_id="ben
 #: ``--trace``: (event, request id, monotonic s) of the stdio transport, and the server's file.
 TRACE: list[tuple[str, Any, float]] = []
 SERVER_TRACE = f"/tmp/bench_mcp_trace.{os.getpid()}"
+#: when the turn's response asking for the calls and the message with their results reached
+#: the user (monotonic s)
+LOOP_TRACE: dict[str, float] = {}
 
 
 def emit(**fields: Any) -> None:
@@ -156,8 +165,10 @@ async def _tool_phase(client: AgentClient, calls: int) -> float:
     async for message in client.receive_response():
         if isinstance(message, AssistantMessage) and not asked:
             asked = time.perf_counter()
+            LOOP_TRACE["asked"] = time.monotonic()
         elif isinstance(message, UserMessage):
             done = time.perf_counter()
+            LOOP_TRACE["delivered"] = time.monotonic()
     return done - asked
 
 
@@ -176,29 +187,43 @@ async def _server_pid(client: AgentClient) -> int:
 
 
 def _cpu_of(pid: int) -> float:
-    """Seconds of CPU (user + system) a process has used so far (Linux ``/proc``)."""
+    """Seconds a process's threads have run so far: the sum of each thread's ``schedstat``
+    (Linux ``/proc``, in ns; ``/proc/<pid>/stat`` counts 10 ms ticks, too coarse for the fifty
+    calls of a fan-out)."""
+    total = 0
     try:
-        with open(f"/proc/{pid}/stat") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
+        threads = os.listdir(f"/proc/{pid}/task")
     except OSError:
         return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    for tid in threads:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as stat:
+                total += int(stat.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue  # a thread that ended meanwhile
+    return total / 1e9
 
 
 class _Cpu:
-    """CPU seconds used by this process and by the server over a measured phase."""
+    """CPU seconds used by this process and by the server over measured phases: the sums, and
+    each phase's own (a phase that met a full garbage collection stands out; the median does
+    not move with it)."""
 
     def __init__(self, pid: int) -> None:
         self.pid = pid
         self.client = self.server = 0.0
+        self.phases: list[tuple[float, float]] = []
 
     def __enter__(self) -> _Cpu:
         self._client0, self._server0 = time.process_time(), _cpu_of(self.pid)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.client += time.process_time() - self._client0
-        self.server += _cpu_of(self.pid) - self._server0
+        client = time.process_time() - self._client0
+        server = _cpu_of(self.pid) - self._server0
+        self.client += client
+        self.server += server
+        self.phases.append((client, server))
 
 
 async def bench_fanout(
@@ -233,15 +258,19 @@ async def bench_fanout(
         one_call_s=round(one, 4),
         n_calls_s=round(many, 4),
         ratio=round(many / one, 3),
-        **_per_call_cpu(cpu, repeats * n),
+        **_per_call_cpu(cpu, n),
     )
 
 
 def _per_call_cpu(cpu: _Cpu, calls: int) -> dict[str, float]:
-    """µs of CPU per call in the fanned-out turns, in this process and in the server."""
+    """µs of CPU per call in the fanned-out turns, in this process and in the server: the
+    median phase's (``calls`` per phase)."""
+    clients = sorted(c for c, _ in cpu.phases)
+    servers = sorted(s for _, s in cpu.phases)
+    middle = len(cpu.phases) // 2
     return {
-        "client_cpu_us_per_call": round(cpu.client / calls * 1e6, 1),
-        "server_cpu_us_per_call": round(cpu.server / calls * 1e6, 1),
+        "client_cpu_us_per_call": round(clients[middle] / calls * 1e6, 1),
+        "server_cpu_us_per_call": round(servers[middle] / calls * 1e6, 1),
     }
 
 
@@ -282,7 +311,7 @@ async def bench_bare_fanout(n: int, seconds: float, repeats: int, server: str) -
         one_call_s=round(min(ones), 4),
         n_calls_s=round(min(manys), 4),
         ratio=round(min(manys) / min(ones), 3),
-        **_per_call_cpu(cpu, repeats * n),
+        **_per_call_cpu(cpu, n),
     )
 
 
@@ -346,13 +375,80 @@ def _emit_trace(n: int) -> None:
     emit(
         bench="mcp_fanout_trace",
         calls=n,
+        asked_ms=ms(LOOP_TRACE["asked"]),
+        server_start_spread_ms=round((starts[-1] - starts[0]) * 1000, 2) if starts else None,
+        last_server_end_ms=ms(ends[-1]) if ends else None,
+        delivered_ms=ms(LOOP_TRACE["delivered"]),
         last_written_ms=max(ms(c["written"]) for c in calls.values()),
         first_answer_ms=min(ms(c["answered"]) for c in calls.values() if "answered" in c),
         last_answer_ms=max(ms(c["answered"]) for c in calls.values() if "answered" in c),
     )
 
 
-async def main(quick: bool, trace: bool, only: str | None) -> None:
+async def bench_callgrind(rounds: int) -> None:
+    """``--callgrind``: the shipped stdio server's instructions per call over ``rounds``
+    fan-outs of ten ``sleep(0)`` calls from the stdio client, the server run under valgrind's
+    callgrind with instrumentation on only around them: the figure that does not move with the
+    machine's load (the server is slow under valgrind, so the connect timeout is long)."""
+    import glob
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        out = os.path.join(folder, "callgrind.out")
+        config = stdio_server_config()
+        config["args"] = [
+            "--tool=callgrind",
+            "--instr-atstart=no",
+            f"--callgrind-out-file={out}",
+            config["command"],
+            *config["args"],
+        ]
+        config["command"] = "valgrind"
+        config["env"] = {"PYTHONHASHSEED": "0"}
+        async with open_mcp_servers({"bench": config}, connect_timeout=600) as servers:
+            pid = await _pid_of(servers)
+            sleep = _tool_of(servers, "sleep")
+            args = sleep.validate({"seconds": 0})
+
+            async def fan_out() -> None:
+                async with trio.open_nursery() as nursery:
+                    for _ in range(10):
+                        nursery.start_soon(sleep.handler, args, CTX)
+
+            async def control(*command: str) -> None:
+                command = ("callgrind_control", *command, str(pid))
+                await trio.run_process(command, capture_stdout=True, capture_stderr=True)
+
+            await fan_out()
+            await control("-i", "on")
+            await fan_out()  # the first instrumented calls translate code afresh
+            await control("-z")
+            for _ in range(rounds):
+                await fan_out()
+            await control("-d")
+            await control("-i", "off")
+        # the dump asked for (``<out>.1``), not the one at exit (counts since the zeroing lost)
+        counts = [_callgrind_total(path) for path in glob.glob(out + ".*")]
+    total = max(counts, default=0)
+    emit(
+        bench="mcp_server_instructions",
+        calls=rounds * 10,
+        instructions_per_call=round(total / (rounds * 10)),
+    )
+
+
+def _callgrind_total(path: str) -> int:
+    with open(path) as dump:
+        for line in dump:
+            if line.startswith(("summary:", "totals:")):
+                return int(line.split()[1])
+    return 0
+
+
+async def main(quick: bool, trace: bool, only: str | None, callgrind: int = 0) -> None:
+    if callgrind:
+        await bench_callgrind(callgrind)
+        return
     if trace:
         _install_trace()
     n, repeats = (3, 1) if quick else (10, 5)
@@ -372,5 +468,12 @@ if __name__ == "__main__":
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--trace", action="store_true", help="stamp each call of the fan-out")
     parser.add_argument("--only", choices=["calls", "fanout"])
+    parser.add_argument(
+        "--callgrind",
+        type=int,
+        metavar="ROUNDS",
+        default=0,
+        help="only count the shipped stdio server's instructions per call (valgrind)",
+    )
     args = parser.parse_args()
-    trio.run(main, args.quick, args.trace, args.only)
+    trio.run(main, args.quick, args.trace, args.only, args.callgrind)

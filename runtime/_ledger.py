@@ -186,8 +186,9 @@ class Ledger:
     _overruns: int = attrs.field(default=0, init=False)
     _is_tripped: bool = attrs.field(default=False, init=False)
     _per_agent: dict[str, int] = attrs.field(factory=dict, init=False)
-    #: agent id → the charged ids below it (``main/a-1`` → ``main/a-1/b-1``...), filled at each
-    #: id's first charge: ``subtree_spent`` reads a subtree, not every agent of the tree
+    #: agent id → the ids directly below it (``main/a-1`` → ``main/a-1/b-1``...) that are
+    #: charged or have charged ids below them, filled at each id's first charge: ``subtree_spent``
+    #: walks a subtree, not every agent of the tree, and a charge links one id, not its path
     _below: dict[str, list[str]] = attrs.field(factory=dict, init=False)
     #: reservation id → (booked units, agent id)
     _outstanding: dict[int, tuple[int, str]] = attrs.field(factory=dict, init=False)
@@ -225,12 +226,24 @@ class Ledger:
         return True
 
     def _index(self, agent_id: str) -> None:
-        """List a newly charged id under each of its path's ancestors (once per agent)."""
-        below = self._below
+        """Link a newly charged id under its parent id (once per agent; one already linked as
+        the parent of an id charged before it stays as it is)."""
+        if agent_id not in self._below:
+            self._link(agent_id)
+
+    def _link(self, agent_id: str) -> None:
         cut = agent_id.rfind("/")
-        while cut >= 0:
-            below.setdefault(agent_id[:cut], []).append(agent_id)
-            cut = agent_id.rfind("/", 0, cut)
+        if cut < 0:
+            return
+        parent = agent_id[:cut]
+        below = self._below
+        siblings = below.get(parent)
+        if siblings is not None:
+            siblings.append(agent_id)
+            return
+        below[parent] = [agent_id]
+        if parent not in self._per_agent:  # neither charged nor linked yet: link it too
+            self._link(parent)
 
     def _trip(self) -> None:
         """Set the tripped state and run the callbacks, once."""
@@ -426,9 +439,20 @@ class Ledger:
     def subtree_spent(self, agent_id: str) -> float:
         """Cost of ``agent_id`` and every agent below it (ids are paths: ``main/a-1/b-2``)."""
         per_agent = self._per_agent
+        below = self._below
         units = per_agent.get(agent_id, 0)
-        for below in self._below.get(agent_id, ()):
-            units += per_agent[below]
+        deeper: list[str] = []
+        for linked in below.get(agent_id, ()):
+            units += per_agent.get(linked, 0)
+            more = below.get(linked)
+            if more is not None:
+                deeper.extend(more)
+        while deeper:
+            linked = deeper.pop()
+            units += per_agent.get(linked, 0)
+            more = below.get(linked)
+            if more is not None:
+                deeper.extend(more)
         return units / _SCALE
 
     @property

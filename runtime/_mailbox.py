@@ -246,6 +246,8 @@ class Mailbox(Generic[T]):
         if self._closed:
             return
         self._closed = True
+        if self._receiver is None and not self._senders:  # the usual end: nobody parked
+            return
         senders, self._senders = self._senders, None
         for task in senders or ():
             reschedule(task, Error(trio.ClosedResourceError("the mailbox was closed")))

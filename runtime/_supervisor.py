@@ -102,9 +102,13 @@ class Supervisor:
         (``name-2``, ``name-3``... if taken) and a child is ``"{parent.address}/{name}-{n}"``,
         ``n`` counting 1, 2, 3 per parent and name.
         """
-        actor, nursery = await self._register(
-            name, parent, background, mailbox_capacity, address, leaf
-        )
+        registered = self._register(name, parent, background, mailbox_capacity, address, leaf)
+        while registered is None:  # its parent was spawned a moment ago, its task not yet run
+            assert parent is not None
+            await parent._wait_started()
+            # the limits may have moved while we waited
+            registered = self._register(name, parent, background, mailbox_capacity, address, leaf)
+        actor, nursery = registered
         # ``start_soon``, not ``start``: the actor is registered and addressable now, its task
         # runs at the next scheduling point. Waiting for it to start would cost a nursery and two
         # task switches per actor, which is most of a spawn; the one thing that needs the task
@@ -155,7 +159,7 @@ class Supervisor:
         self._live_tasks += 1
         await self._run(actor, behaviour)
 
-    async def _register(
+    def _register(
         self,
         name: str,
         parent: Actor | None,
@@ -163,8 +167,10 @@ class Supervisor:
         mailbox_capacity: int,
         address: str | None,
         leaf: bool,
-    ) -> tuple[Actor, trio.Nursery]:
-        """Check the limits, make the actor live, and find the nursery its task goes in."""
+    ) -> tuple[Actor, trio.Nursery] | None:
+        """Check the limits, make the actor live, and find the nursery its task goes in; None
+        (nothing done) while the parent's task has not opened its nursery yet. Synchronous:
+        no coroutine per spawn."""
         if self.ledger.exhausted:
             raise BudgetExhausted
         depth = 0 if parent is None else parent.depth + 1
@@ -188,11 +194,7 @@ class Supervisor:
                 raise ValueError(f"actor {parent.address!r} is a leaf: it takes no children")
             nursery = parent._nursery
             if nursery is None:  # spawned a moment ago, its task not yet running
-                await parent._wait_started()
-                # the limits may have moved while we waited
-                return await self._register(
-                    name, parent, background, mailbox_capacity, address, leaf
-                )
+                return None
         # No checkpoint from here on, so concurrent spawns see the limits up to date.
         actor = self._new_actor(name, parent, background, mailbox_capacity, address, leaf)
         return actor, nursery

@@ -19,7 +19,7 @@ import trio
 from runtime import Actor
 
 from .._loop.agent import AgentLoop
-from .._loop.contracts import Prompt
+from .._loop.contracts import Content, Prompt
 from ..messages import ResultMessage
 
 __all__ = [
@@ -54,6 +54,7 @@ async def serve(
     on_result: Callable[[ResultMessage], Awaitable[None]] | None,
     *,
     closed: bool = False,
+    first: Content | None = None,
 ) -> ResultMessage | None:
     """Run an agent's actor: answer mailbox prompts one at a time until its input has ended
     (``INPUT_END``, or ``closed=True`` for a subagent with one prompt) and none of its
@@ -62,6 +63,10 @@ async def serve(
     Each result goes to ``on_result``; None records it in the agent's transcript and nothing
     more (a model-spawned subagent: its result reaches its spawner, not the stream), without
     a callable made per agent.
+
+    ``first``: a prompt to answer before the mailbox's (a subagent's task: no ``Prompt`` made and
+    queued in its own mailbox for it); the caller passes it only while the mailbox is empty,
+    so the order of what arrives is kept.
 
     Background children's notifications wait in ``loop.links.notifications``;
     a ``WAKE`` in the mailbox marks where they arrived among the prompts, and every
@@ -75,6 +80,9 @@ async def serve(
     async with services_cm as services:
         links.nursery = services
         try:
+            if first is not None:
+                last = await loop.run_prompt(first)
+                await (loop.record(last) if on_result is None else on_result(last))
             while True:
                 # Looked at, not tried: no ``WouldBlock`` made (and kept alive by the frames it
                 # went through) on each agent's way to idle.

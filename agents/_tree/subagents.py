@@ -174,17 +174,24 @@ class _Child:
     result: ResultMessage | None = None
     error: BaseException | None = None
     stopped: bool = False
-    done: trio.Event = attrs.Factory(trio.Event)
+    #: set when it has ended; made for a foreground child only (the one its spawner waits
+    #: for): an Event per background child of a big tree adds up
+    done: trio.Event | None = None
 
     async def run(self, actor: Actor) -> None:
         """The child's actor: its one prompt served, then its end reported."""
         child = self.loop
         adopt(child, actor)
-        actor.mailbox.send_nowait(Prompt(self.prompt))
+        # Its one prompt comes first, handed to ``serve`` (no ``Prompt`` queued in its own
+        # mailbox), unless something was queued before its task started: then it waits behind.
+        first: Content | None = self.prompt
+        if actor.mailbox.ready:
+            actor.mailbox.send_nowait(Prompt(self.prompt))
+            first = None
         try:
             if has_hooks(child, "SubagentStart"):
                 await fire(child, "SubagentStart", child.agent_type, agent_type=child.agent_type)
-            self.result = await serve(child, actor, None, closed=True)
+            self.result = await serve(child, actor, None, closed=True, first=first)
         except Exception as exc:  # a bug in a child must not take its parent down
             log.exception("subagent %s crashed", actor.address)
             self.error = exc
@@ -193,7 +200,8 @@ class _Child:
             # arrives as Cancelled, possibly wrapped in a group by the agent's nurseries, from
             # this actor's scope or an enclosing one: no result and no error is a stop.
             self.stopped = self.result is None and self.error is None
-            self.done.set()
+            if self.done is not None:
+                self.done.set()
             release_transcript(child)
             if self.notify:
                 await _notify(self.parent, self)
@@ -272,6 +280,8 @@ async def spawn_child(
     is queued for the parent."""
     session = parent.session
     record = _Child(child, description, background, parent, prompt, notify)
+    if not background:
+        record.done = trio.Event()
     if session.ledger.exhausted:
         raise BudgetExhausted()
     links = parent.links
@@ -442,10 +452,12 @@ async def run_agent_tool(args: AgentInput, ctx: ToolContext) -> ToolOutput:
             ),
             data={"status": "async_launched", "agentId": child.agent_id},
         )
+    done = record.done
+    assert done is not None  # a foreground child's
     try:
-        await record.done.wait()
+        await done.wait()
     finally:
-        if not record.done.is_set() and child.links.actor is not None:
+        if not done.is_set() and child.links.actor is not None:
             child.links.actor.cancel(reason="the Agent tool call was cancelled")
     usage = child.last_usage
     if record.status != "completed":

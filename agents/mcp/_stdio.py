@@ -5,22 +5,25 @@ the server in a new session (its own process group), the safe default environmen
 config's ``env``, and at the end stdin closed, then SIGTERM, then SIGKILL of the group, each step
 bounded — and leaves the pipes to :class:`~agents.mcp._rpc.LineClient`. :func:`jsonrpc_line_streams`
 is the line pump of the shipped test servers (``SessionMessage`` streams for the ``mcp``
-package's server API): every request of one read handed on, every answer queued in one step sent
-in one write. ``stdio_client`` hands its writer one message at a time through a zero-buffer
-stream, and each write wakes the other side, which on a busy machine takes the CPU before the
-next message is written: ten concurrent calls reached the server over 20–50 ms.
+package's server API, on Trio or asyncio through anyio): every request of one read handed on,
+every answer queued in one step sent in one write. ``stdio_client`` hands its writer one
+message at a time through a zero-buffer stream, and each write wakes the other side, which on a
+busy machine takes the CPU before the next message is written: ten concurrent calls reached the
+server over 20–50 ms.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
-import math
 import os
 import signal
 import subprocess
 from collections.abc import AsyncIterator
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
+import anyio
+import msgspec
 import trio
 
 from ._config import StdioServerConfig
@@ -59,87 +62,214 @@ async def open_stdio_process(
             await stop_process(process)
 
 
+class ByteReceiver(Protocol):
+    """What the line pump reads: a Trio receive stream, or any object with its method."""
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes | bytearray: ...
+
+
+class ByteSender(Protocol):
+    """What the line pump writes to: a Trio send stream, or any object with its method."""
+
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None: ...
+
+
+#: A byte stream ended (on either backend: the pump runs on Trio and on asyncio, via anyio).
+_STREAM_ERRORS = (
+    anyio.ClosedResourceError,
+    anyio.BrokenResourceError,
+    trio.ClosedResourceError,
+    trio.BrokenResourceError,
+    OSError,
+)
+
+
 @contextlib.asynccontextmanager
 async def jsonrpc_line_streams(
-    receive: trio.abc.ReceiveStream, send: trio.abc.SendStream
+    receive: ByteReceiver, send: ByteSender
 ) -> AsyncIterator[tuple[Any, Any]]:
     """``(read, write)`` streams of ``SessionMessage`` over a byte stream pair speaking one
     JSON-RPC message a line, for a ``ClientSession`` or a server's ``run``: every complete line
     of a read is parsed (a parse error is handed on as the exception, as the ``mcp`` package's
-    transports do) and queued for the reader — up to ``_READ_AHEAD`` messages, so the ten
-    requests of a fan-out cost one hand-over, not ten task switches — and everything queued to
-    write goes out in one write. Used by the shipped test servers (their stdin and stdout)."""
-    import anyio
+    transports do) and queued for the reader — up to ``_READ_AHEAD`` messages — and everything
+    written in one scheduling step goes out in one write. Used by the shipped test servers
+    (their stdin and stdout).
 
-    read_send, read_receive = anyio.create_memory_object_stream[Any](_READ_AHEAD)
-    write_send, write_receive = anyio.create_memory_object_stream[Any](math.inf)
+    The two ends are plain queues rather than anyio memory streams: a message queued is taken
+    without a task switch (the reader of ten queued requests takes all ten in one go, so the
+    server starts all ten before running any), and a response is encoded as it is handed over
+    (a result, the hot case, by msgspec from the dict the server already dumped)."""
+    reader = _LineReader()
+    writer = _LineWriter()
     try:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(_read, receive, read_send)
-            nursery.start_soon(_write, send, write_receive, read_send)
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(reader.pump, receive)
+            tasks.start_soon(writer.pump, send, reader)
             try:
-                yield read_receive, write_send
+                yield reader, writer
             finally:
-                nursery.cancel_scope.cancel()
+                tasks.cancel_scope.cancel()
     finally:
-        for stream in (read_send, read_receive, write_send, write_receive):
-            stream.close()
+        reader.close()
+        writer.close()
 
 
-async def _read(stream: trio.abc.ReceiveStream, into: Any) -> None:
-    """Each line read as a message (or the parse error, for the session)."""
-    import anyio
-    from mcp.shared.message import SessionMessage
-    from mcp.types import jsonrpc_message_adapter
+class _LineReader:
+    """The read end: parsed messages (or parse errors) in arrival order, then end of stream."""
 
-    buffer = b""
-    with into:
-        while True:
-            try:
-                chunk = await stream.receive_some(_READ_SIZE)
-            except (trio.ClosedResourceError, trio.BrokenResourceError, OSError):
-                return
-            if not chunk:
-                return
-            lines = (buffer + chunk).split(b"\n")
-            buffer = lines.pop()
-            for line in lines:
-                if not line.strip():
-                    continue
-                item: Any
+    def __init__(self) -> None:
+        self._items: collections.deque[Any] = collections.deque()
+        self._arrived = anyio.Event()
+        self._taken = anyio.Event()
+        self._ended = False
+
+    async def pump(self, stream: ByteReceiver) -> None:
+        """Each line read as a message (or the parse error, for the session); the pipe is not
+        read while ``_READ_AHEAD`` messages wait (backpressure)."""
+        from mcp.shared.message import SessionMessage
+        from mcp.types import jsonrpc_message_adapter
+
+        buffer = b""
+        try:
+            while not self._ended:
+                while len(self._items) >= _READ_AHEAD and not self._ended:
+                    self._taken = anyio.Event()
+                    await self._taken.wait()
                 try:
-                    message = jsonrpc_message_adapter.validate_json(line, by_name=False)
-                    item = SessionMessage(message)
-                except ValueError as exc:
-                    item = exc
-                try:
-                    await into.send(item)
-                except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    chunk = await stream.receive_some(_READ_SIZE)
+                except _STREAM_ERRORS:
                     return
+                if not chunk:
+                    return
+                lines = (buffer + chunk).split(b"\n")
+                buffer = lines.pop()
+                for line in lines:
+                    if not line.strip():
+                        continue
+                    item: Any
+                    try:
+                        item = SessionMessage(
+                            jsonrpc_message_adapter.validate_json(line, by_name=False)
+                        )
+                    except ValueError as exc:
+                        item = exc
+                    self._items.append(item)
+                self._arrived.set()
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """No more messages: the reader sees the end once it has taken those queued."""
+        self._ended = True
+        self._arrived.set()
+        self._taken.set()
+
+    async def peek(self) -> Any:
+        """The next message without taking it (None at the end): how a server picks the
+        protocol era from a client's first request."""
+        while not self._items:
+            if self._ended:
+                return None
+            self._arrived = anyio.Event()
+            await self._arrived.wait()
+        return self._items[0]
+
+    async def receive(self) -> Any:
+        while not self._items:
+            if self._ended:
+                await anyio.lowlevel.checkpoint()
+                raise anyio.EndOfStream
+            self._arrived = anyio.Event()
+            await self._arrived.wait()
+        item = self._items.popleft()  # no checkpoint: ten queued requests taken in one go
+        if len(self._items) < _READ_AHEAD:
+            self._taken.set()
+        return item
+
+    def __aiter__(self) -> _LineReader:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        self.close()
+        await anyio.lowlevel.checkpoint()
+
+    async def __aenter__(self) -> _LineReader:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
 
-async def _write(stream: trio.abc.SendStream, source: Any, read_send: Any) -> None:
-    """Everything queued, in one write: the messages of one step go out together."""
-    import anyio
+class _LineWriter:
+    """The write end: each message encoded as it is sent, all those of a step in one write."""
 
-    with source:
-        async for first in source:
-            batch = [first]
-            await trio.lowlevel.checkpoint()  # the other tasks of this step queue theirs
-            while True:
-                try:
-                    batch.append(source.receive_nowait())
-                except (anyio.WouldBlock, anyio.EndOfStream):
-                    break
-            data = b"".join(
-                m.message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
-                for m in batch
-            )
+    def __init__(self) -> None:
+        self._lines: list[bytes] = []
+        self._queued = anyio.Event()
+        self._closed = False
+
+    async def send(self, item: Any) -> None:
+        if self._closed:
+            await anyio.lowlevel.checkpoint()
+            raise anyio.ClosedResourceError
+        self._lines.append(_encode_message(item.message))
+        self._queued.set()
+
+    async def pump(self, stream: ByteSender, reader: _LineReader) -> None:
+        while True:
+            await self._queued.wait()
+            self._queued = anyio.Event()
+            await anyio.lowlevel.checkpoint()  # the other tasks of this step queue theirs
+            data, self._lines = b"".join(self._lines), []
+            if not data:
+                if self._closed:
+                    return
+                continue
             try:
                 await stream.send_all(data)
-            except (trio.ClosedResourceError, trio.BrokenResourceError, OSError):
-                read_send.close()  # the reader's side sees the connection end, nothing hangs
+            except _STREAM_ERRORS:
+                self._closed = True
+                reader.close()  # the reading side sees the connection end, nothing hangs
                 return
+
+    def close(self) -> None:
+        self._closed = True
+        self._queued.set()
+
+    async def aclose(self) -> None:
+        self.close()
+        await anyio.lowlevel.checkpoint()
+
+    async def __aenter__(self) -> _LineWriter:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+_encode_json = msgspec.json.Encoder().encode
+
+
+def _encode_message(message: Any) -> bytes:
+    """One message's line. A result (the hot case) from its fields — the server dumped the
+    result to JSON types already — by msgspec; anything else, or a result msgspec cannot
+    encode, as the ``mcp`` package's transports write it."""
+    from mcp.types import JSONRPCResponse
+
+    if type(message) is JSONRPCResponse:
+        fields = {"jsonrpc": "2.0", "id": message.id, "result": message.result}
+        try:
+            return _encode_json(fields) + b"\n"
+        except TypeError:
+            pass
+    line: str = message.model_dump_json(by_alias=True, exclude_unset=True)
+    return line.encode() + b"\n"
 
 
 async def stop_process(process: trio.Process) -> None:

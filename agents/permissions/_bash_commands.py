@@ -20,7 +20,7 @@ from ._bash_model import Command, Dirs, Opaque, Result, Write, cd_dirs, new_comm
 from ._bash_words import Word
 from ._bash_wrappers import NOT_WRAPPED, WRAPPERS, basename, is_assignment, unwrap
 
-__all__ = ["MAX_DEPTH", "RUN_CONTROL_VARIABLES", "SPECIAL_NAMES", "SimpleCommands"]
+__all__ = ["MAX_DEPTH", "RUN_CONTROL_VARIABLES", "SAFE_NAME", "SPECIAL_NAMES", "SimpleCommands"]
 
 #: Constructs nested deeper than this are not analysed: the command asks.
 MAX_DEPTH = 48
@@ -52,6 +52,9 @@ _OPAQUE_BUILTINS = {
     "coproc": "coproc is not analysed",
     "fc": "fc re-runs commands from the history",
     "let": "let evaluates arithmetic on variables' values",
+    "compgen": "compgen -C and -F run commands to complete a word",
+    "complete": "complete -C and -F name commands the shell runs to complete a word",
+    "bind": "bind -x binds a key to a command",
 }
 #: Variables whose value the shell runs or uses to find commands: setting them asks.
 RUN_CONTROL_VARIABLES = frozenset(
@@ -82,6 +85,18 @@ _RESERVED = frozenset(
 )  # fmt: skip
 
 
+#: Builtins whose arguments name variables. A name with a subscript (``a[…]``) has it evaluated
+#: as arithmetic when the builtin assigns or tests it, and arithmetic expands the ``$(…)`` inside
+#: and evaluates the values of the variables it names: ``read 'a[$(rm x)]'`` runs ``rm``.
+_NAME_TAKERS = frozenset(
+    {"read", "printf", "declare", "typeset", "local", "export", "readonly", "unset", "test", "["}
+)
+_DECLARERS = frozenset({"declare", "typeset", "local", "export", "readonly"})
+#: ``read``'s options that take a value (``-a``'s is an array's name).
+_READ_VALUED = frozenset("adinNptu")
+#: A name whose subscript, if any, is evaluated to nothing but itself.
+SAFE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[(?:[0-9]+|@|\*)\])?+")
+
 #: Command names the full judgement of :meth:`SimpleCommands.judge` is needed for; any other
 #: static name without a directory, with no ``=`` in its words, is an ordinary command.
 SPECIAL_NAMES = (
@@ -90,9 +105,33 @@ SPECIAL_NAMES = (
     | _RUNNERS
     | _SHELLS
     | _VARIABLE_SETTERS
+    | _NAME_TAKERS
     | _RESERVED
     | frozenset({"hash", "find", "tee", "trap", "eval", "cd", "pushd", "popd", "exit"})
 )
+
+
+def _read_names(texts: Sequence[str]) -> list[str]:
+    """The variable names ``read`` assigns: its operands and ``-a``'s value."""
+    names: list[str] = []
+    i = 0
+    while i < len(texts):
+        text = texts[i]
+        i += 1
+        if not text.startswith("-") or text == "-":
+            names.append(text)
+        elif text == "--":
+            return names + list(texts[i:])
+        else:
+            for k, letter in enumerate(text[1:], start=2):
+                if letter in _READ_VALUED:
+                    given = text[k:]
+                    if not given and i < len(texts):
+                        given, i = texts[i], i + 1
+                    if letter == "a":
+                        names.append(given)
+                    break
+    return names
 
 
 class SimpleCommands:
@@ -197,12 +236,18 @@ class SimpleCommands:
         name = basename(head.value)
         args = words[inner + 1 :]
         command = new_command(tuple(words), tuple(assigned), layers, run_dirs)
+        if name in _NAME_TAKERS:
+            self._check_names(name, args)
         if name in _OPAQUE_BUILTINS:
             self.fail(_OPAQUE_BUILTINS[name])
             self.commands.append(command)
             return None, None
         if name in _RUNNERS:
             self.fail(f"{name} runs its arguments as a command")
+        elif name in ("mapfile", "readarray") and any(
+            w.value is None or (w.value.startswith("-") and "C" in w.value) for w in args
+        ):
+            self.fail(f"{name} -C runs a command string as it reads")
         elif name == "hash" and any(w.value is None or w.value.startswith("-p") for w in args):
             self.fail("hash -p changes what a command name runs")
         elif name == "find":
@@ -236,10 +281,52 @@ class SimpleCommands:
             value = word.value
             if value is None or (not setter and "=" not in value):
                 continue
+            if value.startswith("BASH_FUNC_"):
+                # `env 'BASH_FUNC_ls%%=() { …; }' bash -c ls`: bash defines the function `ls`
+                # from its environment, whatever the name's characters
+                self.fail("a BASH_FUNC_ variable defines a function in the shells it starts")
+                continue
             name = value.partition("=")[0] if is_assignment(value) else (value if setter else "")
             name = name.rstrip("+").partition("[")[0]
             if name in RUN_CONTROL_VARIABLES or name.startswith("BASH_FUNC_"):
                 self.fail(f"setting {name} changes what commands run")
+
+    def _check_names(self, name: str, args: Sequence[Word]) -> None:
+        """The variable names ``name``'s arguments give must be plain (a literal subscript at
+        most); so must the target of ``declare -n``. ``declare -i`` makes every later
+        assignment to the variable arithmetic, and a quoted compound assignment
+        (``declare -a 'a=($(x))'``) is expanded again: both ask when they could run code. A
+        word known only at run time stands as its source text (``"$n"`` is no plain name)."""
+        texts = [w.raw if w.value is None else w.value for w in args]
+        names: list[str] = []
+        if name == "printf":  # `printf [-v name] format …`: options come first only
+            first = texts[0] if texts else ""
+            if first == "-v" or (args and args[0].value is None and "[" in "".join(texts[1:2])):
+                names += texts[1:2]
+            elif first.startswith("-v"):
+                names.append(first[2:])
+        elif name in ("test", "["):
+            names = [texts[i + 1] for i, text in enumerate(texts[:-1]) if text == "-v"]
+        elif name == "read":
+            names = _read_names(texts)
+        else:  # unset and the declarers
+            options = "".join(t[1:] for t in texts if t.startswith("-"))
+            if name in _DECLARERS and "i" in options:
+                self.fail(f"{name} -i evaluates every later assignment as arithmetic")
+            for text in texts:
+                if text.startswith(("-", "+")):
+                    continue
+                if name not in _DECLARERS:
+                    names.append(text)
+                    continue
+                variable, eq, assigned = text.partition("=")
+                names.append(variable.removesuffix("+"))
+                if eq and "n" in options:
+                    names.append(assigned)
+                elif eq and assigned.startswith("(") and re.search(r"[$`\[]", assigned):
+                    self.fail(f"{name} expands a quoted compound assignment again")
+        if any(not SAFE_NAME.fullmatch(variable) for variable in names):
+            self.fail(f"{name} evaluates the subscript of the variable name it is given")
 
     def _cd(self, args: Sequence[Word], dirs: Dirs) -> Result:
         i = 0

@@ -24,7 +24,13 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from tree_sitter import Node
 
-from ._bash_commands import MAX_DEPTH, RUN_CONTROL_VARIABLES, SPECIAL_NAMES, SimpleCommands
+from ._bash_commands import (
+    MAX_DEPTH,
+    RUN_CONTROL_VARIABLES,
+    SAFE_NAME,
+    SPECIAL_NAMES,
+    SimpleCommands,
+)
 from ._bash_model import (
     Analysis,
     Command,
@@ -43,6 +49,8 @@ __all__ = ["MAX_DEPTH", "Walker"]
 
 _OUTPUT_OPERATORS = frozenset({">", ">>", "&>", "&>>", ">|", ">&", "<>"})
 _INPUT_OPERATORS = frozenset({"<", "<>"})
+#: Paths bash itself turns into a socket in a redirection: network egress, never a file.
+_SOCKETS = ("/dev/tcp/", "/dev/udp/")
 _ARITHMETIC_VARIABLES = frozenset(
     {"word", "variable_name", "simple_expansion", "expansion", "subscript"}
 )
@@ -256,9 +264,16 @@ class Walker(SimpleCommands):
         return self.simple(words, [], dirs, depth)
 
     def _test(self, node: Node, dirs: Dirs, depth: int) -> Result:
-        """``[[ … ]]`` runs nothing itself, but arithmetic comparisons evaluate variables."""
+        """``[[ … ]]`` runs nothing itself, but arithmetic comparisons evaluate variables, and
+        so does ``-v`` the subscript of the name it tests."""
         for child in _descendants(node):
-            if child.type == "binary_expression":
+            if child.type == "unary_expression":
+                test, *operand = child.children
+                if node_text(test, self.source) == "-v" and not (
+                    len(operand) == 1 and SAFE_NAME.fullmatch(node_text(operand[0], self.source))
+                ):
+                    self.fail("[[ -v ]] evaluates the subscript of the name it tests")
+            elif child.type == "binary_expression":
                 operator = child.child_by_field_name("operator")
                 if operator is not None and node_text(operator, self.source) in _ARITHMETIC_TEST:
                     for side in (
@@ -329,6 +344,10 @@ class Walker(SimpleCommands):
             elif current.type in _ARITHMETIC_VARIABLES:
                 self.fail("arithmetic on a variable's value may run commands")
                 self.scan(current, dirs, depth)
+            elif current.type in ("raw_string", "string"):
+                # `$(( 'a[$(x)]' ))`: bash evaluates the quoted text as an expression
+                self.fail("a quoted string in arithmetic is evaluated as an expression")
+                self.scan(current, dirs, depth)
             else:
                 stack.extend(current.children)
 
@@ -347,6 +366,8 @@ class Walker(SimpleCommands):
                     if destination.type == "process_substitution":
                         continue
                     word = word_from_node(destination, self.source)
+                if word.value is not None and word.value.startswith(_SOCKETS):
+                    self.fail("a redirection to /dev/tcp or /dev/udp opens a network connection")
                 if operator in _INPUT_OPERATORS:
                     self.reads.append(Write(word, dirs))
                 if operator not in _OUTPUT_OPERATORS:

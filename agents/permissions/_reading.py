@@ -10,7 +10,11 @@ value is only known at run time (``$FILE``) is not followed. Deny rules only eve
 
 Directory arguments of recursive readers (``grep -r``, ``rg``, ``cp -r``, ``diff -r``) come back
 with ``recursive=True``: the rules then deny them when a Read deny rule could cover something
-beneath.
+beneath. A reader that follows the symbolic links it meets (``grep -R``, ``rg -L``, ``cp -rL``,
+``diff -r``) reads what they point to as well, wherever that is: a link in the tree to a denied
+file or directory (a repository may ship ``docs/keys -> ~/.ssh``) is followed the same way and its
+target judged as read. A tree too big to walk within the check's bound counts as reading
+everything, so a Read deny rule then denies it.
 
 >>> [r.path for r in reading_paths(["head", "-n", "5", "notes.txt"], "/repo")]
 ['/repo/notes.txt']
@@ -19,6 +23,7 @@ beneath.
 from __future__ import annotations
 
 import glob
+import os
 import posixpath
 import re
 from collections.abc import Sequence
@@ -30,6 +35,9 @@ from ._paths import absolute, home_dir
 __all__ = ["READING_COMMANDS", "ReadArgument", "reading_paths"]
 
 _GLOB = re.compile(r"[*?\[]")
+#: Directory entries a link-following read may cost the check before it counts as reading
+#: everything (a few milliseconds of ``scandir``).
+WALK_LIMIT = 20_000
 
 
 @attrs.frozen
@@ -52,6 +60,9 @@ class _Syntax:
     operand_first: bool = False
     operand_options: frozenset[str] = frozenset()  # options that supply the leading operand
     recursive_options: frozenset[str] = frozenset()
+    follow_options: frozenset[str] = frozenset()  # options that make it follow links it meets
+    no_follow_options: frozenset[str] = frozenset()
+    follows_by_default: bool = False
     default_dir: bool = False
     last_is_destination: bool = False
 
@@ -85,6 +96,8 @@ READING_COMMANDS: dict[str, _Syntax] = {
         valued=_s("-x", "-X", "--exclude", "-I", "-L", "--label"),
         file_options=_s("-X", "--exclude-from"),
         recursive_options=_s("-r", "--recursive"),
+        no_follow_options=_s("--no-dereference"),
+        follows_by_default=True,
     ),
     "grep": _Syntax(
         valued=_s("-e", "-f", "-m", "-A", "-B", "-C", "--regexp", "--file", "--max-count"),
@@ -92,6 +105,7 @@ READING_COMMANDS: dict[str, _Syntax] = {
         operand_first=True,
         operand_options=_s("-e", "-f", "--regexp", "--file"),
         recursive_options=_s("-r", "-R", "--recursive", "--dereference-recursive"),
+        follow_options=_s("-R", "--dereference-recursive"),
     ),
     "rg": _Syntax(
         valued=_s(
@@ -122,6 +136,8 @@ READING_COMMANDS: dict[str, _Syntax] = {
         file_options=_s("-f", "--file", "--ignore-file"),
         operand_first=True,
         operand_options=_s("-e", "-f", "--regexp", "--file"),
+        follow_options=_s("-L", "--follow"),
+        no_follow_options=_s("--no-follow"),
         default_dir=True,
     ),
     "awk": _Syntax(
@@ -139,6 +155,8 @@ READING_COMMANDS: dict[str, _Syntax] = {
     "cp": _Syntax(
         valued=_s("-t", "-S", "--target-directory", "--suffix"),
         recursive_options=_s("-r", "-R", "-a", "--recursive", "--archive"),
+        follow_options=_s("-L", "--dereference"),
+        no_follow_options=_s("-P", "--no-dereference"),
         last_is_destination=True,
     ),
 }
@@ -165,6 +183,7 @@ def reading_paths(
     operands: list[str] = []
     option_files: list[str] = []
     recursive = False
+    follows = syntax.follows_by_default
     operand_given = False
     target_dir = False
     args = list(argv[1:])
@@ -186,6 +205,7 @@ def reading_paths(
                 flag = "-" + letter
                 if flag in syntax.recursive_options:
                     recursive = True
+                follows = _follows(flag, syntax, follows)
                 if flag in syntax.valued:
                     value = word[k + 1 :]
                     option, eq, attached = flag, "=" if value else "", value
@@ -194,6 +214,7 @@ def reading_paths(
                 continue
         if option in syntax.recursive_options:
             recursive = True
+        follows = _follows(option, syntax, follows)
         if option in syntax.valued:
             value = attached if eq else (args[i] if i < len(args) else "")
             if not eq:
@@ -220,7 +241,49 @@ def reading_paths(
     for word in operands:
         if word != "-":
             found.extend(_expand(word, cwd, home, recursive=recursive))
+    if recursive and follows:
+        found.extend(_linked(found))
     return tuple(dict.fromkeys(found))
+
+
+def _follows(option: str, syntax: _Syntax, follows: bool) -> bool:
+    """Whether links are followed after ``option`` (the last of ``-L``/``-P`` wins)."""
+    if option in syntax.follow_options:
+        return True
+    if option in syntax.no_follow_options:
+        return False
+    return follows
+
+
+def _linked(reads: list[ReadArgument]) -> list[ReadArgument]:
+    """What the symbolic links beneath the recursive ``reads`` point to, each a recursive read
+    (a reader following links reads a linked directory whole), found by walking each tree once
+    and the trees the links lead to in turn, up to :data:`WALK_LIMIT` entries; past it, a read
+    of ``/``: the tree is too big to tell, and the answer must not be "nothing denied"."""
+    pending = [r.path for r in reads if r.recursive]
+    seen: set[str] = set()
+    found: list[ReadArgument] = []
+    budget = WALK_LIMIT
+    while pending:
+        directory = os.path.realpath(pending.pop())
+        if directory in seen:
+            continue
+        seen.add(directory)
+        try:
+            with os.scandir(directory) as entries:
+                for entry in entries:
+                    budget -= 1
+                    if budget < 0:
+                        return [ReadArgument("/", recursive=True)]
+                    if entry.is_symlink():
+                        target = os.path.realpath(entry.path)
+                        found.append(ReadArgument(target, recursive=True))
+                        pending.append(target)
+                    elif entry.is_dir(follow_symlinks=False):
+                        pending.append(entry.path)
+        except OSError:
+            continue  # not a directory, gone or unreadable: the reader cannot follow it either
+    return found
 
 
 def _expand(word: str, cwd: str, home: str, *, recursive: bool) -> list[ReadArgument]:

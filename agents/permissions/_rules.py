@@ -27,7 +27,6 @@ What a specifier means depends on the tool:
 from __future__ import annotations
 
 import re
-import urllib.parse
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -118,6 +117,10 @@ def parse_rule(text: str) -> PermissionRule:
         host = specifier.removeprefix("domain:")
         if host == specifier or not host.strip():
             raise bad("WebFetch specifier must be 'domain:<host>'")
+        try:
+            rule_host(host)
+        except ValueError as exc:
+            raise bad(str(exc)) from None
     return PermissionRule(name, specifier)
 
 
@@ -207,7 +210,7 @@ class KindIndex:
                 elif literal:
                     edit_literals.append((anchor, base, rule))
             elif rule.tool == "WebFetch":
-                host = _normalize_host(spec.removeprefix("domain:"))
+                host = rule_host(spec.removeprefix("domain:"))
                 if "*" in host:
                     body = ".*".join(re.escape(p) for p in host.split("*"))
                     domain_wild.append(("*", body, rule))
@@ -247,6 +250,50 @@ class KindIndex:
 
 def _normalize_host(host: str) -> str:
     return host.strip().lower().rstrip(".")
+
+
+def url_host(url: str) -> str | None:
+    """The host the WebFetch tool's client (httpx) connects to for ``url``, in its ASCII form
+    (``xn--`` labels), lower case, without a trailing dot; None if httpx refuses the URL.
+
+    The rule is judged on the very parse the fetch uses: another parser's host differs for
+    ``http://evil\u3002com`` (httpx reads the ideographic full stop as a dot) and for
+    ``http://xn--…`` against ``http://ä…`` (one host, two spellings), and a deny rule must
+    not be walked around by spelling.
+    """
+    import httpx  # the client's own parser; loaded only when a domain rule is to be judged
+
+    try:
+        raw = httpx.URL(url).raw_host
+    except (httpx.InvalidURL, ValueError, TypeError):
+        return None
+    return _normalize_host(raw.decode("latin-1"))
+
+
+def rule_host(spec: str) -> str:
+    """A ``domain:`` rule's host in :func:`url_host`'s form; each ``*`` stays. Raises
+    ValueError naming the host if it is no host httpx accepts, or if a wildcard sits in a
+    non-ASCII label (whose ``xn--`` form a ``*`` cannot stand inside)."""
+    host = _normalize_host(spec)
+    if host.isascii():
+        return host
+    import httpx
+
+    labels = []
+    for label in host.split("."):
+        if label.isascii():
+            labels.append(label)
+            continue
+        if "*" in label:
+            raise ValueError(
+                f"domain {spec!r}: a '*' inside the non-ASCII label {label!r} cannot match; "
+                "write the label in its xn-- form"
+            )
+        try:
+            labels.append(httpx.URL(f"http://{label}/").raw_host.decode("ascii"))
+        except (httpx.InvalidURL, ValueError) as exc:
+            raise ValueError(f"domain {spec!r}: invalid host label {label!r} ({exc})") from None
+    return ".".join(labels)
 
 
 def _rule_tuple(rules: Iterable[PermissionRule]) -> tuple[PermissionRule, ...]:
@@ -459,13 +506,9 @@ def _match_domain(index: KindIndex, tool_input: Mapping[str, Any]) -> Permission
     url = tool_input.get("url")
     if not isinstance(url, str) or (not index.domains and index.domain_wild is None):
         return None
-    try:
-        host = urllib.parse.urlsplit(url.strip()).hostname
-    except ValueError:
-        return None
+    host = url_host(url)
     if not host:
         return None
-    host = _normalize_host(host)
     rule = index.domains.get(host)
     if rule is None and index.domain_wild is not None:
         rule = index.domain_wild.match(host)

@@ -49,6 +49,7 @@ __all__ = [
     "encode_entry_into",
     "gc_paused",
     "is_large",
+    "is_large_entry",
     "promote_young",
     "rough_size",
     "summary",
@@ -153,7 +154,7 @@ def is_large(entries: Sequence[TranscriptEntry], limit: int = LARGE_APPEND_BYTES
                     if total > limit:
                         return True
             if user.tool_use_result:
-                total += rough_size(user.tool_use_result, limit - total)
+                total += _data_size(user.tool_use_result, limit - total)
         elif kind is ResultMessage:
             total += _result_size(message, limit - total)  # type: ignore[arg-type]
         else:
@@ -162,6 +163,55 @@ def is_large(entries: Sequence[TranscriptEntry], limit: int = LARGE_APPEND_BYTES
             return True
     return False
 
+
+def is_large_entry(entry: TranscriptEntry, limit: int = LARGE_APPEND_BYTES) -> bool:
+    """``is_large([entry])``, without the list and the loop for the entries every agent
+    records: a response's blocks, a prompt given as text."""
+    message = entry.message
+    kind = type(message)
+    if kind is AssistantMessage or kind is StreamEvent:
+        return limit < _ITEM_BYTES
+    if kind is UserMessage:
+        user: UserMessage = message  # type: ignore[assignment]  # no cast(): a call per entry
+        content = user.content
+        if type(content) is str:
+            total = _ITEM_BYTES + _CHAR_BYTES * len(content)
+        elif len(content) == 1 and type(block := content[0]) is ToolResultBlock:
+            inner = block.content
+            if type(inner) is not str:
+                return is_large((entry,), limit)
+            total = 2 * _ITEM_BYTES + _CHAR_BYTES * len(inner)
+        else:
+            return is_large((entry,), limit)
+        extra = user.tool_use_result
+        if extra and total <= limit:
+            total += _data_size(extra, limit - total)
+        return total > limit
+    if kind is ResultMessage:
+        return _ITEM_BYTES + _result_size(message, limit - _ITEM_BYTES) > limit  # type: ignore[arg-type]
+    return is_large((entry,), limit)
+
+
+def _data_size(data: Any, budget: int) -> int:
+    """``rough_size(data, budget)``, counted the same way; a flat dict of texts and numbers (a
+    tool's ``data``, such as the Agent tool's) without the walk's stack."""
+    if type(data) is not dict:
+        return rough_size(data, budget)
+    total = _ITEM_BYTES * (len(data) + 1)
+    if total > budget:  # as the walk: a huge dict's items are not looked at
+        return total
+    for value in data.values():
+        kind = type(value)
+        if kind is str:
+            total += _ITEM_BYTES + _CHAR_BYTES * len(value)
+        elif kind in _SCALARS:
+            total += _ITEM_BYTES
+        else:  # nested: walked whole
+            return rough_size(data, budget)
+    return total
+
+
+_SCALARS = frozenset({int, float, bool, type(None)})
 
 #: What a result's fixed fields count (ids, durations, flags, reasons, its usage's counts).
 _RESULT_FIELDS_BYTES = 24 * _ITEM_BYTES

@@ -63,9 +63,16 @@ class InMemorySessionStore:
     def append_nowait(self, key: SessionKey, entries: Sequence[TranscriptEntry]) -> None:
         """``append`` without the checkpoint (see ``FileSessionStore.append_nowait``)."""
         if entries:
-            buf = self._data.setdefault(key, bytearray())
+            data = self._data
+            buf = data.get(key)
+            if buf is None:  # not ``setdefault``: that makes a buffer per append
+                buf = data[key] = bytearray()
             for entry in entries:
                 encode_entry_into(entry, buf)
+
+    def release(self, key: SessionKey) -> None:
+        """Nothing is held per transcript (``FileSessionStore.release`` closes a descriptor):
+        present so a transcript's end finds the method instead of an ``AttributeError``."""
 
     def append_raw(self, key: SessionKey, data: bytes) -> None:
         """Append raw bytes to a transcript, e.g. a truncated line, to exercise load reports."""

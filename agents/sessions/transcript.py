@@ -22,7 +22,14 @@ import trio
 
 from agents._ids import new_id
 from agents.messages import AssistantMessage, Message, SystemMessage, ToolResultBlock, UserMessage
-from agents.sessions.entry import HISTORY_SNAPSHOT, LoadReport, TranscriptEntry, is_large, summary
+from agents.sessions.entry import (
+    HISTORY_SNAPSHOT,
+    LoadReport,
+    TranscriptEntry,
+    is_large,
+    is_large_entry,
+    summary,
+)
 from agents.sessions.file_store import FileSessionStore
 from agents.sessions.history import INLINE_REBUILD_ENTRIES, clear_in_slices
 from agents.sessions.store import (
@@ -71,14 +78,13 @@ class Transcript:
         field; its entry still gets one.
         """
         entry = self._entry(message, self.last_uuid)
-        entries = [entry]
         # ``_append`` inlined (one coroutine less: this runs for every tool result)
         append_nowait = getattr(self.store, "append_nowait", None)
-        if append_nowait is not None and not is_large(entries):
-            append_nowait(self.key, entries)
+        if append_nowait is not None and not is_large_entry(entry):
+            append_nowait(self.key, (entry,))
             await trio.lowlevel.checkpoint_if_cancelled()
         else:
-            await self.store.append(self.key, entries)
+            await self.store.append(self.key, [entry])
         self.last_uuid = entry.uuid
         return entry
 

@@ -26,10 +26,11 @@ and says so with ``notifications/tools/list_changed`` (``grow{text}`` adds a too
 ``text``, ``retitle{text}`` redescribes ``grow``, ``spam`` announces ten changes that are none).
 The real server's ``sleep`` tool is the tool that hangs (give it a long time).
 
-Over stdio the server runs on Trio with non-blocking pipes (``stdio_transport="fast"``): every
-request of a read is dispatched at once, each in its own task (a plain function in a worker
-thread), and the answers queued meanwhile leave in one write; ``stdio_transport="mcp"`` uses the
-``mcp`` package's own ``stdio_server`` instead (worker threads, one message per write).
+Over stdio the server reads and writes its pipes without blocking (``stdio_transport="fast"``,
+on anyio's asyncio backend, uvloop's loop when installed): every request of a read is
+dispatched at once, each in its own task (a plain function in a worker thread), and the answers
+queued meanwhile leave in one write; ``stdio_transport="mcp"`` uses the ``mcp`` package's own
+``stdio_server`` instead (worker threads, one message per write).
 
 Command line: ``python -m agents.testing._mcp_serve [stdio|http|sse] [--behaviour B] [--name N]
 [--stdio-transport fast|mcp]``;
@@ -63,9 +64,9 @@ def stdio_server_config(
 ) -> dict[str, Any]:
     """An ``mcp_servers`` entry that starts this module's stdio server as a subprocess.
 
-    ``stdio_transport``: ``"fast"`` (Trio on non-blocking pipes, every queued answer in one
-    write) or ``"mcp"`` (the ``mcp`` package's ``stdio_server``, worker threads and a message
-    a write: the benchmark's control)."""
+    ``stdio_transport``: ``"fast"`` (non-blocking pipes, every queued answer in one write) or
+    ``"mcp"`` (the ``mcp`` package's ``stdio_server``, worker threads and a message a write:
+    the benchmark's control)."""
     if behaviour not in BEHAVIOURS:
         raise ValueError(
             f"unknown behaviour {behaviour!r} (expected one of {', '.join(BEHAVIOURS)})"

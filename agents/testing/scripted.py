@@ -151,18 +151,29 @@ class ScriptExhausted(BackendError):
 Responder = Callable[[ModelRequest], Step]
 
 
-def _default_usage(step: Step, request: ModelRequest) -> dict[str, int]:
-    if step.usage is not None:
-        return step.usage
-    out = sum(len(getattr(b, "text", "") or getattr(b, "thinking", "")) for b in step.content)
-    return {"input_tokens": 10 + 5 * len(request.messages), "output_tokens": 5 + out // 4}
+def _default_output(step: Step) -> int:
+    """The output tokens of a step without ``usage``: 5 plus a token per 4 characters."""
+    out = 0
+    for block in step.content:  # a loop, not sum() of a generator: this runs per response
+        kind = type(block)
+        if kind is TextBlock:
+            out += len(block.text)  # type: ignore[union-attr]
+        elif kind is ThinkingBlock:
+            out += len(block.thinking)  # type: ignore[union-attr]
+    return 5 + out // 4
 
 
 def events_for(step: Step, request: ModelRequest, message_id: str) -> list[BackendEvent]:
     """The Messages API stream events that deliver ``step`` (shared with the fake server)."""
     model = step.model or request.model
-    use = _default_usage(step, request)
-    input_usage = {k: v for k, v in use.items() if k != "output_tokens"}
+    use = step.usage
+    if use is None:  # small nonzero numbers, so cost accounting is exercised
+        output_tokens = _default_output(step)
+        input_usage = {"input_tokens": 10 + 5 * len(request.messages), "output_tokens": 0}
+    else:
+        output_tokens = use.get("output_tokens", 0)
+        input_usage = {k: v for k, v in use.items() if k != "output_tokens"}
+        input_usage["output_tokens"] = 0
     events: list[BackendEvent] = [
         MessageStart(
             message={
@@ -172,7 +183,7 @@ def events_for(step: Step, request: ModelRequest, message_id: str) -> list[Backe
                 "model": model,
                 "content": [],
                 "stop_reason": None,
-                "usage": {**input_usage, "output_tokens": 0},
+                "usage": input_usage,
             }
         )
     ]
@@ -210,7 +221,7 @@ def events_for(step: Step, request: ModelRequest, message_id: str) -> list[Backe
     events.append(
         MessageDelta(
             delta={"stop_reason": stop, "stop_sequence": None},
-            usage={"output_tokens": use.get("output_tokens", 0)},
+            usage={"output_tokens": output_tokens},
         )
     )
     events.append(MessageStop())
@@ -231,6 +242,9 @@ class ScriptedBackend:
     max_retries: int = 10
     retry_base_delay: float = 0.5
     retry_max_delay: float = 32.0
+    #: whether ``requests`` lists every request played (a test's record; a benchmark of
+    #: thousands of agents turns it off: the list keeps each request's messages alive)
+    keep_requests: bool = True
     requests: list[ModelRequest] = attrs.field(factory=list, init=False)
     _queues: dict[str, deque[Step]] | None = attrs.field(default=None, init=False)
     _responder: Responder | None = attrs.field(default=None, init=False)
@@ -268,7 +282,8 @@ class ScriptedBackend:
             raise AssertionError(f"unconsumed scripted steps: {left}")
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[BackendEvent]:
-        self.requests.append(request)
+        if self.keep_requests:
+            self.requests.append(request)
         step = self.next_step(request)
         fault = step.fault
         if fault is not None and fault.delay:

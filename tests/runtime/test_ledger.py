@@ -702,3 +702,19 @@ def test_subtree_spent_sums_an_agent_and_its_descendants() -> None:
     assert ledger.subtree_spent("main/a-1") == 0.75
     assert ledger.subtree_spent("main/a-1/b-1") == 0.25
     assert ledger.subtree_spent("main/x-1") == 0.0
+
+
+def test_subtree_spent_counts_ids_charged_before_their_parents_once() -> None:
+    """A grandchild charged before its parent and grandparent (or under ids never charged)
+    still counts in each ancestor's subtree, and a parent charged after its children counts
+    once."""
+    ledger = Ledger()
+    for agent, cost in [("main/a-1/b-1/c-1", 0.5), ("main/a-1/b-1", 0.25), ("main/a-1", 1.0),
+                        ("main/a-1/b-2", 0.125), ("main", 2.0)]:  # fmt: skip
+        ledger.charge(agent, cost)
+    assert ledger.subtree_spent("main") == 3.875 == ledger.total
+    assert ledger.subtree_spent("main/a-1") == 1.875
+    assert ledger.subtree_spent("main/a-1/b-1") == 0.75
+    assert ledger.subtree_spent("main/a-1/b-1/c-1") == 0.5
+    ledger.charge("x/y/z", 1.0)  # no ancestor ever charged
+    assert ledger.subtree_spent("x") == 1.0 == ledger.subtree_spent("x/y")

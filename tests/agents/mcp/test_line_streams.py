@@ -75,3 +75,35 @@ async def test_the_messages_queued_in_one_step_go_out_in_one_write() -> None:
                 await trio.sleep(0.01)
     assert len(out.writes) == 1
     assert sorted(json.loads(line)["id"] for line in out.writes[0].splitlines()) == list(range(10))
+
+
+async def test_peek_shows_the_next_message_without_taking_it_and_none_at_the_end() -> None:
+    send_bytes, receive_bytes = trio.testing.memory_stream_one_way_pair()
+    with trio.fail_after(5):
+        async with jsonrpc_line_streams(receive_bytes, CountingSend()) as (read, _):
+            await send_bytes.send_all(request(5))
+            peeked = await read.peek()
+            taken = await read.receive()
+            await send_bytes.aclose()
+            at_end = await read.peek()
+    assert peeked is taken
+    assert taken.message.id == 5
+    assert at_end is None
+
+
+async def test_a_result_is_written_as_the_mcp_packages_transports_write_it() -> None:
+    from mcp.types import JSONRPCResponse
+
+    out = CountingSend()
+    _, receive_bytes = trio.testing.memory_stream_one_way_pair()
+    result = {"content": [{"type": "text", "text": "é \n \u2028"}], "isError": False}
+    response = JSONRPCResponse(jsonrpc="2.0", id=3, result=result)
+    with trio.fail_after(5):
+        async with jsonrpc_line_streams(receive_bytes, out) as (_, write):
+            await write.send(SessionMessage(response))
+            while not out.writes:
+                await trio.sleep(0.01)
+    line = b"".join(out.writes)
+    assert line.endswith(b"\n") and line.count(b"\n") == 1
+    expected = response.model_dump_json(by_alias=True, exclude_unset=True)
+    assert json.loads(line) == json.loads(expected)

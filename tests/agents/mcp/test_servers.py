@@ -370,3 +370,22 @@ async def test_an_error_in_the_block_propagates_unwrapped() -> None:
     with trio.fail_after(BOUND), pytest.raises(KeyError):
         async with servers({}):
             raise KeyError("mine")
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_the_stdio_server_serves_the_mcp_packages_own_client_in_either_era(
+    mode: str,
+) -> None:
+    """The shipped stdio server answers a handshake-era client (``initialize`` first, served
+    by the package's handshake loop) and one of the per-request era (its first request
+    carries the protocol version in ``_meta``, served by ``Server.run``, which picks the
+    era)."""
+    from mcp.client.client import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    config = stdio_server_config()
+    params = StdioServerParameters(command=config["command"], args=config["args"])
+    with trio.fail_after(BOUND):
+        async with Client(params, mode=mode) as client:  # type: ignore[arg-type]
+            result = await client.call_tool("echo", {"text": "hi"})
+    assert [getattr(block, "text", None) for block in result.content] == ["hi"]

@@ -27,7 +27,7 @@ from agents.sessions import (
     TranscriptEntry,
     rebuild_history,
 )
-from agents.sessions.entry import LARGE_APPEND_BYTES, is_large
+from agents.sessions.entry import LARGE_APPEND_BYTES, is_large, is_large_entry, rough_size
 
 
 def threads_of(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[int]:
@@ -69,6 +69,53 @@ def test_is_large_measures_texts_and_stops_early() -> None:
                                                         for i in range(100_000)]))  # fmt: skip
     assert is_large([many])
     assert is_large(chain(20_000))
+
+
+def test_is_large_entry_agrees_with_is_large() -> None:
+    """The one-entry check every recorded message takes says what ``is_large`` says, for the
+    shapes it fast-paths (a prompt's text, a tool's flat data) and those it hands on."""
+    from agents.messages import AssistantMessage, TextBlock
+
+    def result(**fields: Any) -> ResultMessage:
+        return ResultMessage(subtype="success", duration_ms=1, duration_api_ms=1,
+                             is_error=False, num_turns=1, session_id="s", **fields)  # fmt: skip
+
+    def entry(message: Any) -> TranscriptEntry:
+        return TranscriptEntry(uuid="u", parent_uuid=None, session_id="s", timestamp=0.0,
+                               message=message)  # fmt: skip
+
+    big = "x" * (LARGE_APPEND_BYTES // 4 + 1)
+    flat = {"status": "async_launched", "agentId": "main/a-1", "n": 3, "ok": None}
+    nested = {"status": "done", "files": ["a.py", "b.py"]}
+    cases = [
+        UserMessage(content="hi"),
+        UserMessage(content=big),
+        UserMessage(content=[ToolResultBlock("t", "ok")], tool_use_result=flat),
+        UserMessage(content=[ToolResultBlock("t", "ok")], tool_use_result={"big": big}),
+        UserMessage(content=[ToolResultBlock("t", "ok")], tool_use_result=nested),
+        UserMessage(content="hi", tool_use_result={"k": big}),
+        AssistantMessage(content=[TextBlock(big)], model="m"),
+        big_result(LARGE_APPEND_BYTES + 1),
+        result(result="done", model_usage={"m": {"input_tokens": 1}}),
+        result(result=big),
+    ]
+    for message in cases:
+        assert is_large_entry(entry(message)) == is_large([entry(message)]), message
+    assert [is_large_entry(entry(m)) for m in cases] == [
+        False, True, False, True, False, True, False, True, False, True
+    ]
+
+
+def test_a_flat_tool_data_counts_as_the_walk_counts_it() -> None:
+    """The flat-dict shortcut for a tool's data adds up to what ``rough_size`` walks to: a
+    dict just under the limit by the walk's count is under it by the shortcut's too."""
+    flat = {"status": "async_launched", "agentId": "main/a-1", "n": 3, "ok": None}
+    message = UserMessage(content="", tool_use_result=flat)
+    item = TranscriptEntry(uuid="u", parent_uuid=None, session_id="s", timestamp=0.0,
+                           message=message)  # fmt: skip
+    size = 128 + 4 * 0 + rough_size(flat, 1 << 30)  # the entry, its empty text, the data
+    assert not is_large([item], limit=size)
+    assert is_large([item], limit=size - 1)
 
 
 def test_is_large_measures_text_items_of_a_tool_result_by_length() -> None:

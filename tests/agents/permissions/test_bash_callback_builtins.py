@@ -1,0 +1,62 @@
+"""Builtins that run a command string they are given: ``mapfile``/``readarray -C`` runs its
+callback as it reads, ``compgen -C``/``-F`` runs a command or function to complete a word (also
+outside an interactive shell), ``complete`` and ``bind -x`` name commands the shell runs later.
+None is auto-approved; each ``RUNS`` row is checked against bash itself."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from agents.permissions import PermissionResultDeny
+
+from .helpers import Recorder, decide, make_gate
+
+RUNS = [
+    "mapfile -C 'CMD' -c 1 arr <<< a",
+    "mapfile -tC 'CMD' -c1 arr <<< a",
+    "mapfile -C'CMD' -c 1 arr <<< a",
+    "readarray -C 'CMD' -c 1 arr <<< a",
+    "compgen -C 'CMD' x",
+]
+LATER = ["complete -C 'rm x' ls", "compgen -F rm x", "bind -x '\"\\C-a\":rm x'"]
+ALLOW = ["Bash(mapfile *)", "Bash(readarray *)", "Bash(compgen *)", "Bash(complete *)"]
+
+
+@pytest.mark.parametrize("command", [r.replace("CMD", "rm x") for r in RUNS] + LATER)
+async def test_a_builtin_running_a_command_string_asks_under_an_allow_rule(
+    command: str, tmp_path: Path
+) -> None:
+    callback = Recorder(PermissionResultDeny(message="no"))
+    gate = make_gate(str(tmp_path), allow=[*ALLOW, "Bash(bind *)"], callback=callback)
+    outcome = await decide(gate, "Bash", {"command": command})
+    assert outcome.decided_by == "callback", outcome
+
+
+@pytest.mark.parametrize("command", [r.replace("CMD", "rm x") for r in RUNS] + LATER)
+async def test_a_builtin_running_a_command_string_is_not_allowed_past_a_deny_rule(
+    command: str, tmp_path: Path
+) -> None:
+    callback = Recorder(PermissionResultDeny(message="no"))
+    gate = make_gate(
+        str(tmp_path), mode="bypassPermissions", deny=["Bash(rm *)"], callback=callback
+    )
+    outcome = await decide(gate, "Bash", {"command": command})
+    assert outcome.behavior == "deny" or outcome.decided_by == "callback", outcome
+
+
+@pytest.mark.parametrize("command", ["mapfile -t arr < f", "readarray -n 2 arr < f"])
+async def test_reading_lines_into_an_array_stays_allowed(command: str, tmp_path: Path) -> None:
+    gate = make_gate(str(tmp_path), allow=ALLOW, callback=Recorder())
+    outcome = await decide(gate, "Bash", {"command": command})
+    assert (outcome.behavior, outcome.decided_by) == ("allow", "rule"), outcome
+
+
+@pytest.mark.parametrize("command", RUNS)
+def test_each_row_runs_its_command_in_bash(command: str, tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    script = command.replace("CMD", f"touch {marker}")
+    subprocess.run(["bash", "-c", script], capture_output=True, timeout=10, check=False)
+    assert marker.exists(), command

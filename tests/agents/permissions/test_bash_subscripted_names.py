@@ -1,0 +1,112 @@
+"""A variable name with a subscript, given to a builtin that assigns or tests it, runs code.
+
+Bash evaluates the subscript of ``a[…]`` as arithmetic when ``read``, ``printf -v``, the
+``declare`` family, ``unset``, ``test -v`` or ``[[ -v ]]`` uses the name, and arithmetic
+expands the ``$(…)`` inside: ``read 'a[$(rm x)]'`` runs ``rm`` although every word is quoted.
+So do a quoted string inside ``$(( ))``, the target of ``declare -n``, a quoted compound
+assignment given to ``declare -a`` (expanded a second time), and any assignment after
+``declare -i``. Each such spelling asks; each row of ``RUNS`` is checked against bash itself.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from agents.permissions import PermissionResultDeny
+
+from .helpers import Recorder, decide, make_gate
+
+RUNS = [
+    "read 'arr[$(CMD)]' <<< 1",
+    "read -r 'arr[$(CMD)]' <<< 1",
+    'read "arr[\\$(CMD)]" <<< 1',
+    "printf -v 'arr[$(CMD)]' 1",
+    "declare 'arr[$(CMD)]=1'",
+    "typeset 'arr[$(CMD)]=1'",
+    "local 'arr[$(CMD)]'=1",
+    "declare -a 'a=($(CMD))'",
+    "declare -a 'a=([$(CMD)]=1)'",
+    "declare -n r='arr[$(CMD)]'; echo $r",
+    "declare -i n; n='arr[$(CMD)]'",
+    "arr=(); unset 'arr[$(CMD)]'",
+    "test -v 'arr[$(CMD)]'",
+    "[ -v 'arr[$(CMD)]' ]",
+    "[[ -v 'arr[$(CMD)]' ]]",
+    "echo $(( 'arr[$(CMD)]' ))",
+]
+
+PLAIN = [
+    "read -r line <<< 1",
+    "read -p '[y/n] ' answer <<< y",
+    "read -a words <<< 'a b'",
+    "printf '[%s]' x",
+    'printf "%s\\n" "$HOME"',
+    "printf -v out '%s' x",
+    "declare -a arr=(a b)",
+    'export FOO="$HOME"',
+    "local x=1",
+    "unset 'arr[1]'",
+    "test -v HOME",
+    "echo $(( 1 + 2 ))",
+]
+
+ALLOW = [
+    f"Bash({name} *)"
+    for name in ("read", "printf", "declare", "typeset", "local", "export", "unset", "echo", "[")
+] + ["Bash(test *)", "Bash(arr=*)"]
+
+
+@pytest.mark.parametrize("command", RUNS)
+async def test_a_subscripted_name_that_runs_code_asks_under_allow_rules(
+    command: str, tmp_path: Path
+) -> None:
+    callback = Recorder(PermissionResultDeny(message="no"))
+    gate = make_gate(str(tmp_path), allow=ALLOW, callback=callback, home=str(tmp_path))
+    outcome = await decide(gate, "Bash", {"command": command.replace("CMD", "rm x")})
+    assert outcome.decided_by == "callback", outcome
+
+
+@pytest.mark.parametrize("command", RUNS)
+async def test_a_subscripted_name_that_runs_code_is_not_allowed_past_a_deny_rule(
+    command: str, tmp_path: Path
+) -> None:
+    callback = Recorder(PermissionResultDeny(message="no"))
+    gate = make_gate(
+        str(tmp_path),
+        mode="bypassPermissions",
+        deny=["Bash(rm *)"],
+        callback=callback,
+        home=str(tmp_path),
+    )
+    outcome = await decide(gate, "Bash", {"command": command.replace("CMD", "rm x")})
+    assert outcome.behavior == "deny" or outcome.decided_by == "callback", outcome
+
+
+@pytest.mark.parametrize("command", PLAIN)
+async def test_plain_names_stay_allowed(command: str, tmp_path: Path) -> None:
+    gate = make_gate(str(tmp_path), allow=ALLOW, callback=Recorder(), home=str(tmp_path))
+    outcome = await decide(gate, "Bash", {"command": command})
+    assert (outcome.behavior, outcome.decided_by) == ("allow", "rule"), outcome
+
+
+@pytest.mark.parametrize("command", RUNS)
+def test_each_row_runs_its_command_in_bash(command: str, tmp_path: Path) -> None:
+    """The rows are real: bash, inside a function (for ``local``), creates the marker."""
+    marker = tmp_path / "ran"
+    script = "f() { " + command.replace("CMD", f"touch {marker}") + "; }; f"
+    subprocess.run(["bash", "-c", script], capture_output=True, timeout=10, check=False)
+    assert marker.exists(), command
+
+
+@pytest.mark.parametrize("command", ["[[ -v HOME ]]", "[[ -v arr[@] ]]", "[[ -v arr[0] ]]"])
+async def test_a_plain_name_tested_by_double_brackets_is_allowed_by_the_mode(
+    command: str, tmp_path: Path
+) -> None:
+    gate = make_gate(
+        str(tmp_path), mode="bypassPermissions", deny=["Bash(rm *)"], home=str(tmp_path)
+    )
+    outcome = await decide(gate, "Bash", {"command": command})
+    assert (outcome.behavior, outcome.decided_by) == ("allow", "mode"), outcome
