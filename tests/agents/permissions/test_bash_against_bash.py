@@ -70,14 +70,27 @@ REDIRECTIONS = [">/dev/null", "2>/dev/null", "2>&1", "</dev/null", "&>/dev/null"
 @st.composite
 def lines(draw: st.DrawFn, words: list[str]) -> str:
     """``words`` spelt as :func:`spellings` does, redirections anywhere after the first, in a
-    wrapper, after another command, in a compound form."""
+    wrapper, after another command, in a compound form or where a builtin evaluates it."""
     spelt = [draw(spellings(word)) for word in words]
     for _ in range(draw(st.integers(0, 2))):
         spelt.insert(draw(st.integers(1, len(spelt))), draw(st.sampled_from(REDIRECTIONS)))
     command = draw(st.sampled_from(WRAPPERS)) + " ".join(spelt)
     before = draw(st.sampled_from(["", "ls; ", "ls && ", "ls | ", "\\\n"]))
-    shape = draw(st.sampled_from(["{}", "{{ {}; }}", "( {} )", "echo $({})", "{} &", "! {}"]))
+    shape = draw(st.sampled_from([*SHAPES, *EVALUATED]))
     return shape.format(before + command)
+
+
+SHAPES = ["{}", "{{ {}; }}", "( {} )", "echo $({})", "{} &", "! {}"]
+#: Where bash runs a command from inside a quoted word: a subscript it evaluates, a callback.
+EVALUATED = [
+    "read 'a[$({})]' <<< 1",
+    "printf -v 'a[$({})]' 1",
+    "declare 'a[$({})]=1'",
+    "[[ -v 'a[$({})]' ]]",
+    "echo $(( 'a[$({})]' ))",
+    "mapfile -C '{}' -c 1 a <<< x",
+    "compgen -C '{}' x",
+]
 
 
 def bash_runs(line: str) -> set[str]:
@@ -150,3 +163,4 @@ def test_the_comparison_reads_what_bash_runs() -> None:
     assert bash_runs("r\\\nm x") == {"rm x"}
     assert bash_runs("'r'\\m >/dev/null -rf /; ls") == {"rm -rf /", "ls"}
     assert bash_runs("echo rm") == set()
+    assert bash_runs("read 'a[$(rm x)]' <<< 1") == {"rm x"}
