@@ -76,7 +76,7 @@ def lines(draw: st.DrawFn, words: list[str]) -> str:
         spelt.insert(draw(st.integers(1, len(spelt))), draw(st.sampled_from(REDIRECTIONS)))
     command = draw(st.sampled_from(WRAPPERS)) + " ".join(spelt)
     before = draw(st.sampled_from(["", "ls; ", "ls && ", "ls | ", "\\\n"]))
-    shape = draw(st.sampled_from([*SHAPES, *EVALUATED]))
+    shape = draw(st.one_of(st.sampled_from(SHAPES), st.sampled_from(EVALUATED)))
     return shape.format(before + command)
 
 
@@ -109,6 +109,11 @@ def bash_runs(line: str) -> set[str]:
             return set(ran.read().splitlines())
 
 
+def _started(ran: set[str], command: str) -> bool:
+    """Whether ``command`` was started, maybe with more arguments (a callback gets some)."""
+    return any(r == command or r.startswith(command + " ") for r in ran)
+
+
 def decide_in_bypass_mode(line: str, deny: list[str]) -> tuple[str, str]:
     with tempfile.TemporaryDirectory() as cwd:
 
@@ -122,7 +127,7 @@ def decide_in_bypass_mode(line: str, deny: list[str]) -> tuple[str, str]:
 
 
 EXAMPLES = settings(
-    max_examples=int(os.environ.get("BASH_DIFFERENTIAL_EXAMPLES", "200")),
+    max_examples=int(os.environ.get("BASH_DIFFERENTIAL_EXAMPLES", "300")),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
@@ -145,7 +150,7 @@ def test_a_spelling_of_rm_that_bash_runs_is_never_allowed_past_a_deny_rule(
 def test_a_spelling_of_a_removal_of_the_root_that_bash_runs_asks_in_bypass_mode(
     line: str,
 ) -> None:
-    if "rm -rf /" in bash_runs(line):
+    if _started(bash_runs(line), "rm -rf /"):
         behavior, decided_by = decide_in_bypass_mode(line, [])
         assert decided_by == "callback", (line, behavior, decided_by)
 
@@ -153,7 +158,7 @@ def test_a_spelling_of_a_removal_of_the_root_that_bash_runs_asks_in_bypass_mode(
 @EXAMPLES
 @given(line=lines(["git", "push", "--force"]))
 def test_a_spelling_of_a_denied_subcommand_that_bash_runs_is_never_allowed(line: str) -> None:
-    if "git push --force" in bash_runs(line):
+    if _started(bash_runs(line), "git push --force"):
         behavior, decided_by = decide_in_bypass_mode(line, ["Bash(git push --force *)"])
         assert behavior == "deny" or decided_by == "callback", (line, behavior, decided_by)
 
