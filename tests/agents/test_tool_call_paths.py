@@ -19,6 +19,7 @@ from agents import (
     tool,
 )
 from agents.hooks import HookContext, HookMatcher
+from agents.messages import TextBlock, ThinkingBlock, ToolUseBlock
 from agents.testing.scripted import ScriptedBackend, Step, text, tool_use
 
 from .helpers import collect, result_of
@@ -185,8 +186,8 @@ def _comparable(value: Any) -> Any:
     return value
 
 
-async def _run_varied(project: Path, **options: Any) -> tuple[Any, Any]:
-    calls = [
+async def _run_varied(project: Path, **options: Any) -> tuple[Any, Any, Any]:
+    calls: list[TextBlock | ThinkingBlock | ToolUseBlock] = [
         tool_use("mcp__v__ok", {"key": "a"}, id="c1"),
         tool_use("mcp__v__err", {"key": "b"}, id="c2"),
         tool_use("mcp__v__boom", {"key": "c"}, id="c3"),
