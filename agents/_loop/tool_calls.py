@@ -311,6 +311,7 @@ class _Turn:
         its own; any other goes through the gate's slow path (``_gated``), which runs the
         handler the same way (``tests/agents/test_tool_call_paths.py`` compares the two)."""
         loop = self.loop
+        session = loop.session
         tool = self.tool_of(call.name)
         data = None
         if tool is None:
@@ -329,7 +330,7 @@ class _Turn:
                 else:
                     if gate is not None:
                         await checkpoint_if_cancelled()  # what ``gate.check`` would do
-                    if loop.session.ledger.exhausted:  # no tool starts after the trip
+                    if session.ledger.exhausted:  # no tool starts after the trip
                         output = ToolOutput.error(BUDGET_LIMIT_TEXT)
                     else:
                         # ``_execute`` inlined, for a call with its own input and no context
@@ -355,7 +356,6 @@ class _Turn:
             tool_use_id=call.id, content=output.content, is_error=True if output.is_error else None
         )
         # ``loop.publish`` inlined (a coroutine less per call): into the transcript, then out
-        session = loop.session
         message = UserMessage(
             content=[block],
             parent_tool_use_id=loop.parent_tool_use_id,
