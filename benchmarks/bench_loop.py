@@ -191,6 +191,10 @@ def bench_instructions(turns: int, python: str = sys.executable) -> None:
     """The per-call and per-turn figures as instruction counts: the stable figure on a shared
     machine (the same code counts the same within a fraction of a percent). ``python``:
     another build's interpreter (its venv), to compare builds in one run."""
+    # once without valgrind first: modules changed since their bytecode was cached are compiled
+    # (and cached) then, not in the first count, where the compiler's work would inflate ``base``
+    code = _CALLGRIND_CHILD.format(here=callgrind.HERE, turns=0, calls=0)
+    subprocess.run([python, "-c", code], check=True, cwd=callgrind.HERE)
     base = _instructions(0, 0, python)
     one = _instructions(turns, 1, python) - base
     two = _instructions(turns, 2, python) - base
