@@ -191,13 +191,25 @@ def bench_instructions(turns: int, python: str = sys.executable) -> None:
     """The per-call and per-turn figures as instruction counts: the stable figure on a shared
     machine (the same code counts the same within a fraction of a percent). ``python``:
     another build's interpreter (its venv), to compare builds in one run."""
+    # once without valgrind first: modules changed since their bytecode was cached are compiled
+    # (and cached) then, not in the first count, where the compiler's work would inflate ``base``
+    code = _CALLGRIND_CHILD.format(here=callgrind.HERE, turns=0, calls=0)
+    subprocess.run([python, "-c", code], check=True, cwd=callgrind.HERE)
     base = _instructions(0, 0, python)
     one = _instructions(turns, 1, python) - base
+    two = _instructions(turns, 2, python) - base
     many = _instructions(turns, 11, python) - base
     per_call = (many - one) / (turns * 10)
     per_turn = one / (turns + 1) - per_call
+    # The same difference split in two: a call more in a turn that already fans out, and what
+    # fanning out costs a turn once (the scheduler's nursery and helper task for a read-only
+    # run of two calls or more), which ``per_call`` spreads over the ten calls it adds.
+    per_call_in_fanout = (many - two) / (turns * 9)
+    fanout_per_turn = (two - one) / turns - per_call_in_fanout
     emit(bench="overhead", clock="instructions", turns=turns, python=python,
          per_call_instructions=round(per_call), per_turn_instructions=round(per_turn),
+         per_call_in_fanout_instructions=round(per_call_in_fanout),
+         fanout_per_turn_instructions=round(fanout_per_turn),
          target_call_instructions=120_000, target_turn_instructions=250_000)
 
 

@@ -362,15 +362,18 @@ class AgentLoop:
         usage = response.usage
         model = response.model or self.model
         blocks = response.blocks
+        message_id = response.message_id
+        parent = self.parent_tool_use_id
+        session_id = session.session_id
         messages = [
             AssistantMessage(
                 content=[block],
                 model=model,
-                message_id=response.message_id,
-                parent_tool_use_id=self.parent_tool_use_id,
+                message_id=message_id,
+                parent_tool_use_id=parent,
                 usage=usage,
                 uuid=new_id(),
-                session_id=session.session_id,
+                session_id=session_id,
             )
             for block in blocks
         ]

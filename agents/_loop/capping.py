@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import attrs
+from msgspec.structs import replace
 
 from ..tools.base import Tool, ToolOutput, truncate
 
@@ -34,7 +34,7 @@ def capped(tool: Tool, output: ToolOutput) -> ToolOutput:
     if isinstance(content, str):
         if len(content) <= cap:
             return output
-        return attrs.evolve(output, content=truncate(content, cap))
+        return replace(output, content=truncate(content, cap))
     if len(content) == 1:  # one item, the common case: fits unless it is a long text
         only = content[0]
         if only.get("type") != "text" or len(only.get("text", "")) <= cap:
@@ -55,7 +55,7 @@ def capped(tool: Tool, output: ToolOutput) -> ToolOutput:
             f"capped at {cap} characters and {MAX_CONTENT_ITEMS} items)]"
         )
         kept.append({"type": "text", "text": note})
-    return attrs.evolve(output, content=kept)
+    return replace(output, content=kept)
 
 
 def _cut_point(content: list[dict[str, Any]], cap: int) -> tuple[int, int] | None:

@@ -32,7 +32,7 @@ from .budget import (
     overrun_message,
     watching_the_budget,
 )
-from .response import FEED, Response, ResponseBuilder
+from .response import Response, ResponseBuilder
 from .run import RunEnd, budget_end, new_id
 
 if TYPE_CHECKING:
@@ -257,9 +257,5 @@ class ModelCall:
                         StreamEvent(uuid=new_id(), session_id=sid, event=_to_builtins(event))
                     )
             else:
-                handler_of = FEED.get  # ``builder.feed`` inlined: this runs for every event
-                async for event in events:
-                    handler = handler_of(type(event))
-                    if handler is not None:
-                        handler(builder, event)
+                await builder.consume(events)
         return builder.finish()

@@ -10,7 +10,7 @@ for the tool call.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import attrs
@@ -47,10 +47,8 @@ class Response:
     #: tool_use id → why its input could not be used (invalid JSON)
     bad_inputs: dict[str, str] = attrs.Factory(dict)
     complete: bool = False
-
-    @property
-    def tool_uses(self) -> list[ToolUseBlock]:
-        return [b for b in self.blocks if isinstance(b, ToolUseBlock)]
+    #: the tool_use blocks of ``blocks``, in order (kept as they are added: read every turn)
+    tool_uses: list[ToolUseBlock] = attrs.Factory(list)
 
     @property
     def text(self) -> str:
@@ -73,15 +71,39 @@ class ResponseBuilder:
         if handler is not None:  # anything else (a backend's own events) has nothing to add
             handler(self, event)
 
+    async def consume(self, events: AsyncIterator[Any]) -> None:
+        """Feed every event of ``events``: ``feed`` with the block events' steps inlined (this
+        runs for every event of every response; a call per event is a tenth of its cost)."""
+        parts = self._parts
+        starts = self._starts
+        text_field = _DELTA_TEXT.get
+        handler_of = FEED.get
+        async for event in events:
+            kind = type(event)
+            if kind is ContentBlockDelta:
+                delta = event.delta
+                field = text_field(delta.get("type"))
+                if field is None:
+                    self._delta(event)
+                else:
+                    parts[event.index].append(delta[field])
+            elif kind is ContentBlockStart:
+                index = event.index
+                starts[index] = event.content_block
+                parts[index] = []
+            elif kind is ContentBlockStop:
+                self._block_stop(event)
+            else:
+                handler = handler_of(kind)
+                if handler is not None:  # anything else has nothing to add
+                    handler(self, event)
+
     def _delta(self, event: ContentBlockDelta) -> None:
         delta = event.delta
         kind = delta.get("type")
-        if kind == "text_delta":
-            self._parts[event.index].append(delta["text"])
-        elif kind == "input_json_delta":
-            self._parts[event.index].append(delta["partial_json"])
-        elif kind == "thinking_delta":
-            self._parts[event.index].append(delta["thinking"])
+        field = _DELTA_TEXT.get(kind)
+        if field is not None:
+            self._parts[event.index].append(delta[field])
         elif kind == "signature_delta":
             self._signatures[event.index] = delta["signature"]
         else:
@@ -117,13 +139,10 @@ class ResponseBuilder:
         text = "".join(self._parts.pop(index, ()))
         kind = start.get("type")
         r = self.response
-        if kind == "text":
-            body = (start.get("text") or "") + text
-            r.blocks.append(TextBlock(text=body))
-            r.api_content.append({"type": "text", "text": body})
-        elif kind == "tool_use":
-            tool_id, name = start["id"], start["name"]
-            tool_input: dict[str, Any] = start.get("input") or {}
+        if kind == "tool_use":
+            tool_id = start["id"]
+            name = start["name"]
+            tool_input: dict[str, Any]
             if text:
                 try:
                     tool_input = _json_decode(text)
@@ -131,10 +150,18 @@ class ResponseBuilder:
                     r.bad_inputs[tool_id] = f"invalid tool input JSON ({exc}): {text[:200]!r}"
                     log.warning("tool %s %s: %s", name, tool_id, r.bad_inputs[tool_id])
                     tool_input = {}
-            r.blocks.append(ToolUseBlock(id=tool_id, name=name, input=tool_input))
+            else:
+                tool_input = start.get("input") or {}
+            block = ToolUseBlock(tool_id, name, tool_input)
+            r.blocks.append(block)
+            r.tool_uses.append(block)
             r.api_content.append(
                 {"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}
             )
+        elif kind == "text":
+            body = (start.get("text") or "") + text
+            r.blocks.append(TextBlock(text=body))
+            r.api_content.append({"type": "text", "text": body})
         elif kind == "thinking":
             body = (start.get("thinking") or "") + text
             signature = self._signatures.pop(index, start.get("signature") or "")
@@ -151,6 +178,13 @@ class ResponseBuilder:
             raise APIConnectionError("stream ended before message_stop")
         return self.response
 
+
+#: the field holding a delta's text, by the delta's type (a signature is not text)
+_DELTA_TEXT: dict[Any, str] = {
+    "text_delta": "text",
+    "input_json_delta": "partial_json",
+    "thinking_delta": "thinking",
+}
 
 #: the builder's step for each type of stream event (anything else has nothing to add)
 FEED: dict[type, Callable[[ResponseBuilder, Any], None]] = {

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
+from trio.lowlevel import checkpoint_if_cancelled
 
 from runtime import ToolScheduler
 
@@ -45,10 +46,20 @@ class ToolCalls:
     round: a finished agent is freed at once, without waiting for the cycle collector)."""
 
     scheduler: ToolScheduler
+    #: whether hooks see a call's output, for a success and for a failure (PostToolUse,
+    #: PostToolUseFailure): asked once per agent, as its seams and its session's hooks are set
+    #: when it is made (``Seams.sees_tool_output``)
+    sees_success: bool = False
+    sees_failure: bool = False
 
     @classmethod
     def for_loop(cls, loop: AgentLoop) -> ToolCalls:
-        return cls(ToolScheduler(loop.session.options.max_tool_concurrency))
+        seams = loop.seams
+        return cls(
+            ToolScheduler(loop.session.options.max_tool_concurrency),
+            seams.sees_tool_output(loop, False),
+            seams.sees_tool_output(loop, True),
+        )
 
     async def run(
         self, loop: AgentLoop, calls: list[ToolUseBlock], response: Response, run: Run
@@ -61,13 +72,13 @@ class ToolCalls:
         session = loop.session
         if not (session.denials_interrupt or (session.client_interrupts and loop.is_main)):
             # nothing can interrupt this phase: no cancel scope for it
-            turn = _Turn(loop, run, response.bad_inputs, None)
+            turn = _Turn(loop, run, response.bad_inputs, None, self)
             await self._schedule(loop, calls, turn)
             results = turn.results
             _append_results(loop, [results[c.id] for c in calls])
             return True
         with loop.interruptible() as scope:
-            turn = _Turn(loop, run, response.bad_inputs, scope)
+            turn = _Turn(loop, run, response.bad_inputs, scope, self)
             await self._schedule(loop, calls, turn)
         results = turn.results
         if scope.cancelled_caught:
@@ -255,21 +266,38 @@ def _raised(call: ToolUseBlock, exc: Exception) -> ToolOutput:
     return ToolOutput.error(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
 
 
-@attrs.define(eq=False)
 class _Turn:
-    """The calls of one response in flight: what the scheduler's tasks share."""
+    """The calls of one response in flight: what the scheduler's tasks share.
 
-    loop: AgentLoop
-    run: Run
-    bad_inputs: dict[str, str]
-    #: the tool phase's scope (``AgentLoop.interrupt`` cancels it too); None when nothing can
-    #: interrupt the phase (no client, and no permission answer can ask to)
-    scope: trio.CancelScope | None
-    #: call id → result, as each call finishes (kept when the turn is interrupted)
-    results: dict[str, ToolResultBlock] = attrs.Factory(dict)
+    A plain class with slots: one is made per turn, and attrs' ``__attrs_post_init__`` would be
+    a call more."""
+
+    __slots__ = ("bad_inputs", "loop", "results", "run", "scope", "sees_failure", "sees_success",
+                 "tool_of")  # fmt: skip
+
+    def __init__(
+        self,
+        loop: AgentLoop,
+        run: Run,
+        bad_inputs: dict[str, str],
+        scope: trio.CancelScope | None,
+        tool_calls: ToolCalls,
+    ) -> None:
+        self.loop = loop
+        self.run = run
+        self.bad_inputs = bad_inputs
+        #: the tool phase's scope (``AgentLoop.interrupt`` cancels it too); None when nothing
+        #: can interrupt the phase (no client, and no permission answer can ask to)
+        self.scope = scope
+        #: call id → result, as each call finishes (kept when the turn is interrupted)
+        self.results: dict[str, ToolResultBlock] = {}
+        #: the agent's tools by name (``ToolRegistry.lookup``: no Python code runs per look-up)
+        self.tool_of = loop.tools.lookup
+        self.sees_success = tool_calls.sees_success
+        self.sees_failure = tool_calls.sees_failure
 
     def read_only(self, call: ToolUseBlock) -> bool:
-        tool = self.loop.tools.get(call.name)
+        tool = self.tool_of(call.name)
         return tool is not None and tool.read_only
 
     async def call(self, call: ToolUseBlock) -> ToolResultBlock:
@@ -279,62 +307,55 @@ class _Turn:
         The tool is looked up, its input validated (before the gate is asked: an input that
         fails the tool's schema is an error naming the field in every mode, with no permission
         asked), the gate asked, the handler awaited, the output capped and PostToolUse run.
-        The common case — a call the gate passes at once, with no hooks — runs here without a
-        coroutine of its own; any other goes through the gate's slow path (``_admit``)."""
+        The common case — a call the gate passes at once — runs here without a coroutine of
+        its own; any other goes through the gate's slow path (``_gated``), which runs the
+        handler the same way (``tests/agents/test_tool_call_paths.py`` compares the two)."""
         loop = self.loop
-        run = self.run
-        tool = loop.tools.get(call.name)
+        session = loop.session
+        tool = self.tool_of(call.name)
         data = None
         if tool is None:
             output = _no_such_tool(loop, call)
         elif self.bad_inputs and call.id in self.bad_inputs:
             output = ToolOutput.error(f"invalid input for {call.name}: {self.bad_inputs[call.id]}")
         else:
-            admitted: _Admitted | ToolOutput | None = None  # None: as it is, nothing to add
             try:
                 parsed = tool.validate(call.input)
             except ToolInputError as exc:
-                admitted = ToolOutput.error(str(exc))
+                output = ToolOutput.error(str(exc))
             else:
                 gate = loop.gate
-                if gate is None:
-                    pass
-                elif gate.passes_at_once(call, tool):
-                    await trio.lowlevel.checkpoint_if_cancelled()  # what ``check`` would do
+                if gate is not None and not gate.passes_at_once(call, tool):
+                    output, data = await self._gated(call, tool, parsed)
                 else:
-                    admitted = await _admit(loop, call, tool, parsed, run)
-            if isinstance(admitted, ToolOutput):
-                output = admitted
-            elif loop.session.ledger.exhausted:  # no tool starts after the trip
-                output = ToolOutput.error(BUDGET_LIMIT_TEXT)
-            else:
-                tool_input = call.input
-                context: tuple[str, ...] = ()  # PreToolUse hooks' additionalContext
-                if type(admitted) is _Admitted:
-                    parsed, tool_input, context = (
-                        admitted.parsed, admitted.tool_input, admitted.context
-                    )  # fmt: skip
-                raised = False
-                try:
-                    context_of_call = _context(loop, call) if tool.takes_context else NO_CONTEXT
-                    output = await tool.handler(parsed, context_of_call)
-                except Exception as exc:
-                    raised = True
-                    output = _raised(call, exc)
-                else:
-                    output = capped(tool, output)
-                # PostToolUse hooks and the gate's hook context, only where there are some
-                if context or loop.seams.sees_tool_output(loop, output.is_error):
-                    output = await loop.seams.after_tool(
-                        loop, call, tool_input, output, context, run
-                    )
-                if not raised:
-                    data = output.data
+                    if gate is not None:
+                        await checkpoint_if_cancelled()  # what ``gate.check`` would do
+                    if session.ledger.exhausted:  # no tool starts after the trip
+                        output = ToolOutput.error(BUDGET_LIMIT_TEXT)
+                    else:
+                        # ``_execute`` inlined, for a call with its own input and no context
+                        try:
+                            output = await tool.handler(
+                                parsed, _context(loop, call) if tool.takes_context else NO_CONTEXT
+                            )
+                        except Exception as exc:
+                            output = _raised(call, exc)
+                            if self.sees_failure:
+                                output = await loop.seams.after_tool(
+                                    loop, call, call.input, output, (), self.run
+                                )
+                        else:
+                            if tool.output_cap is not None:
+                                output = capped(tool, output)
+                            if self.sees_failure if output.is_error else self.sees_success:
+                                output = await loop.seams.after_tool(
+                                    loop, call, call.input, output, (), self.run
+                                )
+                            data = output.data
         block = ToolResultBlock(
             tool_use_id=call.id, content=output.content, is_error=True if output.is_error else None
         )
         # ``loop.publish`` inlined (a coroutine less per call): into the transcript, then out
-        session = loop.session
         message = UserMessage(
             content=[block],
             parent_tool_use_id=loop.parent_tool_use_id,
@@ -350,7 +371,7 @@ class _Turn:
             if nowait is None or not nowait(message):
                 await session.emit(message)
         self.results[call.id] = block
-        if call.id == run.interrupt_call:
+        if call.id == self.run.interrupt_call:
             # only now: the denial's own result is kept, the other calls are interrupted
             if self.scope is None:
                 raise RuntimeError(
@@ -359,6 +380,40 @@ class _Turn:
                 )
             self.scope.cancel(reason="permission denied with interrupt")
         return block
+
+    async def _gated(
+        self, call: ToolUseBlock, tool: Tool, parsed: Any
+    ) -> tuple[ToolOutput, dict[str, Any] | None]:
+        """The slow path of a call with a valid input: the gate's pipeline, then the handler
+        with the input the gate left and the context its hooks added."""
+        admitted = await _admit(self.loop, call, tool, parsed, self.run)
+        if isinstance(admitted, ToolOutput):
+            return admitted, None
+        if self.loop.session.ledger.exhausted:  # no tool starts after the trip
+            return ToolOutput.error(BUDGET_LIMIT_TEXT), None
+        return await self._execute(call, tool, admitted)
+
+    async def _execute(
+        self, call: ToolUseBlock, tool: Tool, admitted: _Admitted
+    ) -> tuple[ToolOutput, dict[str, Any] | None]:
+        """The handler, the output cap and PostToolUse: the output and its ``data`` (None
+        when the handler raised)."""
+        loop = self.loop
+        raised = False
+        try:
+            context_of_call = _context(loop, call) if tool.takes_context else NO_CONTEXT
+            output = await tool.handler(admitted.parsed, context_of_call)
+        except Exception as exc:
+            raised = True
+            output = _raised(call, exc)
+        else:
+            output = capped(tool, output)
+        # PostToolUse hooks and the gate's hook context, only where there are some
+        if admitted.context or (self.sees_failure if output.is_error else self.sees_success):
+            output = await loop.seams.after_tool(
+                loop, call, admitted.tool_input, output, admitted.context, self.run
+            )
+        return output, None if raised else output.data
 
     async def not_started(self, call: ToolUseBlock) -> ToolResultBlock:
         """The result of a call whose wait for a slot the budget's trip cut: it never ran."""

@@ -63,9 +63,11 @@ class ToolAnnotations:
     openWorldHint: bool | None = None
 
 
-@attrs.frozen
-class ToolOutput:
-    """What a handler produced: ``content`` for the model, ``data`` for ``tool_use_result``."""
+class ToolOutput(msgspec.Struct, frozen=True):
+    """What a handler produced: ``content`` for the model, ``data`` for ``tool_use_result``.
+
+    A frozen msgspec Struct, not an attrs class: one is made for every tool call, and a frozen
+    attrs instance costs three times as much to make (``msgspec.structs.replace`` copies one)."""
 
     content: str | list[dict[str, Any]]
     is_error: bool = False
@@ -73,7 +75,7 @@ class ToolOutput:
 
     @classmethod
     def error(cls, text: str) -> ToolOutput:
-        return cls(content=text, is_error=True)
+        return cls(text, True)
 
 
 class FileAccess(Protocol):
@@ -144,7 +146,7 @@ class Tool:
     #: whether the handler reads its ``ToolContext``; one that does not (an in-process MCP
     #: tool's wrapper) is handed the shared, empty :data:`NO_CONTEXT`, saving a context per call
     takes_context: bool = True
-    _validator: Callable[[Any], str | None] | None = attrs.field(
+    _validator: Callable[[Mapping[str, Any]], Any] | None = attrs.field(
         default=None, init=False, repr=False
     )
     _definition: dict[str, Any] | None = attrs.field(default=None, init=False, repr=False)
@@ -161,17 +163,37 @@ class Tool:
 
     def validate(self, raw: Mapping[str, Any]) -> Any:
         """Validated input for the handler, or :class:`ToolInputError` naming what is wrong."""
-        if self.input_type is not None:
-            try:
-                return msgspec.convert(raw, self.input_type, str_keys=True)
-            except msgspec.ValidationError as exc:
-                raise ToolInputError(f"invalid input for {self.name}: {exc}") from None
-        if self._validator is None:
-            self._validator = _schema_validator(self.input_schema)
-        message = self._validator(raw)
-        if message is not None:
-            raise ToolInputError(f"invalid input for {self.name}: {message}")
-        return dict(raw)
+        validator = self._validator
+        if validator is None:
+            validator = self._validator = self._make_validator()
+        return validator(raw)
+
+    def _make_validator(self) -> Callable[[Mapping[str, Any]], Any]:
+        """The tool's validator (made at its first call): the input converted to
+        ``input_type``, or checked against ``input_schema`` and copied into a dict."""
+        name = self.name
+        input_type = self.input_type
+        if input_type is not None:
+            convert = msgspec.convert
+
+            def converted(raw: Mapping[str, Any]) -> Any:
+                try:
+                    return convert(raw, input_type, str_keys=True)
+                except msgspec.ValidationError as exc:
+                    raise ToolInputError(f"invalid input for {name}: {exc}") from None
+
+            return converted
+        fits = _fast_check(self.input_schema)
+        check = _schema_validator(self.input_schema)
+
+        def checked(raw: Mapping[str, Any]) -> dict[str, Any]:
+            if fits is None or not fits(raw):  # the fast check passes only what fits
+                message = check(raw)
+                if message is not None:
+                    raise ToolInputError(f"invalid input for {name}: {message}")
+            return dict(raw)
+
+        return checked
 
 
 _JSON_TYPES: dict[str, Callable[[Any], bool]] = {
@@ -254,6 +276,44 @@ def _schema_validator(schema: Mapping[str, Any]) -> Callable[[Any], str | None]:
         return f"{error.message} - at `{error.json_path}`"
 
     return check
+
+
+def _fast_check(schema: Mapping[str, Any]) -> Callable[[Any], bool] | None:
+    """For the common shape of custom tools' schemas (see :func:`_simple_validator`), a check
+    that says True only for an input that fits it: a dict with every required field and each
+    field of the exact type a JSON decoder gives (what a model's input is). Anything else it
+    says False to goes through the full check, which finds the error or lets it pass (a
+    subclass, a bool's int ...). None when the schema has another shape."""
+    if _simple_validator(schema) is None:
+        return None
+    required = frozenset(schema.get("required") or ())
+    exact = {
+        name: _EXACT_TYPES[prop["type"]]
+        for name, prop in (schema.get("properties") or {}).items()
+        if prop.get("type") is not None
+    }
+    items = tuple(exact.items())
+    if len(items) == 1:  # one typed field, the usual case: no loop
+        ((only, only_types),) = items
+
+        def fits_one(instance: Any) -> bool:
+            return (
+                type(instance) is dict
+                and required.issubset(instance)
+                and (only not in instance or type(instance[only]) in only_types)
+            )
+
+        return fits_one
+
+    def fits(instance: Any) -> bool:
+        if type(instance) is not dict or not required.issubset(instance):
+            return False
+        for name, types in items:
+            if name in instance and type(instance[name]) not in types:
+                return False
+        return True
+
+    return fits
 
 
 _PY_TYPES: dict[Any, str] = {
@@ -360,8 +420,10 @@ def create_sdk_mcp_server(
 
 
 def _wrap_sdk_tool(full_name: str, sdk: SdkMcpTool) -> Tool:
+    handler = sdk.handler
+
     async def run(args: Any, ctx: ToolContext) -> ToolOutput:
-        result = await sdk.handler(args)
+        result = await handler(args)
         # ``type(...) is dict`` first: the ABC check costs more than the rest of this wrapper
         if (type(result) is not dict and not isinstance(result, Mapping)) or (
             "content" not in result
@@ -420,6 +482,12 @@ class ToolRegistry:
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
+
+    @property
+    def lookup(self) -> Callable[[str], Tool | None]:
+        """``get`` as the mapping's own method: a call that runs no Python code (the loop looks
+        up every tool call's tool). It stays valid as tools are added and removed."""
+        return self._tools.get
 
     def names(self) -> list[str]:
         return list(self._tools)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 import trio
 
@@ -493,3 +494,55 @@ def test_a_deferred_verdict_always_carries_the_text_the_model_sees() -> None:
     with pytest.raises(ValueError, match="deferred Verdict needs denied"):
         Verdict(input={}, deferred=True)
     assert Verdict(input={}, denied="deferred", deferred=True).deferred
+
+
+async def test_folding_a_stream_at_once_builds_what_feeding_it_event_by_event_builds() -> None:
+    """``ResponseBuilder.consume`` (the block events' steps inlined) against ``feed``: every
+    kind of block, a signature, a tool input split over deltas, one that is not JSON, an
+    unknown delta and a backend's own event."""
+    from agents._loop.response import ResponseBuilder
+    from agents.backends.base import (
+        ContentBlockStart,
+        ContentBlockStop,
+        MessageDelta,
+        MessageStart,
+        MessageStop,
+    )
+    from agents.backends.base import ModelRequest as Request
+    from agents.messages import ThinkingBlock
+    from agents.testing.scripted import events_for
+
+    step = Step([ThinkingBlock("hm", "sig"), text("hi"), tool_use("Read", {"file_path": "/x"})])
+    request = Request(model="m", messages=[], max_tokens=10)
+    events: list[Any] = events_for(step, request, "msg_1")[:-2]  # up to the last block's stop
+    events += [
+        ContentBlockStart(3, {"type": "tool_use", "id": "t2", "name": "Glob", "input": {}}),
+        ContentBlockDelta(3, {"type": "input_json_delta", "partial_json": '{"pat'}),
+        ContentBlockDelta(3, {"type": "input_json_delta", "partial_json": 'tern": "*"}'}),
+        ContentBlockStop(3),
+        ContentBlockStart(4, {"type": "tool_use", "id": "t3", "name": "Glob", "input": {}}),
+        ContentBlockDelta(4, {"type": "input_json_delta", "partial_json": "{not json"}),
+        ContentBlockDelta(4, {"type": "mystery_delta"}),
+        ContentBlockStop(4),
+        ContentBlockStart(5, {"type": "redacted_thinking", "data": "x"}),
+        ContentBlockStop(5),
+        "a backend's own event",
+        MessageDelta(delta={"stop_reason": "tool_use"}, usage={"output_tokens": 7}),
+        MessageStop(),
+    ]
+    assert isinstance(events[0], MessageStart)
+
+    async def stream() -> Any:
+        for event in events:
+            yield event
+
+    one = ResponseBuilder()
+    for event in events:
+        one.feed(event)
+    whole = ResponseBuilder()
+    await whole.consume(stream())
+    response = whole.finish()
+    assert attrs.asdict(response, recurse=False) == attrs.asdict(one.finish(), recurse=False)
+    assert [b.id for b in response.tool_uses] == [b.id for b in step.content[2:]] + ["t2", "t3"]
+    assert response.tool_uses[1].input == {"pattern": "*"} and "t3" in response.bad_inputs
+    assert response.blocks[0] == ThinkingBlock("hm", "sig") and len(response.api_content) == 6

@@ -8,6 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from agents import (
     AgentOptions,
     PermissionResultAllow,
@@ -17,6 +19,7 @@ from agents import (
     tool,
 )
 from agents.hooks import HookContext, HookMatcher
+from agents.messages import TextBlock, ThinkingBlock, ToolUseBlock
 from agents.testing.scripted import ScriptedBackend, Step, text, tool_use
 
 from .helpers import collect, result_of
@@ -141,3 +144,87 @@ async def test_an_input_that_fails_the_schema_never_runs(tmp_path: Path) -> None
     assert seen == []
     result = _result(backend)
     assert result.get("is_error") is True and "key" in str(result["content"])
+
+
+def _varied_server() -> Any:
+    """Tools whose calls end each way a call can end: an output, an error output, a raise, an
+    output over the cap."""
+
+    def make(name: str, body: Any) -> Any:
+        @tool(name, name, {"key": str}, annotations=ToolAnnotations(readOnlyHint=True))
+        async def handler(args: dict[str, Any]) -> dict[str, Any]:
+            return body(args["key"])  # type: ignore[no-any-return]
+
+        return handler
+
+    def boom(key: str) -> dict[str, Any]:
+        raise ValueError(f"boom {key}")
+
+    return create_sdk_mcp_server(
+        "v",
+        "1",
+        [
+            make("ok", lambda key: {"content": [{"type": "text", "text": f"ok {key}"}]}),
+            make("err", lambda key: {"content": f"failed {key}", "is_error": True}),
+            make("boom", boom),
+            make("big", lambda key: {"content": [{"type": "text", "text": key * 100_001}]}),
+        ],
+    )
+
+
+_VARYING = frozenset(
+    {"uuid", "session_id", "duration_ms", "duration_api_ms", "timestamp", "cwd", "message_id"}
+)
+
+
+def _comparable(value: Any) -> Any:
+    """A message (or request) as plain data without what differs between any two runs."""
+    if isinstance(value, dict):
+        return {k: _comparable(v) for k, v in value.items() if k not in _VARYING}
+    if isinstance(value, list):
+        return [_comparable(v) for v in value]
+    return value
+
+
+async def _run_varied(project: Path, **options: Any) -> tuple[Any, Any, Any]:
+    calls: list[TextBlock | ThinkingBlock | ToolUseBlock] = [
+        tool_use("mcp__v__ok", {"key": "a"}, id="c1"),
+        tool_use("mcp__v__err", {"key": "b"}, id="c2"),
+        tool_use("mcp__v__boom", {"key": "c"}, id="c3"),
+        tool_use("mcp__v__big", {"key": "d"}, id="c4"),
+        tool_use("mcp__v__ok", {"key": 5}, id="c5"),  # fails the schema
+        tool_use("mcp__v__nope", {"key": "e"}, id="c6"),  # no such tool
+    ]
+    backend = ScriptedBackend([Step(calls), Step([text("done")])])
+    opts = AgentOptions(
+        cwd=str(project), backend=backend, tools=[], mcp_servers={"v": _varied_server()}, **options
+    )
+    messages, error = await collect("go", opts)
+    assert error is None
+    stream = _comparable([msgspec.to_builtins(m) for m in messages])
+    # results are streamed as they finish, and a call through the gate's slow path finishes
+    # later than one the gate passed at once: the results by call, the rest in order
+    results = {m["content"][0]["tool_use_id"]: m for m in stream if m["type"] == "user"}
+    others = [m for m in stream if m["type"] != "user"]
+    assert len(results) == len(calls)
+    return others, results, _comparable(backend.requests[1].messages)
+
+
+async def test_the_fast_path_gives_what_the_slow_path_gives(tmp_path: Path) -> None:
+    """The same calls through the fast path (nothing configured) and through the gate's slow
+    path and PostToolUse (hooks registered that match none of these tools): the same messages
+    streamed and the same results sent back to the model, in call order."""
+    fast = await _run_varied(tmp_path)
+
+    async def never(data: dict[str, Any], _id: str | None, _ctx: HookContext) -> dict[str, Any]:
+        raise AssertionError("a hook for Bash fired on a custom tool")
+
+    hooks = {
+        event: [HookMatcher(matcher="Bash", hooks=[never])]
+        for event in ("PreToolUse", "PostToolUse", "PostToolUseFailure")
+    }
+    slow = await _run_varied(tmp_path, hooks=hooks)
+    assert fast == slow
+    results = fast[2][-1]["content"]
+    assert [r.get("is_error", False) for r in results] == [False, True, True, False, True, True]
+    assert "output truncated" in str(results[3]["content"])
