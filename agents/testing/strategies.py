@@ -185,8 +185,9 @@ class TreeSpec:
         spare = 2 * sum(len(n.steps) + 2 + sum(s.tools for s in n.steps) for n in self.nodes)
         if self.classify:
             out["classifier"] = [_step(self.side, [text("yes")]) for _ in range(spare)]
-        if self.compact:
-            out["compact"] = [_step(self.side, [text("summary")]) for _ in range(spare)]
+        # compaction answers even without a small window: a billed size (``billing``) can
+        # take a context past the threshold, and its request must not play an agent's step
+        out["compact"] = [_step(self.side, [text("summary")]) for _ in range(spare)]
         return out
 
     def backend(self) -> Backend:
