@@ -15,6 +15,7 @@ from agents.permissions import (
     PermissionOutcome,
     PermissionResult,
     PermissionResultAllow,
+    PermissionResultDeny,
     RuleSet,
     ToolPermissionContext,
 )
@@ -85,3 +86,16 @@ def decision(kind: str, reason: str = "", **extra: Any) -> dict[str, Any]:
             **extra,
         }
     }
+
+
+async def decide_bash(cwd: str, command: str, **gate: Any) -> PermissionOutcome:
+    """The outcome of ``command`` at a gate made by :func:`make_gate` with ``gate``; by default
+    home is ``cwd`` and a callback refuses whatever it is asked."""
+    gate.setdefault("callback", Recorder(PermissionResultDeny(message="no")))
+    gate.setdefault("home", cwd)
+    return await decide(make_gate(cwd, **gate), "Bash", {"command": command})
+
+
+def refused(outcome: PermissionOutcome) -> bool:
+    """Denied by a rule or handed to the callback: neither a rule nor a mode allowed it."""
+    return outcome.behavior == "deny" or outcome.decided_by == "callback"

@@ -10,9 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.permissions import PermissionResultDeny
-
-from .helpers import Recorder, decide, make_gate
+from .helpers import Recorder, decide_bash, refused
 
 RUNS = [
     "mapfile -C 'CMD' -c 1 arr <<< a",
@@ -29,9 +27,7 @@ ALLOW = ["Bash(mapfile *)", "Bash(readarray *)", "Bash(compgen *)", "Bash(comple
 async def test_a_builtin_running_a_command_string_asks_under_an_allow_rule(
     command: str, tmp_path: Path
 ) -> None:
-    callback = Recorder(PermissionResultDeny(message="no"))
-    gate = make_gate(str(tmp_path), allow=[*ALLOW, "Bash(bind *)"], callback=callback)
-    outcome = await decide(gate, "Bash", {"command": command})
+    outcome = await decide_bash(str(tmp_path), command, allow=[*ALLOW, "Bash(bind *)"])
     assert outcome.decided_by == "callback", outcome
 
 
@@ -39,18 +35,15 @@ async def test_a_builtin_running_a_command_string_asks_under_an_allow_rule(
 async def test_a_builtin_running_a_command_string_is_not_allowed_past_a_deny_rule(
     command: str, tmp_path: Path
 ) -> None:
-    callback = Recorder(PermissionResultDeny(message="no"))
-    gate = make_gate(
-        str(tmp_path), mode="bypassPermissions", deny=["Bash(rm *)"], callback=callback
+    outcome = await decide_bash(
+        str(tmp_path), command, mode="bypassPermissions", deny=["Bash(rm *)"]
     )
-    outcome = await decide(gate, "Bash", {"command": command})
-    assert outcome.behavior == "deny" or outcome.decided_by == "callback", outcome
+    assert refused(outcome), outcome
 
 
 @pytest.mark.parametrize("command", ["mapfile -t arr < f", "readarray -n 2 arr < f"])
 async def test_reading_lines_into_an_array_stays_allowed(command: str, tmp_path: Path) -> None:
-    gate = make_gate(str(tmp_path), allow=ALLOW, callback=Recorder())
-    outcome = await decide(gate, "Bash", {"command": command})
+    outcome = await decide_bash(str(tmp_path), command, allow=ALLOW, callback=Recorder())
     assert (outcome.behavior, outcome.decided_by) == ("allow", "rule"), outcome
 
 

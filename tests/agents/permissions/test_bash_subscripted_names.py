@@ -15,9 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.permissions import PermissionResultDeny
-
-from .helpers import Recorder, decide, make_gate
+from .helpers import Recorder, decide_bash, refused
 
 RUNS = [
     "read 'arr[$(CMD)]' <<< 1",
@@ -63,9 +61,7 @@ ALLOW = [
 async def test_a_subscripted_name_that_runs_code_asks_under_allow_rules(
     command: str, tmp_path: Path
 ) -> None:
-    callback = Recorder(PermissionResultDeny(message="no"))
-    gate = make_gate(str(tmp_path), allow=ALLOW, callback=callback, home=str(tmp_path))
-    outcome = await decide(gate, "Bash", {"command": command.replace("CMD", "rm x")})
+    outcome = await decide_bash(str(tmp_path), command.replace("CMD", "rm x"), allow=ALLOW)
     assert outcome.decided_by == "callback", outcome
 
 
@@ -73,22 +69,15 @@ async def test_a_subscripted_name_that_runs_code_asks_under_allow_rules(
 async def test_a_subscripted_name_that_runs_code_is_not_allowed_past_a_deny_rule(
     command: str, tmp_path: Path
 ) -> None:
-    callback = Recorder(PermissionResultDeny(message="no"))
-    gate = make_gate(
-        str(tmp_path),
-        mode="bypassPermissions",
-        deny=["Bash(rm *)"],
-        callback=callback,
-        home=str(tmp_path),
+    outcome = await decide_bash(
+        str(tmp_path), command.replace("CMD", "rm x"), mode="bypassPermissions", deny=["Bash(rm *)"]
     )
-    outcome = await decide(gate, "Bash", {"command": command.replace("CMD", "rm x")})
-    assert outcome.behavior == "deny" or outcome.decided_by == "callback", outcome
+    assert refused(outcome), outcome
 
 
 @pytest.mark.parametrize("command", PLAIN)
 async def test_plain_names_stay_allowed(command: str, tmp_path: Path) -> None:
-    gate = make_gate(str(tmp_path), allow=ALLOW, callback=Recorder(), home=str(tmp_path))
-    outcome = await decide(gate, "Bash", {"command": command})
+    outcome = await decide_bash(str(tmp_path), command, allow=ALLOW, callback=Recorder())
     assert (outcome.behavior, outcome.decided_by) == ("allow", "rule"), outcome
 
 
@@ -105,8 +94,7 @@ def test_each_row_runs_its_command_in_bash(command: str, tmp_path: Path) -> None
 async def test_a_plain_name_tested_by_double_brackets_is_allowed_by_the_mode(
     command: str, tmp_path: Path
 ) -> None:
-    gate = make_gate(
-        str(tmp_path), mode="bypassPermissions", deny=["Bash(rm *)"], home=str(tmp_path)
+    outcome = await decide_bash(
+        str(tmp_path), command, mode="bypassPermissions", deny=["Bash(rm *)"]
     )
-    outcome = await decide(gate, "Bash", {"command": command})
     assert (outcome.behavior, outcome.decided_by) == ("allow", "mode"), outcome
