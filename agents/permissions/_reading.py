@@ -260,12 +260,14 @@ def _linked(reads: list[ReadArgument]) -> list[ReadArgument]:
     (a reader following links reads a linked directory whole), found by walking each tree once
     and the trees the links lead to in turn, up to :data:`WALK_LIMIT` entries; past it, a read
     of ``/``: the tree is too big to tell, and the answer must not be "nothing denied"."""
-    pending = [r.path for r in reads if r.recursive]
+    # every path pending is real: the roots resolved here, a link's target resolved where it is
+    # met, and a plain directory found inside a real one is real itself
+    pending = [os.path.realpath(r.path) for r in reads if r.recursive]
     seen: set[str] = set()
     found: list[ReadArgument] = []
     budget = WALK_LIMIT
     while pending:
-        directory = os.path.realpath(pending.pop())
+        directory = pending.pop()
         if directory in seen:
             continue
         seen.add(directory)
