@@ -182,7 +182,8 @@ def deny_forms(command: Command) -> list[str]:
     for start in command.layers.starts:
         if start >= len(words):
             continue
-        raw = _raw(words[start:])
+        # (the command's text is its words' source text joined, after any assignments)
+        raw = command.text if start == 0 and not command.assignments else _raw(words[start:])
         if raw not in forms:
             forms.append(raw)
         head = words[start]
@@ -191,7 +192,12 @@ def deny_forms(command: Command) -> list[str]:
         plain = [basename(head.value)] + [
             w.value if w.value is not None else w.raw for w in words[start + 1 :]
         ]
-        text = " ".join([" ".join(v.split()) for v in plain if v])
+        text = " ".join(plain)
+        pieces = text.split()
+        if len(pieces) != len(plain) or " ".join(pieces) != text:
+            # a value with a blank in it, or an empty one: each value's blanks squeezed, and
+            # the empty ones left out (when every value is one piece, that is the text itself)
+            text = " ".join([" ".join(v.split()) for v in plain if v])
         if text not in forms:
             forms.append(text)
     return forms

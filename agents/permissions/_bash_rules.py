@@ -118,18 +118,20 @@ def _could_match(
 ) -> PermissionRule | None:
     """A deny or ask rule the command might match at run time (an opaque construct, an
     argument not known statically, a write whose path is not known)."""
+    varied: list[Command] | None = None  # the parts whose arguments vary (worked out once)
     for kind in ("deny", "ask"):
         index = indexes[kind]
         if index.bash_by_word or index.bash_wild is not None:
             if analysis.opaque:
                 return _any_bash_rule(index)
-            for part in analysis.commands:
-                if not part.plain and varying(part):  # (a plain part's words are all known)
-                    name = part.name
-                    alternation = index.bash_by_word.get(name) if name else None
-                    alternation = alternation or index.bash_wild
-                    if alternation is not None:
-                        return alternation.rules[0]
+            if varied is None:  # (a plain part's words are all known)
+                varied = [part for part in analysis.commands if not part.plain and varying(part)]
+            for part in varied:
+                name = part.name
+                alternation = index.bash_by_word.get(name) if name else None
+                alternation = alternation or index.bash_wild
+                if alternation is not None:
+                    return alternation.rules[0]
         if index.edit_paths:
             for write in analysis.writes:
                 if not is_sink(write.target) and (
@@ -154,7 +156,8 @@ def _allow_bash(
         return index.bash_any
     first: PermissionRule | None = None
     for part in analysis.commands:
-        if part.transparent or _only_moves(part):
+        words = part.words
+        if part.transparent or (words and not part.assignments and words[0].raw in _MOVES):
             continue  # `sh -c 'x'`: the script's parts are judged; `cd x` changes nothing
         if part.plain:  # its one spelling is its text (see `allow_forms`)
             found = index.match_text(part.text)
@@ -172,11 +175,9 @@ def _allow_bash(
     return first
 
 
-def _only_moves(part: Command) -> bool:
-    """``cd``/``pushd``/``popd`` by their plain names: they change no file and run nothing (the
-    paths written after them are judged from where they lead)."""
-    words = part.words
-    return bool(words) and not part.assignments and words[0].raw in ("cd", "pushd", "popd")
+#: ``cd``/``pushd``/``popd`` by their plain names: they change no file and run nothing (the
+#: paths written after them are judged from where they lead).
+_MOVES = frozenset({"cd", "pushd", "popd"})
 
 
 def _writes_allowed(

@@ -433,6 +433,18 @@ class Walker(SimpleCommands):
                 command = (plain_words, (), NOT_WRAPPED, dirs, False, True, text)
                 self.commands.append(_new_tuple(Command, command))
                 return dirs, dirs
+        elif _FAST_WORDS and not redirects and _LITERAL_COMMAND.fullmatch(source, start, end):
+            # plain words and quoted literals (``-m "fix: x"``, ``'def main'``), single spaces
+            # between, nothing around it: each quoted one means what is between its quotes
+            # (as `_literal` decodes it), and no substitution, assignment, redirection, line
+            # break or split word is among them
+            texts = _LITERAL_TOKEN.findall(source[start:end].decode("utf-8", "surrogateescape"))
+            if node.child_count == len(texts):  # one child per word, nothing the grammar added
+                literal_words = [
+                    _new_tuple(Word, (t, t[1:-1] if t[0] in "'\"" else t, False, None, False))
+                    for t in texts
+                ]
+                return self.simple(literal_words, [], dirs, depth)
         assignments: list[Node] = []
         words: list[Node] = []
         decoded: list[Word] = []
@@ -506,9 +518,24 @@ class Walker(SimpleCommands):
 #: Whether words of plain literal text are decoded on the spot (the differential tests turn
 #: it off to compare with every word decoded in full).
 _FAST_WORDS = True
-#: A whole simple command of plain literal words (no ``=``: no assignment) and single spaces.
-#: (Possessive quantifiers: a line that is not plain fails without backtracking.)
-_PLAIN_COMMAND = re.compile(rb"[A-Za-z0-9_./:,+@%^-]++(?: [A-Za-z0-9_./:,+@%^-]++)*+")
+#: A plain literal word, no ``=`` (no assignment): of plain characters, or of plain characters
+#: but ``:`` with a ``~`` after the first (``HEAD~1``, which `_literal` decodes to itself).
+#: (Each alternative must end the word, a blank or the end next: the repetition around it is
+#: possessive, so the next alternative is only tried within the word.)
+_PLAIN_WORD = (
+    rb"(?:[A-Za-z0-9_./:,+@%^-]++(?![^ ])|[A-Za-z0-9_./,+@%^-][A-Za-z0-9_./,+@%^~-]*+(?![^ ]))"
+)
+#: A whole simple command of plain literal words and single spaces. (Possessive quantifiers:
+#: a line that is not plain fails without backtracking into the words before.)
+_PLAIN_COMMAND = re.compile(_PLAIN_WORD + rb"(?: " + _PLAIN_WORD + rb")*+")
+#: A quoted literal: ``'…'`` or ``"…"`` with nothing that expands or escapes, on one line and
+#: without ``=`` (a word the grammar could read as an assignment goes the long way).
+_QUOTED_WORD = rb"""(?:"[^"$`\\\n=]*+"(?![^ ])|'[^'\n=]*+'(?![^ ]))"""
+#: A whole simple command of plain literal words and quoted literals, single spaces between.
+_LITERAL_WORD = rb"(?:" + _PLAIN_WORD + rb"|" + _QUOTED_WORD + rb")"
+_LITERAL_COMMAND = re.compile(_LITERAL_WORD + rb"(?: " + _LITERAL_WORD + rb")*+")
+#: The words of such a command (a quoted one may hold spaces).
+_LITERAL_TOKEN = re.compile(r""""[^"]*+"|'[^']*+'|[^ ]++""")
 _QUOTED_DELIMITER = re.compile(r"[\\'\"]")
 _TEXT_LEAVES = frozenset({"word", "string_content", "heredoc_body", "heredoc_content"})
 

@@ -134,13 +134,16 @@ def mode_approves(
     No mode approves a Bash command the analysis cannot see into (an opaque one: ``$X``,
     ``eval "$y"``, a function definition...), ``bypassPermissions`` included: it is never
     auto-approved, only a ``Bash(*)``/``Bash`` allow rule, a hook or the callback can."""
-    if check.tool_name == "Bash" and _opaque_bash(tool_input, memo):
+    name = check.tool_name
+    if name == "Bash" and (
+        # (no other mode approves a Bash command: the analysis is not needed to say no)
+        (mode != "bypassPermissions" and mode != "acceptEdits") or _opaque_bash(tool_input, memo)
+    ):
         return False
-    if mode == "bypassPermissions" or check.tool_name in NO_PERMISSION_TOOLS:
+    if mode == "bypassPermissions" or name in NO_PERMISSION_TOOLS:
         return True
     if mode == "dontAsk":
         return False  # only explicit allow rules (and hooks) pre-approve under dontAsk
-    name = check.tool_name
     if name in NETWORK_TOOLS:
         return False  # egress can carry data out: it asks unless an allow rule covers it
     if name in EDIT_PATH_TOOLS:
@@ -328,6 +331,8 @@ def critical_removal(
     if not isinstance(command, str):
         return None
     for part in memo.bash(command).commands:
+        if part.plain and part.words[0].raw not in _REMOVERS:
+            continue  # (a plain part: its name is its first word, spelled without a directory)
         found = _critical_in(part, dirs, memo)
         if found is not None:
             return found

@@ -25,6 +25,7 @@ from agents.permissions._bash_model import Dirs, new_command
 from agents.permissions._bash_tree import Walker
 from agents.permissions._bash_words import Word
 from agents.permissions._bash_wrappers import Unwrapped, unwrap
+from agents.permissions._modes import WorkingDirs, critical_removal
 from agents.permissions._rules import KindIndex, RuleSet
 
 from .strategies import OPERATORS
@@ -213,6 +214,14 @@ def test_the_spellings_tried_by_deny_rules_are_those_of_the_full_computation(lin
 _PLAIN_TOKENS = st.one_of(
     st.text(alphabet="abz09_./:,+@%^-", min_size=1, max_size=5),
     st.sampled_from(["if", "then", "do", "done", "in", "esac", "fi", "-", "--", "5", "0x1", "-n"]),
+    # a `~` after the first character (literal text), and near misses the fast paths refuse
+    st.text(alphabet="ab~:/.=-", min_size=1, max_size=5),
+    st.sampled_from(["HEAD~1", "a~", "a~/b", "~", "~/x", "~a", "x=~/y", "a:~/b"]),
+    # quoted literals, and quoted text that is not literal (or not alone in its word)
+    st.text(alphabet="ab $`\\\n='\"é~*{}", max_size=5).map(lambda t: f"'{t}'"),
+    st.text(alphabet="ab $`\\\n='é~*{};|&", max_size=5).map(lambda t: f'"{t}"'),
+    st.sampled_from(['"fix: it"', "'def main'", '""', "''", "'rm'", '"rm"', 'a"b"', "'a'b"]),
+    st.sampled_from(['"$(rm x)"', '"`rm x`"', "'a'\\m", '"a"\\ b', '"x"=1', "'{'", '"!"']),
 )
 
 
@@ -287,6 +296,26 @@ def test_the_quoted_literal_comparison_sees_a_planted_difference(line: str) -> N
 
 
 @pytest.mark.parametrize(
+    ("pattern", "line"),
+    [
+        # a quoted word with a substitution taken for a literal: `rm` is never listed
+        ("_LITERAL_COMMAND", 'echo "$(rm x)"'),
+        # a leading `~` taken for literal text: the home directory read as a file `~/x`
+        ("_PLAIN_COMMAND", "rm -rf ~/x"),
+    ],
+)
+def test_the_literal_command_comparison_sees_a_planted_difference(pattern: str, line: str) -> None:
+    """The comparison is not vacuous for the commands of quoted literals and of words with a
+    ``~`` inside: a fast path that let an expanding word through differs from the full walk."""
+    loose = rb"""(?:[^ "']++|"[^"]*+"|'[^']*+')(?: (?:[^ "']++|"[^"]*+"|'[^']*+'))*+"""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_bash_tree, pattern, re.compile(loose))
+        planted = _analysed(analyze(line))
+    assert planted != _full_analysis(line)
+    assert _analysed(analyze(line)) == _full_analysis(line)
+
+
+@pytest.mark.parametrize(
     "values",
     [[], [None], ["cd", "src"], ["/bin/rm", "x"], ["find", ".", "-delete"], [None, "timeout"]],
 )
@@ -322,15 +351,23 @@ def _not_plain(command: str) -> Analysis:
 
 
 def _decisions(rules: RuleSet, line: str, tmp: str) -> list[Any]:
+    """What each kind of rule finds, and the critical path the line would remove."""
+    dirs = WorkingDirs(tmp, (), tmp + "/home")
     return [
-        rules.match(kind, "Bash", {"command": line}, cwd=tmp, home=tmp + "/home")
-        for kind in ("deny", "ask", "allow")
+        *(
+            rules.match(kind, "Bash", {"command": line}, cwd=tmp, home=tmp + "/home")
+            for kind in ("deny", "ask", "allow")
+        ),
+        critical_removal("Bash", {"command": line}, dirs, _memo.CallMemo(dirs)),
     ]
 
 
-_RULED_NAMES = ["ls", "rm", "grep", "cat", "git", "npm", "timeout", "/bin/rm", "echo", "cd"]
+_RULED_NAMES = [
+    "ls", "rm", "grep", "cat", "git", "npm", "timeout", "/bin/rm", "echo", "cd", "mv", "rmdir",
+]  # fmt: skip
 _RULED_ARGS = [
     "-la", "x", "status", "push", "a.secret", "src/a", "-rf", "5", "-c", "'q'", "$X", "*", "rm",
+    "HEAD~1", "a~/b.secret", '"a.secret"', "'rm -rf x'", '"-rf"', "~/x", "/", "..", "~",
 ]  # fmt: skip
 
 
@@ -355,8 +392,9 @@ def _ruled_lines(draw: st.DrawFn) -> str:
 @example(line="cat a.secret", which=0)  # a Read rule on a plain part's file
 @example(line="ls x; rm x", which=2)  # no rule names a plain part's first word
 def test_the_rule_passes_decide_plain_parts_as_the_full_passes(line: str, which: int) -> None:
-    """Deny, ask and allow rules find what they find when no part is taken for plain (each
-    part's spellings all tried, its words all looked at, its reads all listed)."""
+    """Deny, ask and allow rules, and the critical-path guard, find what they find when no
+    part is taken for plain (each part's spellings all tried, its words all looked at, its
+    reads all listed, its name judged as a remover's)."""
     rules = _RULE_SETS[which]
     fast = _decisions(rules, line, "/nonexistent/project")
     with pytest.MonkeyPatch.context() as patch:
