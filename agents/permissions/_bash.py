@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # tree-sitter loads with the first command analysed
-    from tree_sitter import Language, Node, Parser
+    from tree_sitter import Language, Node, Parser, Tree
 
 from ._bash_model import Analysis, Command, Dirs, Opaque, Write
 from ._bash_tree import MAX_DEPTH, Walker
@@ -107,6 +107,33 @@ _JOINED = "a line continuation inside a word (bash joins what the grammar splits
 _CONTINUATION = b"\\\n"
 
 
+class _Scripts:
+    """Parses the literal scripts nested in one line (``sh -c '…'``, ``eval '…'``), within
+    what is left of the line's byte budget, keeping each tree alive (its nodes are only valid
+    while it lives). A joined word found in one is an opaque finding of the walk, appended to
+    its list as it is found. (An object holding the walk's list, not a closure over the walk:
+    the walk holds this parser, and a cycle between them would leave every analysis to the
+    garbage collector.)"""
+
+    __slots__ = ("budget", "opaque", "trees")
+
+    def __init__(self, budget: int, tree: Tree) -> None:
+        self.budget = budget
+        self.trees = [tree]
+        self.opaque: list[Opaque] = []
+
+    def __call__(self, script: str | bytes) -> tuple[Node, bytes] | None:
+        data = script if isinstance(script, bytes) else script.encode("utf-8", "surrogateescape")
+        if len(data) > self.budget or _crashes_the_parser(data):
+            return None
+        self.budget -= len(data)
+        if _CONTINUATION in data and _JOINED_WORD.search(data):
+            self.opaque.append(Opaque(_JOINED))  # (`walker.fail`)
+        tree = _parser().parse(data)
+        self.trees.append(tree)
+        return tree.root_node, data
+
+
 #: Where a line starts: the session's directory, no ``cd`` applied yet.
 _SESSION_DIR: Dirs = frozenset({()})
 
@@ -123,24 +150,11 @@ def analyze(command: str) -> Analysis:
         return Analysis((), (), (Opaque(reason),))
     if b"{" in source and _crashes_the_parser(source):
         return Analysis((), (), (Opaque(_UNREADABLE),))
-    trees = []
-    budget = [MAX_COMMAND_BYTES]  # the line and the literal scripts nested in it
-
-    def parse(script: str | bytes) -> tuple[Node, bytes] | None:
-        data = script if isinstance(script, bytes) else script.encode("utf-8", "surrogateescape")
-        if len(data) > budget[0] or _crashes_the_parser(data):
-            return None
-        budget[0] -= len(data)
-        if _CONTINUATION in data and _JOINED_WORD.search(data):
-            walker.fail(_JOINED)
-        tree = _parser().parse(data)
-        trees.append(tree)  # nodes are only valid while their tree lives
-        return tree.root_node, data
-
-    budget[0] -= len(source)  # (the line itself was checked above)
     tree = _parser().parse(source)
-    trees.append(tree)
-    root, walker = tree.root_node, Walker(parse)
+    # (the line's own bytes count against the budget of the scripts nested in it)
+    scripts = _Scripts(MAX_COMMAND_BYTES - len(source), tree)
+    root, walker = tree.root_node, Walker(scripts)
+    scripts.opaque = walker.opaque
     walker.source = source
     if root.has_error:
         walker.fail("the command does not parse")

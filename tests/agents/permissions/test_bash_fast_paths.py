@@ -9,6 +9,8 @@ field by field.
 
 from __future__ import annotations
 
+import copy
+import gc
 import itertools
 import re
 from typing import Any
@@ -19,13 +21,14 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from tree_sitter import Node, Tree
 
-from agents.permissions import _bash, _bash_commands, _bash_tree, _memo
+from agents.permissions import _bash, _bash_commands, _bash_tree, _memo, _reading
 from agents.permissions._bash import Analysis, Command, _parser, analyze, deny_forms
 from agents.permissions._bash_model import Dirs, new_command
 from agents.permissions._bash_tree import Walker
 from agents.permissions._bash_words import Word
 from agents.permissions._bash_wrappers import Unwrapped, unwrap
 from agents.permissions._modes import WorkingDirs, critical_removal
+from agents.permissions._reading import READING_COMMANDS, reading_paths
 from agents.permissions._rules import KindIndex, RuleSet
 
 from .strategies import OPERATORS
@@ -490,3 +493,63 @@ def test_the_bare_rule_lookup_is_the_same_when_remembered() -> None:
                 if expected is not None:
                     assert rules.match(kind, name, {}, cwd="/p", home="/h") == expected
                     assert rules._bare_found[kind].get(name, expected) == expected
+
+
+#: Words of reading commands: options of every kind (valued, naming a file, recursive,
+#: following links, clustered, attached values), ``-``, ``--`` and operands.
+_READ_WORDS = [
+    "-n", "-20", "-c", "5", "-f", "-fpats", "--file=pats", "-e", "x", "-r", "-R", "-rn", "-L",
+    "--", "-", "src", "a.txt", "*.txt", "-t", "--lines=3", "-i", "-v", "-k2", "-x",
+]  # fmt: skip
+
+
+def _read_arguments(argv: list[str], tmp: str) -> tuple[Any, ...]:
+    return reading_paths(argv, tmp, tmp + "/home")
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    name=st.sampled_from(sorted(READING_COMMANDS)),
+    words=st.lists(st.sampled_from(_READ_WORDS), max_size=4),
+)
+def test_a_reading_command_of_options_only_reads_what_the_full_reading_finds(
+    name: str, words: list[str]
+) -> None:
+    """A reading command given options only is known to read nothing without reading its
+    options, unless one of its options names a file or it reads a directory by default: the
+    files it reads are those the full reading of its options lists."""
+    tmp = "/nonexistent/project"
+    fast = _read_arguments([name, *words], tmp)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_reading, "_FAST_OPTIONS", False)
+        full = _read_arguments([name, *words], tmp)
+    assert fast == full
+
+
+@pytest.mark.parametrize("argv", [["grep", "-fpats"], ["rg", "-i"], ["sed", "--file=x"]])
+def test_the_options_only_comparison_sees_a_planted_difference(argv: list[str]) -> None:
+    """The comparison is not vacuous: a shortcut that forgot the options naming a file, or
+    the directory read by default, would find nothing where the full reading finds a file."""
+    tmp = "/nonexistent/project"
+    loose = copy.copy(READING_COMMANDS[argv[0]])
+    object.__setattr__(loose, "option_or_default_files", False)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(READING_COMMANDS, argv[0], loose)
+        planted = _read_arguments(argv, tmp)
+    assert planted == ()
+    assert _read_arguments(argv, tmp) != ()
+
+
+def test_an_analysis_leaves_nothing_to_the_garbage_collector() -> None:
+    """The walk and the parser of its nested scripts hold no reference cycle: everything an
+    analysis makes is freed when it is dropped, so checks never pile work up for the cycle
+    collector (a full collection walks every object of the process)."""
+    lines = ["git status", "cd src && grep -rn 'x' . | head", "sh -c 'ls; eval \"rm x\"' > o"]
+    gc.collect()
+    gc.disable()
+    try:
+        for line in [*lines, "a\\\nb", "$(("]:
+            analyze(line)
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
