@@ -38,6 +38,7 @@ from ._bash_model import (
     Opaque,
     Result,
     Write,
+    cd_dirs,
     new_command,
     union,
     union_all,
@@ -427,6 +428,11 @@ class Walker(SimpleCommands):
                 plain_words = tuple(map(_new_tuple, _WORDS, fields))
                 head = texts[0]
                 if head in SPECIAL_NAMES or "/" in head:
+                    if head == "cd" and len(texts) == 2 and _PLAIN_CD.fullmatch(texts[1]):
+                        # `cd src`: what `judge` and `_cd` make of it (a test compares them)
+                        command = (plain_words, (), NOT_WRAPPED, dirs, False, False, text)
+                        self.commands.append(_new_tuple(Command, command))
+                        return (None, None) if dirs is None else (cd_dirs(dirs, texts[1]), dirs)
                     return self.simple(list(plain_words), [], dirs, depth, plain=True)
                 # what `simple` lists for an ordinary command (no word holds `=` here), made
                 # here: its text is the command's own, words joined by single spaces
@@ -528,6 +534,9 @@ _PLAIN_WORD = (
 #: A whole simple command of plain literal words and single spaces. (Possessive quantifiers:
 #: a line that is not plain fails without backtracking into the words before.)
 _PLAIN_COMMAND = re.compile(_PLAIN_WORD + rb"(?: " + _PLAIN_WORD + rb")*+")
+#: The target of a plain ``cd`` that `_cd` takes as it is: no option (``-``, ``+``), no
+#: directory-stack entry (a digit string after the first character).
+_PLAIN_CD = re.compile(r"[^-+](?![0-9]++\Z).*+", re.DOTALL)
 #: A quoted literal: ``'…'`` or ``"…"`` with nothing that expands or escapes, on one line and
 #: without ``=`` (a word the grammar could read as an assignment goes the long way).
 _QUOTED_WORD = rb"""(?:"[^"$`\\\n=]*+"(?![^ ])|'[^'\n=]*+'(?![^ ]))"""

@@ -217,6 +217,8 @@ def test_the_spellings_tried_by_deny_rules_are_those_of_the_full_computation(lin
 _PLAIN_TOKENS = st.one_of(
     st.text(alphabet="abz09_./:,+@%^-", min_size=1, max_size=5),
     st.sampled_from(["if", "then", "do", "done", "in", "esac", "fi", "-", "--", "5", "0x1", "-n"]),
+    # `cd` and its targets: options, directory-stack entries, names
+    st.sampled_from(["cd", "cd", "pushd", "+1", "-2", "12", "a1", "1", "..", "/", "a"]),
     # a `~` after the first character (literal text), and near misses the fast paths refuse
     st.text(alphabet="ab~:/.=-", min_size=1, max_size=5),
     st.sampled_from(["HEAD~1", "a~", "a~/b", "~", "~/x", "~a", "x=~/y", "a:~/b"]),
@@ -255,6 +257,10 @@ def _full_analysis(line: str) -> tuple[Any, ...]:
 
 @settings(max_examples=400, deadline=None)
 @given(line=_plain_lines())
+@example(line="cd src && ls")  # a plain `cd`: where the next command runs
+@example(line="cd 12 && ls")  # digits after the first character: read as a stack entry
+@example(line="cd a1; ls")
+@example(line="cd - && ls")
 def test_the_plain_command_fast_path_equals_the_word_by_word_walk(line: str) -> None:
     """A command of plain words only is analysed as when each word is decoded from its node."""
     assert _analysed(analyze(line)) == _full_analysis(line)
