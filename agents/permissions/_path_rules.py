@@ -15,7 +15,7 @@ from ._bash import basename, resolve_dirs, word_paths
 from ._checked import hard_linked
 from ._memo import CallMemo
 from ._paths import absolute, relative_to, within
-from ._reading import READING_COMMANDS, ReadArgument, reading_paths
+from ._reading import READING_COMMANDS, ReadArgument, reading_paths, reads_no_file
 
 if TYPE_CHECKING:
     from ._rules import Alternation, KindIndex, PermissionRule
@@ -169,6 +169,8 @@ def match_bash_reads(
         if first is None or basename(first) not in READING_COMMANDS:
             continue  # not a reading command: it names no file read
         argv = tuple(w.value for w in words[inner:] if w.value is not None)
+        if reads_no_file(argv):
+            continue  # (what `match_reads` finds from every directory: no file read)
         for base in resolve_dirs(part.dirs, cwd, home) or [cwd]:
             rule = match_reads(index, (basename(argv[0]), *argv[1:]), base, cwd, home, memo)
             if rule is not None:

@@ -31,7 +31,7 @@ import attrs
 
 from ._paths import absolute, home_dir
 
-__all__ = ["READING_COMMANDS", "ReadArgument", "reading_paths"]
+__all__ = ["READING_COMMANDS", "ReadArgument", "reading_paths", "reads_no_file"]
 
 _GLOB = re.compile(r"[*?\[]")
 #: Directory entries a link-following read may cost the check before it counts as reading
@@ -191,14 +191,8 @@ def reading_paths(
     syntax = READING_COMMANDS.get(name)
     if syntax is None:
         return ()
-    if _FAST_OPTIONS and not syntax.option_or_default_files:
-        for word in argv[1:]:
-            if word[:1] != "-" or word == "-" or word == "--":
-                break
-        else:
-            # options only (`tail -20`): no operand, and no option of this command names a
-            # file, so nothing is read from a file (a test compares it with the full reading)
-            return ()
+    if _options_only(syntax, argv):
+        return ()
     home = home if home is not None else home_dir()
     operands: list[str] = []
     option_files: list[str] = []
@@ -264,6 +258,25 @@ def reading_paths(
     if recursive and follows:
         found.extend(_linked(found))
     return tuple(dict.fromkeys(found))
+
+
+def reads_no_file(argv: Sequence[str]) -> bool:
+    """Whether ``argv`` (as :func:`reading_paths` takes it) is known to read no file without
+    reading its options: no reading command, or :func:`_options_only`."""
+    syntax = READING_COMMANDS.get(argv[0].rpartition("/")[2]) if argv else None
+    return syntax is None or _options_only(syntax, argv)
+
+
+def _options_only(syntax: _Syntax, argv: Sequence[str]) -> bool:
+    """Options only (``tail -20``) for a command none of whose options names a file and that
+    reads no directory by default: no operand, so no file is read (a test compares it with
+    the full reading)."""
+    if not _FAST_OPTIONS or syntax.option_or_default_files:
+        return False
+    for word in argv[1:]:  # noqa: SIM110 (a loop: no generator to make)
+        if word[:1] != "-" or word == "-" or word == "--":
+            return False
+    return True
 
 
 def _follows(option: str, syntax: _Syntax, follows: bool) -> bool:

@@ -523,13 +523,21 @@ def test_a_reading_command_of_options_only_reads_what_the_full_reading_finds(
 ) -> None:
     """A reading command given options only is known to read nothing without reading its
     options, unless one of its options names a file or it reads a directory by default: the
-    files it reads are those the full reading of its options lists."""
+    files it reads are those the full reading of its options lists, and a Read deny rule
+    covering every file denies it as when its options are read."""
     tmp = "/nonexistent/project"
     fast = _read_arguments([name, *words], tmp)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_reading, "_FAST_OPTIONS", False)
         full = _read_arguments([name, *words], tmp)
     assert fast == full
+    line = " ".join([name, *words])
+    denied = _READ_DENIED.match("deny", "Bash", {"command": line}, cwd=tmp, home=tmp + "/h")
+    assert (denied is not None) == bool(full)
+
+
+#: A Read deny rule for every file of the project: any file a command reads is denied.
+_READ_DENIED = RuleSet.from_strings(deny=["Read(./**)"])
 
 
 @pytest.mark.parametrize("argv", [["grep", "-fpats"], ["rg", "-i"], ["sed", "--file=x"]])
