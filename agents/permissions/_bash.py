@@ -105,6 +105,7 @@ _JOINED = "a line continuation inside a word (bash joins what the grammar splits
 #: (Its match holds a backslash and a newline side by side: a line without that pair, most,
 #: is not searched — the regex has no literal prefix, so a search costs a step per byte.)
 _CONTINUATION = b"\\\n"
+_CONTINUATION_TEXT = "\\\n"  # (the same pair in a line's text: ASCII, encoded as itself)
 
 
 class _Scripts:
@@ -127,7 +128,7 @@ class _Scripts:
         if len(data) > self.budget or _crashes_the_parser(data):
             return None
         self.budget -= len(data)
-        if _CONTINUATION in data and _JOINED_WORD.search(data):
+        if data.find(_CONTINUATION) >= 0 and _JOINED_WORD.search(data):
             self.opaque.append(Opaque(_JOINED))  # (`walker.fail`)
         tree = _parser().parse(data)
         self.trees.append(tree)
@@ -148,7 +149,9 @@ def analyze(command: str) -> Analysis:
     if len(command) > MAX_COMMAND_BYTES or len(source) > MAX_COMMAND_BYTES:
         reason = f"the command is longer than {MAX_COMMAND_BYTES} bytes"
         return Analysis((), (), (Opaque(reason),))
-    if b"{" in source and _crashes_the_parser(source):
+    # (the ASCII tests are made on the text: `in` on bytes costs a TypeError raised and
+    # cleared inside, trying the operand as a byte value first)
+    if "{" in command and _crashes_the_parser(source):
         return Analysis((), (), (Opaque(_UNREADABLE),))
     tree = _parser().parse(source)
     # (the line's own bytes count against the budget of the scripts nested in it)
@@ -158,7 +161,7 @@ def analyze(command: str) -> Analysis:
     walker.source = source
     if root.has_error:
         walker.fail("the command does not parse")
-    if _CONTINUATION in source and _JOINED_WORD.search(source):
+    if _CONTINUATION_TEXT in command and _JOINED_WORD.search(source):
         walker.fail(_JOINED)
     walker.statements(root.children, _SESSION_DIR, 0)
     if len(walker.commands) > MAX_PARTS or len(walker.writes) > MAX_WRITES:

@@ -297,7 +297,7 @@ class Walker(SimpleCommands):
             if kind in ("command_substitution", "process_substitution"):
                 if (
                     current.children[0].type == "`"
-                    and b"\\`" in self.source[current.start_byte : current.end_byte]
+                    and self.source.find(b"\\`", current.start_byte, current.end_byte) >= 0
                 ):
                     self.fail("nested backquotes are not analysed")
                 if depth + 1 > MAX_DEPTH:
@@ -424,7 +424,8 @@ class Walker(SimpleCommands):
                 if redirects:
                     self.redirects(list(redirects), dirs, depth)
                 # (`Word(t, t)` for each, made without a Python frame)
-                fields = zip(texts, texts, _NO, _NONE, _NO, strict=False)
+                # (no `strict=`: a keyword makes `zip` parse its arguments the slow way)
+                fields = zip(texts, texts, _NO, _NONE, _NO)  # noqa: B905
                 plain_words = tuple(map(_new_tuple, _WORDS, fields))
                 head = texts[0]
                 if head in SPECIAL_NAMES or "/" in head:

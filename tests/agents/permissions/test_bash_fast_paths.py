@@ -433,6 +433,7 @@ def test_the_rule_pass_comparison_sees_a_planted_difference() -> None:
 def test_a_line_without_a_backslash_newline_pair_holds_no_joined_word(data: bytes) -> None:
     """The joined-word search is skipped on lines without a backslash next to a newline:
     the search never finds one there."""
+    assert _bash._CONTINUATION_TEXT.encode() == _bash._CONTINUATION
     if _bash._CONTINUATION not in data:
         assert _bash._JOINED_WORD.search(data) is None
 
@@ -443,6 +444,7 @@ def test_the_joined_word_shortcut_still_finds_one() -> None:
     assert analyze("r\\\nm -rf x").opaque
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_bash, "_CONTINUATION", b"\\\r")
+        patch.setattr(_bash, "_CONTINUATION_TEXT", "\\\r")
         assert not analyze("r\\\nm -rf x").opaque
 
 
