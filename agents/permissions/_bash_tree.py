@@ -75,9 +75,8 @@ class Walker(SimpleCommands):
     """One analysis: walks a tree (and the literal scripts nested in it) into an Analysis."""
 
     def analysis(self) -> Analysis:
-        return Analysis(
-            tuple(self.commands), tuple(self.writes), tuple(self.opaque), tuple(self.reads)
-        )
+        fields = (tuple(self.commands), tuple(self.writes), tuple(self.opaque), tuple(self.reads))
+        return _new_tuple(Analysis, fields)  # (`Analysis(*fields)`, without its frame)
 
     # -- statements ---------------------------------------------------------------------------
 

@@ -160,15 +160,10 @@ class PermissionGate:
             interrupt: bool = False,
             stop: str | None = None,
         ) -> PermissionOutcome:
+            # (by position, in the order of its fields: a class called with keywords gets
+            # them in a dictionary, made and taken apart again at every check)
             return PermissionOutcome(
-                behavior=behavior,
-                updated_input=tool_input,
-                message=message,
-                interrupt=interrupt,
-                decided_by=decided_by,
-                additional_context=context,
-                system_messages=messages,
-                stop=stop,
+                behavior, tool_input, message, interrupt, decided_by, context, messages, stop
             )
 
         # (1) PreToolUse hooks
