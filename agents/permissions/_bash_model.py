@@ -40,7 +40,8 @@ class Command(NamedTuple):
     innermost command may run. ``transparent``: the command only runs a literal script (``eval
     'x'``, ``sh -c 'x'``), whose commands are listed on their own; allow rules need not name it.
     ``plain``: an ordinary command (no wrapper, special builtin, assignment or directory in its
-    name) of plain literal words only, each meaning itself: every rule sees it as written.
+    name), or a ``cd`` to one directory, of plain literal words only, each meaning itself:
+    every rule sees it as written.
     ``text``: the command as written, words joined by single spaces (every kind of rule tries
     it). (A named tuple, like :class:`Word`: the cheapest immutable record to make, and a
     command line makes one per simple command.)

@@ -429,8 +429,9 @@ class Walker(SimpleCommands):
                 head = texts[0]
                 if head in SPECIAL_NAMES or "/" in head:
                     if head == "cd" and len(texts) == 2 and _PLAIN_CD.fullmatch(texts[1]):
-                        # `cd src`: what `judge` and `_cd` make of it (a test compares them)
-                        command = (plain_words, (), NOT_WRAPPED, dirs, False, False, text)
+                        # `cd src`: what `judge` and `_cd` make of it (a test compares them),
+                        # plain: its one spelling is its text, it reads and removes nothing
+                        command = (plain_words, (), NOT_WRAPPED, dirs, False, True, text)
                         self.commands.append(_new_tuple(Command, command))
                         return (None, None) if dirs is None else (cd_dirs(dirs, texts[1]), dirs)
                     return self.simple(list(plain_words), [], dirs, depth, plain=True)

@@ -349,7 +349,10 @@ _RULE_SETS = [
         ask=["Bash(cat *)", "Bash(git push *)"],
     ),
     RuleSet.from_strings(allow=["Bash(*)"], deny=["Bash(*rm*)"], ask=["Bash(ls -la *)"]),
-    RuleSet.from_strings(deny=["Bash(timeout 5 rm x)", "Read(./src/**)"], ask=["Bash(* -c *)"]),
+    RuleSet.from_strings(
+        deny=["Bash(timeout 5 rm x)", "Read(./src/**)", "Bash(cd ..)"],
+        ask=["Bash(* -c *)", "Bash(cd x)"],
+    ),
 ]
 
 
