@@ -105,7 +105,15 @@ class Walker(SimpleCommands):
         if kind == "command":
             return self._command(node, dirs, depth, redirects)
         if kind == "redirected_statement":
-            own = [c for c in node.named_children if c.type.endswith("redirect")]
+            source = self.source
+            own = [
+                c
+                for c in node.named_children
+                if c.type.endswith("redirect")
+                # `2>&1`: a descriptor copied, no file, no word: nothing to judge (a test
+                # compares the walk with it judged)
+                and not (_FAST_WORDS and source[c.start_byte : c.end_byte] in _DESCRIPTOR_COPIES)
+            ]
             body = node.child_by_field_name("body")
             if body is None:
                 self.redirects([*redirects, *own], dirs, depth)
@@ -564,6 +572,10 @@ def _plain(node: Node, source: bytes) -> Word | None:
 
 _new_tuple = tuple.__new__
 _NO, _NONE, _WORDS = repeat(False), repeat(None), repeat(Word)
+#: Redirections that copy (or close) a descriptor, written as the grammar reads them whole.
+_DESCRIPTOR_COPIES = frozenset(
+    {b"2>&1", b"1>&2", b">&2", b">&1", b"2>&-", b">&-", b"1>&-", b"0<&-", b"<&-"}
+)
 #: A double-quoted string without ``$``, backquote, backslash or line break: its value is its
 #: content.
 _QUOTED_LITERAL = re.compile(rb'"[^"$`\\\n]*+"')

@@ -240,7 +240,8 @@ def _plain_lines(draw: st.DrawFn) -> str:
         if style == "subst":
             piece = f"echo $({piece})"
         elif style == "redirect":
-            piece = f"{piece} > out.txt"
+            redirect = [">", "2>&1", ">&2", "2>", "2>&1 >", ">&-", "<&-", "1>&2 2>"]
+            piece = f"{piece} {draw(st.sampled_from(redirect))} out.txt"
         elif style == "spaces":
             piece = piece.replace(" ", "  ", 1) + " "
         elif style == "for":
@@ -299,6 +300,17 @@ def test_the_quoted_literal_comparison_sees_a_planted_difference(line: str) -> N
     double quotes for literal text would miss the substitution or the variable."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_bash_tree, "_QUOTED_LITERAL", re.compile(rb'"[^"\\]*+"'))
+        planted = _analysed(analyze(line))
+    assert planted != _full_analysis(line)
+    assert _analysed(analyze(line)) == _full_analysis(line)
+
+
+def test_the_descriptor_copy_comparison_sees_a_planted_difference() -> None:
+    """The comparison is not vacuous for the redirections left out as descriptor copies: one
+    that wrote a file, taken for a copy, would lose the write."""
+    line = "ls 2>out.txt | cat"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_bash_tree, "_DESCRIPTOR_COPIES", frozenset({b"2>&1", b"2>out.txt"}))
         planted = _analysed(analyze(line))
     assert planted != _full_analysis(line)
     assert _analysed(analyze(line)) == _full_analysis(line)
