@@ -20,7 +20,14 @@ from ._bash_model import Command, Dirs, Opaque, Result, Write, cd_dirs, new_comm
 from ._bash_words import Word
 from ._bash_wrappers import NOT_WRAPPED, WRAPPERS, basename, is_assignment, unwrap
 
-__all__ = ["MAX_DEPTH", "RUN_CONTROL_VARIABLES", "SAFE_NAME", "SPECIAL_NAMES", "SimpleCommands"]
+__all__ = [
+    "MAX_DEPTH",
+    "RESERVED",
+    "RUN_CONTROL_VARIABLES",
+    "SAFE_NAME",
+    "SPECIAL_NAMES",
+    "SimpleCommands",
+]
 
 #: Constructs nested deeper than this are not analysed: the command asks.
 MAX_DEPTH = 48
@@ -79,7 +86,7 @@ _FIND_FLAGS = frozenset(
     }
 )  # fmt: skip
 #: Reserved words: never a command's name when the grammar reads the line right.
-_RESERVED = frozenset(
+RESERVED = frozenset(
     {"{", "}", "(", ")", "!", "[[", "]]", "then", "fi", "do", "done", "esac", "in", "function",
      "select", "if", "case", "while", "until", "for", "elif", "else", "coproc"}
 )  # fmt: skip
@@ -106,7 +113,7 @@ SPECIAL_NAMES = (
     | _SHELLS
     | _VARIABLE_SETTERS
     | _NAME_TAKERS
-    | _RESERVED
+    | RESERVED
     | frozenset({"hash", "find", "tee", "trap", "eval", "cd", "pushd", "popd", "exit"})
 )
 
@@ -176,7 +183,7 @@ class SimpleCommands:
             value is None
             or head.glob
             or value in SPECIAL_NAMES
-            or head.raw in _RESERVED
+            or head.raw in RESERVED
             or "/" in value
         ):
             return self.judge(words, assigned, dirs, depth)
@@ -229,7 +236,7 @@ class SimpleCommands:
             self.fail("the command name is not static")
             self.commands.append(new_command(tuple(words), tuple(assigned), layers, run_dirs))
             return None, None
-        if head.raw in _RESERVED:
+        if head.raw in RESERVED:
             # tree-sitter-bash took a reserved word for a command (`! { rm; }`): its reading
             # of the line cannot be trusted
             self.fail(f"the grammar misread the reserved word {head.raw!r}")

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 from ._bash_commands import (
     MAX_DEPTH,
+    RESERVED,
     RUN_CONTROL_VARIABLES,
     SAFE_NAME,
     SPECIAL_NAMES,
@@ -453,13 +454,22 @@ class Walker(SimpleCommands):
             # between, nothing around it: each quoted one means what is between its quotes
             # (as `_literal` decodes it), and no substitution, assignment, redirection, line
             # break or split word is among them
-            texts = _LITERAL_TOKEN.findall(source[start:end].decode("utf-8", "surrogateescape"))
+            text = source[start:end].decode("utf-8", "surrogateescape")
+            texts = _LITERAL_TOKEN.findall(text)
             if node.child_count == len(texts):  # one child per word, nothing the grammar added
                 literal_words = [
                     _new_tuple(Word, (t, t[1:-1] if t[0] in "'\"" else t, False, None, False))
                     for t in texts
                 ]
-                return self.simple(literal_words, [], dirs, depth)
+                name = texts[0] if texts[0][0] not in "'\"" else texts[0][1:-1]
+                if name in SPECIAL_NAMES or texts[0] in RESERVED or "/" in name:
+                    return self.simple(literal_words, [], dirs, depth)
+                # what `simple` lists for an ordinary command (no word holds `=` here): its
+                # text is the command's own, words joined by single spaces; a quoted word
+                # is among them, so it is not plain
+                command = (tuple(literal_words), (), NOT_WRAPPED, dirs, False, False, text)
+                self.commands.append(_new_tuple(Command, command))
+                return dirs, dirs
         assignments: list[Node] = []
         words: list[Node] = []
         decoded: list[Word] = []
