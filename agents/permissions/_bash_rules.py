@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from ._bash import (
     Analysis,
@@ -75,17 +75,14 @@ def bash_relevant(kind: _Kind, indexes: Mapping[str, KindIndex]) -> bool:
 def match_bash(
     kind: _Kind,
     indexes: Mapping[str, KindIndex],
-    tool_input: Mapping[str, Any],
+    analysis: Analysis,
     cwd: str,
     home: str,
     memo: CallMemo,
 ) -> PermissionRule | None:
-    """The rule of ``kind`` that covers the Bash call ``tool_input`` (see the module's doc)."""
-    command = tool_input.get("command")
-    if not isinstance(command, str):
-        return None
+    """The rule of ``kind`` that covers the Bash command line of ``analysis`` (see the
+    module's doc)."""
     index = indexes[kind]
-    analysis = memo.bash(command)
     if kind == "allow":
         return _allow_bash(index, analysis, cwd, home, memo)
     if analysis.opaque and index.bash_any is not None:

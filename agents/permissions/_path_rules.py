@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from ._bash import basename, resolve_dirs, word_paths
+from ._bash import Analysis, basename, resolve_dirs, word_paths
 from ._checked import hard_linked
 from ._memo import CallMemo
 from ._paths import absolute, relative_to, within
@@ -145,15 +145,11 @@ def edit_allowed(
 
 
 def match_bash_reads(
-    index: KindIndex, tool_input: Mapping[str, Any], cwd: str, home: str, memo: CallMemo
+    index: KindIndex, analysis: Analysis, cwd: str, home: str, memo: CallMemo
 ) -> PermissionRule | None:
     """A Read rule covering a file the command reads: the file arguments of its reading commands
     (every command of the line, wrappers stripped, from each directory it may run in) and the
     files its input redirections name. Best effort: words not known statically are skipped."""
-    command = tool_input.get("command")
-    if not isinstance(command, str):
-        return None
-    analysis = memo.bash(command)
     for part in analysis.commands:
         if part.plain and part.words[0].raw not in READING_COMMANDS:
             continue  # (a plain part: its name is its first word, spelled without a directory)

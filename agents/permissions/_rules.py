@@ -479,11 +479,15 @@ class RuleSet:
         if rule is not None:
             return rule
         if tool_name == "Bash":
+            command = tool_input.get("command")
+            if not isinstance(command, str):
+                return None
+            analysis = memo.bash(command)
             found = None
             if kind in self._bash_kinds:
-                found = match_bash(kind, self._index, tool_input, cwd, home, memo)
+                found = match_bash(kind, self._index, analysis, cwd, home, memo)
             if found is None and kind != "allow" and index.read_paths:
-                found = match_bash_reads(index, tool_input, cwd, home, memo)
+                found = match_bash_reads(index, analysis, cwd, home, memo)
             return found
         if tool_name in READ_PATH_TOOLS:
             return match_path(kind, index.read_paths, tool_name, tool_input, cwd, home, memo)
