@@ -51,5 +51,8 @@ async def test_reading_lines_into_an_array_stays_allowed(command: str, tmp_path:
 def test_each_row_runs_its_command_in_bash(command: str, tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     script = command.replace("CMD", f"touch {marker}")
-    subprocess.run(["bash", "-c", script], capture_output=True, timeout=10, check=False)
+    # (in the test's own directory: the rows write files where they run)
+    subprocess.run(
+        ["bash", "-c", script], capture_output=True, timeout=10, check=False, cwd=tmp_path
+    )
     assert marker.exists(), command

@@ -86,7 +86,10 @@ def test_each_row_runs_its_command_in_bash(command: str, tmp_path: Path) -> None
     """The rows are real: bash, inside a function (for ``local``), creates the marker."""
     marker = tmp_path / "ran"
     script = "f() { " + command.replace("CMD", f"touch {marker}") + "; }; f"
-    subprocess.run(["bash", "-c", script], capture_output=True, timeout=10, check=False)
+    # (in the test's own directory: the rows write files where they run)
+    subprocess.run(
+        ["bash", "-c", script], capture_output=True, timeout=10, check=False, cwd=tmp_path
+    )
     assert marker.exists(), command
 
 
