@@ -210,10 +210,10 @@ def deny_forms(command: Command) -> list[str]:
             w.value if w.value is not None else w.raw for w in words[start + 1 :]
         ]
         text = " ".join(plain)
-        pieces = text.split()
-        if len(pieces) != len(plain) or " ".join(pieces) != text:
-            # a value with a blank in it, or an empty one: each value's blanks squeezed, and
-            # the empty ones left out (when every value is one piece, that is the text itself)
+        if " ".join(text.split()) != text:
+            # a run of blanks, a blank other than a space, or an empty value: each value's
+            # blanks squeezed, and the empty ones left out (when the values joined hold single
+            # spaces only, between words, that is the text itself)
             text = " ".join([" ".join(v.split()) for v in plain if v])
         if text not in forms:
             forms.append(text)
