@@ -352,17 +352,15 @@ class _Turn:
                                     loop, call, call.input, output, (), self.run
                                 )
                             data = output.data
-        block = ToolResultBlock(
-            tool_use_id=call.id, content=output.content, is_error=True if output.is_error else None
-        )
-        # ``loop.publish`` inlined (a coroutine less per call): into the transcript, then out
+        # positional, in field order (a keyword call costs more, once per tool call):
+        # tool_use_id, content, is_error
+        block = ToolResultBlock(call.id, output.content, True if output.is_error else None)
+        # ``loop.publish`` inlined (a coroutine less per call): into the transcript, then out;
+        # ``_result_message`` inlined, positional: content, parent_tool_use_id,
+        # tool_use_result, uuid, session_id
         message = UserMessage(
-            content=[block],
-            parent_tool_use_id=loop.parent_tool_use_id,
-            tool_use_result=data,
-            uuid=new_id(),
-            session_id=session.session_id,
-        )  # ``_result_message`` inlined
+            [block], loop.parent_tool_use_id, data, new_id(), session.session_id
+        )
         transcript = loop.transcript
         if transcript is not None:
             await transcript.record(message)
