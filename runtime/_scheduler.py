@@ -150,7 +150,13 @@ class ToolScheduler:
             raise ValueError("wait_scope and if_cut must be given together (or neither)")
         cut = None if wait_scope is None or if_cut is None else (wait_scope, if_cut)
         results: list[Any] = [None] * len(calls)
-        for run in partition([read_only(call) for call in calls]):
+        if len(calls) == 1:  # the common case: one call, a run of its own whatever it is
+            self._runs_total += 1
+            await self._one(0, calls, execute, on_complete, results, cut)
+            return results
+        flags = list(map(read_only, calls))
+        # all read-only (a fan-out): one run, found without partition's loop
+        for run in (range(len(calls)),) if calls and all(flags) else partition(flags):
             self._runs_total += 1
             if len(run) == 1:
                 await self._one(run.start, calls, execute, on_complete, results, cut)

@@ -469,6 +469,13 @@ async def test_cancellation_propagates(autojump_clock: trio.testing.MockClock) -
     assert trio.current_time() == 1.5
 
 
+async def test_no_calls_make_no_run() -> None:
+    """An empty list of calls runs nothing and counts no run."""
+    scheduler = ToolScheduler()
+    assert await scheduler.run([], recorder()[1], read_only=is_read_only) == []
+    assert scheduler.statistics() == SchedulerStatistics(0, 0, 0)
+
+
 def test_max_concurrency_is_validated() -> None:
     """A scheduler needs at least one slot."""
     with pytest.raises(ValueError, match=r"^max_concurrency must be >= 1, got 0$"):
