@@ -8,7 +8,8 @@ back in call order whatever order the calls finish in, which keeps transcripts d
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+import types
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
@@ -21,9 +22,39 @@ R = TypeVar("R")
 #: how waits for a slot are cut: the scope entered around each wait, the result of a cut call
 _Cut = tuple[Callable[[], AbstractContextManager[trio.CancelScope]], Callable[[C], Awaitable[R]]]
 
-#: the names of a call's task and of the task starting them (given: Trio need not format them)
+#: the name of a call's task (given: Trio need not format it)
 _TASK_NAME = "runtime.ToolScheduler._one"
-_HELPER_NAME = "runtime.ToolScheduler._together.start_the_rest"
+
+
+#: what :func:`_stepping` yields when the call sent in has finished (never a trap of Trio's)
+_DONE: Any = object()
+
+
+@types.coroutine
+def _stepping() -> Generator[Any, Any, None]:
+    """Run the calls sent in, one at a time: each yield of a call's goes out as it is (a call
+    that waits), and once the call has finished, ``_DONE`` does. A call that finishes without
+    waiting thus costs no ``StopIteration``, as ``coroutine.send`` would; an error it raises
+    ends the stepping and goes out."""
+    step = yield
+    while True:
+        yield from step
+        step = yield _DONE
+
+
+@types.coroutine
+def _go_on(stepping: Generator[Any, Any, None], trap: Any) -> Generator[Any, Any, None]:
+    """Carry the call ``stepping`` runs, which has just yielded ``trap``, to its end as
+    ``await`` would have: each yield goes up to Trio and each answer goes back down."""
+    while True:
+        try:
+            answer = yield trap
+        except BaseException as exc:  # thrown in (closing too): into the call, as ``await`` does
+            trap = stepping.throw(exc)
+        else:
+            trap = stepping.send(answer)
+        if trap is _DONE:
+            return
 
 
 def partition(read_only: Sequence[bool]) -> list[range]:
@@ -119,7 +150,13 @@ class ToolScheduler:
             raise ValueError("wait_scope and if_cut must be given together (or neither)")
         cut = None if wait_scope is None or if_cut is None else (wait_scope, if_cut)
         results: list[Any] = [None] * len(calls)
-        for run in partition([read_only(call) for call in calls]):
+        if len(calls) == 1:  # the common case: one call, a run of its own whatever it is
+            self._runs_total += 1
+            await self._one(0, calls, execute, on_complete, results, cut)
+            return results
+        flags = list(map(read_only, calls))
+        # all read-only (a fan-out): one run, found without partition's loop
+        for run in (range(len(calls)),) if calls and all(flags) else partition(flags):
             self._runs_total += 1
             if len(run) == 1:
                 await self._one(run.start, calls, execute, on_complete, results, cut)
@@ -138,31 +175,46 @@ class ToolScheduler:
     ) -> None:
         """Execute a read-only run concurrently, paying for a task only where a call waits.
 
-        This task executes the calls one after another, in call order, for as long as each
-        finishes without waiting. A helper task, started first, runs only once this task waits
-        (or is done): it then starts every call not begun yet, each in a task of its own, so from
-        the first call that waits on, all of them wait together. Calls that never wait would
-        have run one after another anyway (a Trio task runs until it waits): the outcome is that
-        of one task per call, without the cost of a task for each call that did not need one.
+        This task steps the calls one after another, in call order, for as long as each
+        finishes without waiting. The first call that waits (yields to Trio) starts every call
+        not begun yet, each in a task of its own, before its wait goes on; this task then
+        carries that call to its end, so from the first call that waits on, all of them wait
+        together. Calls that never wait would have run one after another anyway (a Trio task
+        runs until it waits): the outcome is that of one task per call, without the cost of a
+        task for each call that did not need one, nor of a task to watch for the first wait.
+
+        The nursery is open before the first call, though most runs start no task in it: a call
+        may enter cancel scopes of its own before it first waits, and the calls it starts must
+        not be nested inside those (nor could its scopes then be exited in order).
         """
-        next_index = run.start
         stop = run.stop
-
-        async def start_the_rest() -> None:
-            nonlocal next_index
-            await trio.lowlevel.checkpoint_if_cancelled()  # a cancelled run starts nothing more
-            first, next_index = next_index, stop
-            for i in range(first, stop):
-                nursery.start_soon(
-                    self._one, i, calls, execute, on_complete, results, cut, name=_TASK_NAME
-                )
-
+        stepping = _stepping()
+        stepping.send(None)
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(start_the_rest, name=_HELPER_NAME)
-            while next_index < stop:
-                index = next_index
-                next_index += 1
-                await self._one(index, calls, execute, on_complete, results, cut)
+            for index in run:
+                trap = stepping.send(self._one(index, calls, execute, on_complete, results, cut))
+                if trap is _DONE:
+                    continue  # finished without waiting
+                for later in range(index + 1, stop):
+                    nursery.start_soon(
+                        self._one_unless_cancelled, later, calls, execute, on_complete,
+                        results, cut, name=_TASK_NAME,
+                    )  # fmt: skip
+                await _go_on(stepping, trap)
+                break
+
+    async def _one_unless_cancelled(
+        self,
+        index: int,
+        calls: Sequence[C],
+        execute: Callable[[C], Awaitable[R]],
+        on_complete: Callable[[int, C, R], Awaitable[None]] | None,
+        results: list[Any],
+        cut: _Cut[C, R] | None,
+    ) -> None:
+        """A call started in a task of its own: a cancelled run starts nothing more."""
+        await trio.lowlevel.checkpoint_if_cancelled()
+        await self._one(index, calls, execute, on_complete, results, cut)
 
     async def _one(
         self,

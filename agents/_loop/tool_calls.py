@@ -73,15 +73,13 @@ class ToolCalls:
         if not (session.denials_interrupt or (session.client_interrupts and loop.is_main)):
             # nothing can interrupt this phase: no cancel scope for it
             turn = _Turn(loop, run, response.bad_inputs, None, self)
-            await self._schedule(loop, calls, turn)
-            results = turn.results
-            _append_results(loop, [results[c.id] for c in calls])
+            _append_results(loop, await self._schedule(loop, calls, turn))  # in call order
             return True
         with loop.interruptible() as scope:
             turn = _Turn(loop, run, response.bad_inputs, scope, self)
-            await self._schedule(loop, calls, turn)
-        results = turn.results
+            blocks = await self._schedule(loop, calls, turn)
         if scope.cancelled_caught:
+            results = turn.results
             blocks = []
             for call in calls:
                 block = results.get(call.id)
@@ -93,15 +91,18 @@ class ToolCalls:
                 blocks.append(block)
             _append_results(loop, blocks)
             return False
-        _append_results(loop, [results[c.id] for c in calls])
+        _append_results(loop, blocks)
         return True
 
-    async def _schedule(self, loop: AgentLoop, calls: list[ToolUseBlock], turn: _Turn) -> None:
+    async def _schedule(
+        self, loop: AgentLoop, calls: list[ToolUseBlock], turn: _Turn
+    ) -> list[ToolResultBlock]:
+        """Every call's result, in call order (the scheduler's list)."""
         ledger = loop.session.ledger
         if ledger.cap is None:  # no budget to trip (the hot path)
-            await self.scheduler.run(calls, turn.call, read_only=turn.read_only)
+            return await self.scheduler.run(calls, turn.call, read_only=turn.read_only)
         else:  # a call waiting for a slot is cut at the trip, and never runs
-            await self.scheduler.run(
+            return await self.scheduler.run(
                 calls, turn.call, read_only=turn.read_only,
                 wait_scope=partial(watching_the_budget, ledger), if_cut=turn.not_started,
             )  # fmt: skip
@@ -352,17 +353,15 @@ class _Turn:
                                     loop, call, call.input, output, (), self.run
                                 )
                             data = output.data
-        block = ToolResultBlock(
-            tool_use_id=call.id, content=output.content, is_error=True if output.is_error else None
-        )
-        # ``loop.publish`` inlined (a coroutine less per call): into the transcript, then out
+        # positional, in field order (a keyword call costs more, once per tool call):
+        # tool_use_id, content, is_error
+        block = ToolResultBlock(call.id, output.content, True if output.is_error else None)
+        # ``loop.publish`` inlined (a coroutine less per call): into the transcript, then out;
+        # ``_result_message`` inlined, positional: content, parent_tool_use_id,
+        # tool_use_result, uuid, session_id
         message = UserMessage(
-            content=[block],
-            parent_tool_use_id=loop.parent_tool_use_id,
-            tool_use_result=data,
-            uuid=new_id(),
-            session_id=session.session_id,
-        )  # ``_result_message`` inlined
+            [block], loop.parent_tool_use_id, data, new_id(), session.session_id
+        )
         transcript = loop.transcript
         if transcript is not None:
             await transcript.record(message)

@@ -178,9 +178,12 @@ def is_large_entry(entry: TranscriptEntry, limit: int = LARGE_APPEND_BYTES) -> b
             total = _ITEM_BYTES + _CHAR_BYTES * len(content)
         elif len(content) == 1 and type(block := content[0]) is ToolResultBlock:
             inner = block.content
-            if type(inner) is not str:
+            if type(inner) is str:
+                total = 2 * _ITEM_BYTES + _CHAR_BYTES * len(inner)
+            elif type(inner) is list:  # content items (an MCP tool's): as ``is_large`` counts
+                total = 2 * _ITEM_BYTES + _items(inner, limit - _ITEM_BYTES)
+            else:
                 return is_large((entry,), limit)
-            total = 2 * _ITEM_BYTES + _CHAR_BYTES * len(inner)
         else:
             return is_large((entry,), limit)
         extra = user.tool_use_result

@@ -3,8 +3,9 @@ from __future__ import annotations
 import contextlib
 import itertools
 import math
+import types
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Generator
 from typing import Any
 
 import attrs
@@ -272,6 +273,158 @@ async def test_a_run_cancelled_before_any_call_waits_starts_no_more_calls() -> N
     assert started == ["a"]
 
 
+async def test_a_run_cancelled_by_a_call_that_then_waits_starts_no_more_calls(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """A call that cancels its run and then waits (shielded) still starts none of the calls
+    after it: the tasks its wait starts check the run first."""
+    started: list[str] = []
+    with trio.CancelScope() as scope:
+
+        async def execute(call: Call) -> None:
+            started.append(call.name)
+            if call.name == "a":
+                scope.cancel()
+                with trio.CancelScope(shield=True):
+                    await trio.sleep(1)
+            await trio.sleep(1)
+
+        await ToolScheduler().run([R("a"), R("b"), R("c")], execute, read_only=is_read_only)
+    assert scope.cancelled_caught
+    assert started == ["a"]
+
+
+async def test_a_call_carried_past_its_first_wait_gets_what_trio_throws_in() -> None:
+    """The call that waits first in a run gets every answer Trio gives it, thrown errors
+    included (here the TypeError for a yield Trio does not know)."""
+
+    @types.coroutine
+    def foreign() -> Generator[str, None, None]:
+        yield "not a trap of Trio's"
+
+    async def execute(call: Call) -> str:
+        if call.name == "a":
+            try:
+                await foreign()
+            except TypeError:
+                return "caught"
+        return call.name
+
+    calls = [R("a"), R("b")]
+    assert await ToolScheduler().run(calls, execute, read_only=is_read_only) == ["caught", "b"]
+
+
+async def test_a_call_carried_past_its_first_wait_is_cancelled_with_its_run(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """Cancelling a run reaches the call that waited first as well as the calls it started."""
+    cancelled: list[str] = []
+
+    async def execute(call: Call) -> None:
+        try:
+            await trio.sleep(5)
+        except trio.Cancelled:
+            cancelled.append(call.name)
+            raise
+
+    with trio.move_on_after(1):
+        await ToolScheduler().run([R("a"), R("b"), R("c")], execute, read_only=is_read_only)
+    assert sorted(cancelled) == ["a", "b", "c"]
+    assert trio.current_time() == 1
+
+
+def test_closing_a_carried_call_closes_the_call() -> None:
+    """A call carried by hand is closed with the coroutine carrying it (its ``finally`` runs
+    then, not when the collector finds it)."""
+    from runtime._scheduler import _go_on, _stepping
+
+    closed: list[bool] = []
+
+    @types.coroutine
+    def pause() -> Generator[str, None, None]:
+        yield "trap"
+
+    async def step() -> None:
+        try:
+            await pause()
+            await pause()
+        finally:
+            closed.append(True)
+
+    stepping = _stepping()
+    stepping.send(None)
+    carrier = _go_on(stepping, stepping.send(step()))
+    assert carrier.send(None) == "trap"
+    carrier.close()
+    assert closed == [True]
+
+
+#: how a drawn call ends: at once without waiting, after a schedule point, or after a sleep
+kinds = st.sampled_from(["now", "checkpoint", 0, 1, 2, 3])
+
+
+@settings(deadline=None, max_examples=500)
+@given(st.lists(st.tuples(st.booleans(), kinds), min_size=1, max_size=12))
+def test_calls_stepped_by_hand_end_as_with_a_task_each(spec: list[tuple[bool, Any]]) -> None:
+    """Calls that return without waiting mixed with calls that wait, in a drawn order: each
+    starts, ends and is reported when it would with a task of its own per call in each run;
+    in a read-only run the calls up to the first that waits run in the caller's task, in
+    order, and each call after it in a task of its own."""
+    calls = [Call(f"c{i}", ro) for i, (ro, _) in enumerate(spec)]
+    kind = {c.name: k for c, (_, k) in zip(calls, spec, strict=True)}
+
+    async def main(scheduled: bool) -> dict[str, Any]:
+        seen: dict[str, Any] = {"start": {}, "end": {}, "done": {}, "task": {}, "order": []}
+
+        async def execute(call: Call) -> str:
+            seen["start"][call.name] = trio.current_time()
+            seen["task"][call.name] = trio.lowlevel.current_task()
+            seen["order"].append(call.name)
+            how = kind[call.name]
+            if how == "checkpoint":
+                await trio.lowlevel.cancel_shielded_checkpoint()
+            elif how != "now":
+                await trio.sleep(how)
+            seen["end"][call.name] = trio.current_time()
+            return call.name.upper()
+
+        async def on_complete(index: int, call: Call, result: str) -> None:
+            assert calls[index] is call and result == call.name.upper()
+            seen["done"][call.name] = trio.current_time()
+
+        if scheduled:
+            scheduler = ToolScheduler(max_concurrency=len(calls))
+            seen["results"] = await scheduler.run(
+                calls, execute, read_only=is_read_only, on_complete=on_complete
+            )
+        else:  # the reference: one task per call of a run, in a nursery
+            seen["results"] = [None] * len(calls)
+
+            async def one(i: int) -> None:
+                seen["results"][i] = result = await execute(calls[i])
+                await on_complete(i, calls[i], result)
+
+            for run in partition([c.read_only for c in calls]):
+                async with trio.open_nursery() as nursery:
+                    for i in run:
+                        nursery.start_soon(one, i)
+        seen["caller"] = trio.lowlevel.current_task()
+        return seen
+
+    got = run_virtual(lambda: main(True))
+    want = run_virtual(lambda: main(False))
+    for key in ("results", "start", "end", "done"):
+        assert got[key] == want[key], key
+    for run in partition([c.read_only for c in calls]):
+        names = [calls[i].name for i in run]
+        waits = [n for n in names if kind[n] != "now"]
+        stepped = names[: names.index(waits[0]) + 1] if waits else names
+        assert got["order"][run.start : run.start + len(stepped)] == stepped
+        assert all(got["task"][n] is got["caller"] for n in stepped)
+        others = [got["task"][n] for n in names[len(stepped) :]]
+        assert got["caller"] not in others and len(set(others)) == len(others)
+
+
 async def test_an_error_in_a_single_call_propagates_bare() -> None:
     """An exception from a lone call propagates as is, and later runs do not start."""
     started: list[str] = []
@@ -314,6 +467,13 @@ async def test_cancellation_propagates(autojump_clock: trio.testing.MockClock) -
         )
     assert scope.cancelled_caught
     assert trio.current_time() == 1.5
+
+
+async def test_no_calls_make_no_run() -> None:
+    """An empty list of calls runs nothing and counts no run."""
+    scheduler = ToolScheduler()
+    assert await scheduler.run([], recorder()[1], read_only=is_read_only) == []
+    assert scheduler.statistics() == SchedulerStatistics(0, 0, 0)
 
 
 def test_max_concurrency_is_validated() -> None:

@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import agents.sessions.entry
 import agents.sessions.file_store
@@ -104,6 +106,34 @@ def test_is_large_entry_agrees_with_is_large() -> None:
     assert [is_large_entry(entry(m)) for m in cases] == [
         False, True, False, True, False, True, False, True, False, True
     ]
+
+
+#: a tool result's content items: texts (of lengths around a drawn limit), other items
+content_items = st.lists(
+    st.one_of(
+        st.integers(0, 3000).map(lambda n: {"type": "text", "text": "x" * n}),
+        st.just({"type": "image", "source": {"data": "abc"}}),
+        st.just({"type": "text", "text": "t", "extra": 1}),
+    ),
+    max_size=8,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    items=content_items,
+    limit=st.integers(0, 14_000),
+    data=st.one_of(st.none(), st.just({"status": "done", "n": 3})),
+)
+def test_is_large_entry_agrees_with_is_large_on_content_items(
+    items: list[dict[str, Any]], limit: int, data: dict[str, Any] | None
+) -> None:
+    """A tool result given as content items (an MCP tool's, on every such call's path) is
+    measured by the one-entry check as ``is_large`` measures it, whatever the limit."""
+    message = UserMessage(content=[ToolResultBlock("t", items)], tool_use_result=data)
+    item = TranscriptEntry(uuid="u", parent_uuid=None, session_id="s", timestamp=0.0,
+                           message=message)  # fmt: skip
+    assert is_large_entry(item, limit) == is_large([item], limit)
 
 
 def test_a_flat_tool_data_counts_as_the_walk_counts_it() -> None:
