@@ -90,6 +90,8 @@ EVALUATED = [
     "echo $(( 'a[$({})]' ))",
     "mapfile -C '{}' -c 1 a <<< x",
     "compgen -C '{}' x",
+    "jobs -x {}",
+    "true & wait -n -p 'a[$({})]'",
 ]
 
 

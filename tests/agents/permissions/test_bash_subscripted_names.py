@@ -1,10 +1,10 @@
 """A variable name with a subscript, given to a builtin that assigns or tests it, runs code.
 
 Bash evaluates the subscript of ``a[…]`` as arithmetic when ``read``, ``printf -v``, the
-``declare`` family, ``unset``, ``test -v`` or ``[[ -v ]]`` uses the name, and arithmetic
-expands the ``$(…)`` inside: ``read 'a[$(rm x)]'`` runs ``rm`` although every word is quoted.
-So do a quoted string inside ``$(( ))``, the target of ``declare -n``, a quoted compound
-assignment given to ``declare -a`` (expanded a second time), and any assignment after
+``declare`` family, ``unset``, ``test -v``, ``[[ -v ]]`` or ``wait -p`` uses the name, and
+arithmetic expands the ``$(…)`` inside: ``read 'a[$(rm x)]'`` runs ``rm`` although every word
+is quoted. So do a quoted string inside ``$(( ))``, the target of ``declare -n``, a quoted
+compound assignment given to ``declare -a`` (expanded a second time), and any assignment after
 ``declare -i``. Each such spelling asks; each row of ``RUNS`` is checked against bash itself.
 """
 
@@ -34,6 +34,10 @@ RUNS = [
     "[ -v 'arr[$(CMD)]' ]",
     "[[ -v 'arr[$(CMD)]' ]]",
     "echo $(( 'arr[$(CMD)]' ))",
+    "sleep 0 & wait -n -p 'arr[$(CMD)]'",
+    "sleep 0 & wait -np 'arr[$(CMD)]'",
+    "sleep 0 & wait -n -p'arr[$(CMD)]' %1",
+    "sleep 0 & wait -fn -p 'arr[$(CMD)]'",
 ]
 
 PLAIN = [
@@ -49,12 +53,14 @@ PLAIN = [
     "unset 'arr[1]'",
     "test -v HOME",
     "echo $(( 1 + 2 ))",
+    "wait -n -p pid",
+    "wait -n -- -p 'arr[$(x)]'",
 ]
 
 ALLOW = [
     f"Bash({name} *)"
     for name in ("read", "printf", "declare", "typeset", "local", "export", "unset", "echo", "[")
-] + ["Bash(test *)", "Bash(arr=*)"]
+] + ["Bash(test *)", "Bash(arr=*)", "Bash(wait *)", "Bash(sleep *)"]
 
 
 @pytest.mark.parametrize("command", RUNS)
@@ -86,7 +92,9 @@ def test_each_row_runs_its_command_in_bash(command: str, tmp_path: Path) -> None
     """The rows are real: bash, inside a function (for ``local``), creates the marker."""
     marker = tmp_path / "ran"
     script = "f() { " + command.replace("CMD", f"touch {marker}") + "; }; f"
-    subprocess.run(["bash", "-c", script], capture_output=True, timeout=10, check=False)
+    subprocess.run(
+        ["bash", "-c", script], cwd=tmp_path, capture_output=True, timeout=10, check=False
+    )
     assert marker.exists(), command
 
 
