@@ -92,6 +92,8 @@ EVALUATED = [
     "compgen -C '{}' x",
     "jobs -x {}",
     "true & wait -n -p 'a[$({})]'",
+    "a['$({})']=1",
+    "x='a[$({})]'; a[x]=1",
 ]
 
 
