@@ -39,6 +39,7 @@ from ..hooks import HookRunner
 from ..messages import Message, ResultError, ResultMessage, SystemMessage
 from ..options import AgentOptions
 from ..sessions.history import release
+from ..tools.base import SESSION_ENV
 from .claude_md import claude_md_blocks
 from .output import MessageStream
 from .persist import attach_main, open_session_store, start_session
@@ -179,6 +180,8 @@ class _Starter:
                 now=trio.lowlevel.current_clock().current_time,
                 # only a can_use_tool callback or a hook can deny a call with interrupt=True
                 denials_interrupt=options.can_use_tool is not None or bool(options.hooks),
+                # the shells' variables: the options' env over the settings files'
+                session_state={SESSION_ENV: options.env} if options.env else {},
             )
             session.sources = sources  # subagents' own servers and skills
             sources.bind(session)  # prompt hooks ask its model

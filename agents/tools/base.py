@@ -122,6 +122,10 @@ class ToolContext:
     files: FileAccess | None = None
 
 
+#: the key of ``ToolContext.session_state`` under which the session puts the variables its
+#: shells get on top of the process's (``AgentOptions.env`` over the settings files' ``env``)
+SESSION_ENV = "env"
+
 #: what a handler that does not read its context (``Tool.takes_context=False``) is given
 NO_CONTEXT = ToolContext(cwd="", agent_id="", tool_use_id="", session_id="")
 
