@@ -356,14 +356,15 @@ class AgentOptions:
                     f"max_budget_usd={self.max_budget_usd!r} differs from the cap of the ledger"
                     f" passed ({cap!r}): leave max_budget_usd unset with a ledger"
                 )
-        if self.budget_cap is not None:
+        for model in self._budgeted_models():
+            self.check_priced(model)
+
+    def check_priced(self, model: str) -> None:
+        """Under a budget every model used needs a price: a spend that cannot be priced would
+        count as nothing against the cap. ``ValueError`` naming the model otherwise."""
+        if self.budget_cap is not None and self.price_table().get(model) is None:
             field = "max_budget_usd" if self.ledger is None else "ledger"
-            table = self.price_table()
-            for model in self._budgeted_models():
-                if table.get(model) is None:
-                    raise ValueError(
-                        f"{field} set but no price for model {model!r}; pass pricing="
-                    )
+            raise ValueError(f"{field} set but no price for model {model!r}; pass pricing=")
 
     @property
     def budget_cap(self) -> float | None:

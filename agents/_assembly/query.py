@@ -467,7 +467,11 @@ class AgentClient:
         from ..options import resolve_model
 
         handle = self._require()
-        handle.main.use_model(resolve_model(model or self.options.resolved_model))
+        if model is not None and not isinstance(model, str):
+            raise ValueError(f"model must be a string, got {model!r}")
+        resolved = resolve_model(model or self.options.resolved_model)
+        handle.session.options.check_priced(resolved)  # under a budget, a price is needed
+        handle.main.use_model(resolved)
         await trio.lowlevel.checkpoint()
 
     async def stop_task(self, task_id: str) -> None:
