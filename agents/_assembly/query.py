@@ -435,6 +435,9 @@ class AgentClient:
 
     async def query(self, prompt: str | AsyncIterable[Any], session_id: str = "default") -> None:
         """Queue a prompt (or a stream of them) for the main agent."""
+        if not isinstance(prompt, str | AsyncIterable):
+            kind = type(prompt).__name__
+            raise ValueError(f"prompt must be a str or an async iterable, got {kind}")
         await _send_prompts(self._require(), prompt)
 
     def receive_messages(self) -> AsyncIterator[Message]:

@@ -206,6 +206,15 @@ async def test_set_model_is_checked_as_the_options_are(project: Path) -> None:
     assert backend.requests[0].model == "claude-opus-5-5"
 
 
+async def test_a_prompt_that_is_neither_text_nor_a_stream_is_refused(project: Path) -> None:
+    backend = ScriptedBackend([])
+    async with AgentClient(client_options(project, backend)) as client:
+        with pytest.raises(
+            ValueError, match=r"^prompt must be a str or an async iterable, got int$"
+        ):
+            await client.query(5)  # type: ignore[arg-type]
+
+
 async def test_query_with_an_async_iterable_answers_each_prompt(
     project: Path, autojump_clock: trio.testing.MockClock
 ) -> None:
