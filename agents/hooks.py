@@ -293,6 +293,12 @@ class HookRunner:
                 raise ValueError(
                     f"unknown hook event {event!r} (expected one of {', '.join(HOOK_EVENTS)})"
                 )
+            if isinstance(matchers, str | Mapping | HookMatcher) or not isinstance(
+                matchers, Sequence
+            ):
+                raise ValueError(
+                    f"hooks[{event!r}] must be a list of HookMatcher, got {type(matchers).__name__}"
+                )
             registered = []
             for index, matcher in enumerate(matchers):
                 if not isinstance(matcher, HookMatcher):

@@ -11,6 +11,7 @@ keyword-only extras with defaults. Everything is validated at construction: a ba
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -71,6 +72,8 @@ def _at_least(field: str, low: float) -> Any:
             return
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ValueError(f"{field} must be a number, got {value!r}")
+        if not math.isfinite(value):  # a NaN compares False with anything: no limit at all
+            raise ValueError(f"{field} must be a finite number, got {value!r}")
         if value < low:
             raise ValueError(f"{field} must be >= {low:g}, got {value!r}")
 
@@ -88,6 +91,58 @@ def _str_list(field: str) -> Any:
                 raise ValueError(f"{field}[{i}] must be a string, got {item!r}")
 
     return check
+
+
+def _optional_str(field: str) -> Any:
+    def check(_inst: Any, _attr: Any, value: Any) -> None:
+        if value is not None and not isinstance(value, str):
+            raise ValueError(f"{field} must be a string, got {value!r}")
+
+    return check
+
+
+#: ``thinking``'s types, as the Messages API takes them
+THINKING_TYPES = ("enabled", "adaptive", "disabled")
+
+
+def _check_thinking(_inst: Any, _attr: Any, value: Any) -> None:
+    if value is None:
+        return
+    kind = value.get("type") if isinstance(value, Mapping) else None
+    if kind not in THINKING_TYPES:
+        raise ValueError(
+            f"thinking must be a dict whose type is one of {', '.join(THINKING_TYPES)}, "
+            f"got {value!r}"
+        )
+    budget = value.get("budget_tokens")
+    if kind == "enabled" and (
+        isinstance(budget, bool) or not isinstance(budget, int) or budget < 1024
+    ):
+        raise ValueError(
+            f"thinking['budget_tokens'] must be an int >= 1024 when enabled, got {budget!r}"
+        )
+
+
+def _check_system_prompt(_inst: Any, _attr: Any, value: Any) -> None:
+    if value is None or isinstance(value, str):
+        return
+    if (
+        not isinstance(value, Mapping)
+        or value.get("type") != "preset"
+        or not isinstance(value.get("append", ""), str | None)
+    ):
+        raise ValueError(
+            "system_prompt must be a str or a preset dict "
+            f"({{'type': 'preset', 'preset': 'claude_code', 'append'?: str}}), got {value!r}"
+        )
+
+
+def _check_env(_inst: Any, _attr: Any, value: Any) -> None:
+    if not isinstance(value, Mapping):
+        raise ValueError(f"env must be a dict of str -> str, got {value!r}")
+    for key, item in value.items():
+        if not isinstance(key, str) or not isinstance(item, str):
+            raise ValueError(f"env must map strings to strings, got {key!r}: {item!r}")
 
 
 def _opt_list(value: Any) -> Any:
@@ -140,10 +195,20 @@ def _check_agents(_inst: Any, _attr: Any, value: Any) -> None:
 
 
 def _paths(values: Sequence[str | os.PathLike[str]]) -> list[str]:
-    return [os.fspath(p) for p in values]
+    # a lone path is a sequence of characters: '/tmp' would add '/' as a working directory
+    if isinstance(values, str | bytes | os.PathLike) or not isinstance(values, Sequence):
+        raise ValueError(f"add_dirs must be a list of paths, got {values!r}")
+    paths = []
+    for i, path in enumerate(values):
+        if not isinstance(path, str | os.PathLike):
+            raise ValueError(f"add_dirs[{i}] must be a path, got {path!r}")
+        paths.append(os.fspath(path))
+    return paths
 
 
 def _path_or_none(value: str | os.PathLike[str] | None) -> str | None:
+    if value is not None and not isinstance(value, str | os.PathLike):
+        raise ValueError(f"cwd must be a path, got {value!r}")
     return None if value is None else os.fspath(value)
 
 
@@ -157,13 +222,17 @@ class AgentOptions:
     """
 
     # -- the loop ---------------------------------------------------------------------------------
-    model: str | None = None
-    fallback_model: str | None = None
-    system_prompt: str | dict[str, Any] | None = None
+    model: str | None = attrs.field(default=None, validator=_optional_str("model"))
+    fallback_model: str | None = attrs.field(
+        default=None, validator=_optional_str("fallback_model")
+    )
+    system_prompt: str | dict[str, Any] | None = attrs.field(
+        default=None, validator=_check_system_prompt
+    )
     max_turns: int | None = attrs.field(default=None, validator=_at_least("max_turns", 1))
     max_tokens: int | None = attrs.field(default=None, validator=_at_least("max_tokens", 1))
     effort: str | None = attrs.field(default=None, validator=_one_of("effort", EFFORTS))
-    thinking: dict[str, Any] | None = None
+    thinking: dict[str, Any] | None = attrs.field(default=None, validator=_check_thinking)
     max_thinking_tokens: int | None = attrs.field(
         default=None, validator=_at_least("max_thinking_tokens", 1024)
     )
@@ -172,7 +241,7 @@ class AgentOptions:
     backend: Any = None  # a Backend; typed loosely until cli_run and web.py narrow it
     cwd: str | None = attrs.field(default=None, converter=_path_or_none)
     add_dirs: list[str] = attrs.field(factory=list, converter=_paths)
-    env: dict[str, str] = attrs.field(factory=dict)
+    env: dict[str, str] = attrs.field(factory=dict, validator=_check_env)
     # -- tools and permissions --------------------------------------------------------------------
     tools: list[str] | None = attrs.field(
         default=None, converter=_opt_list, validator=_str_list("tools")
@@ -218,11 +287,13 @@ class AgentOptions:
     min_output_tokens: int = attrs.field(default=1024, validator=_at_least("min_output_tokens", 1))
     pricing: Mapping[str, Any] | None = None
     # -- sessions and context ---------------------------------------------------------------------
-    resume: str | None = None
-    session_id: str | None = None
+    resume: str | None = attrs.field(default=None, validator=_optional_str("resume"))
+    session_id: str | None = attrs.field(default=None, validator=_optional_str("session_id"))
     continue_conversation: bool = False
     fork_session: bool = False
-    resume_session_at: str | None = None
+    resume_session_at: str | None = attrs.field(
+        default=None, validator=_optional_str("resume_session_at")
+    )
     session_store: SessionStore | None = None
     setting_sources: list[str] | None = attrs.field(
         default=None, converter=_opt_list, validator=_str_list("setting_sources")
@@ -250,8 +321,14 @@ class AgentOptions:
             raise ValueError(
                 f"mcp_servers must be a dict of name -> server, got {self.mcp_servers!r}"
             )
-        if self.hooks is not None and not isinstance(self.hooks, Mapping):
-            raise ValueError(f"hooks must be a dict of event -> [HookMatcher], got {self.hooks!r}")
+        if self.hooks is not None:
+            if not isinstance(self.hooks, Mapping):
+                raise ValueError(
+                    f"hooks must be a dict of event -> [HookMatcher], got {self.hooks!r}"
+                )
+            from .hooks import HookRunner
+
+            HookRunner(self.hooks)  # its events, matchers and patterns checked now
         if self.can_use_tool is not None and not callable(self.can_use_tool):
             raise ValueError(f"can_use_tool must be an async callable, got {self.can_use_tool!r}")
         if self.fork_session and self.resume is None:
@@ -279,14 +356,15 @@ class AgentOptions:
                     f"max_budget_usd={self.max_budget_usd!r} differs from the cap of the ledger"
                     f" passed ({cap!r}): leave max_budget_usd unset with a ledger"
                 )
-        if self.budget_cap is not None:
+        for model in self._budgeted_models():
+            self.check_priced(model)
+
+    def check_priced(self, model: str) -> None:
+        """Under a budget every model used needs a price: a spend that cannot be priced would
+        count as nothing against the cap. ``ValueError`` naming the model otherwise."""
+        if self.budget_cap is not None and self.price_table().get(model) is None:
             field = "max_budget_usd" if self.ledger is None else "ledger"
-            table = self.price_table()
-            for model in self._budgeted_models():
-                if table.get(model) is None:
-                    raise ValueError(
-                        f"{field} set but no price for model {model!r}; pass pricing="
-                    )
+            raise ValueError(f"{field} set but no price for model {model!r}; pass pricing=")
 
     @property
     def budget_cap(self) -> float | None:

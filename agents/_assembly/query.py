@@ -39,6 +39,7 @@ from ..hooks import HookRunner
 from ..messages import Message, ResultError, ResultMessage, SystemMessage
 from ..options import AgentOptions
 from ..sessions.history import release
+from ..tools.base import SESSION_ENV
 from .claude_md import claude_md_blocks
 from .output import MessageStream
 from .persist import attach_main, open_session_store, start_session
@@ -179,6 +180,8 @@ class _Starter:
                 now=trio.lowlevel.current_clock().current_time,
                 # only a can_use_tool callback or a hook can deny a call with interrupt=True
                 denials_interrupt=options.can_use_tool is not None or bool(options.hooks),
+                # the shells' variables: the options' env over the settings files'
+                session_state={SESSION_ENV: options.env} if options.env else {},
             )
             session.sources = sources  # subagents' own servers and skills
             sources.bind(session)  # prompt hooks ask its model
@@ -432,6 +435,9 @@ class AgentClient:
 
     async def query(self, prompt: str | AsyncIterable[Any], session_id: str = "default") -> None:
         """Queue a prompt (or a stream of them) for the main agent."""
+        if not isinstance(prompt, str | AsyncIterable):
+            kind = type(prompt).__name__
+            raise ValueError(f"prompt must be a str or an async iterable, got {kind}")
         await _send_prompts(self._require(), prompt)
 
     def receive_messages(self) -> AsyncIterator[Message]:
@@ -464,7 +470,11 @@ class AgentClient:
         from ..options import resolve_model
 
         handle = self._require()
-        handle.main.use_model(resolve_model(model or self.options.resolved_model))
+        if model is not None and not isinstance(model, str):
+            raise ValueError(f"model must be a string, got {model!r}")
+        resolved = resolve_model(model or self.options.resolved_model)
+        handle.session.options.check_priced(resolved)  # under a budget, a price is needed
+        handle.main.use_model(resolved)
         await trio.lowlevel.checkpoint()
 
     async def stop_task(self, task_id: str) -> None:

@@ -408,6 +408,15 @@ async def run_agent_tool(args: AgentInput, ctx: ToolContext) -> ToolOutput:
     remote = parent.session.options.remote_agents
     if remote is not None and remote.runs(args.subagent_type):
         return await _run_remote(parent, remote, definition, args, ctx)
+    if args.model is not None and args.model != "inherit":
+        session = parent.session
+        if session.options.budget_cap is not None and session.prices.get(
+            resolve_model(args.model)
+        ) is None:
+            return ToolOutput.error(
+                f"model {args.model!r} has no price, and this session has a budget: a spend "
+                "that cannot be priced cannot be held to it (pass pricing= to price it)"
+            )
     background = args.run_in_background
     if background is None:
         background = bool(definition.background)

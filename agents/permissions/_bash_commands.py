@@ -96,11 +96,14 @@ RESERVED = frozenset(
 #: as arithmetic when the builtin assigns or tests it, and arithmetic expands the ``$(…)`` inside
 #: and evaluates the values of the variables it names: ``read 'a[$(rm x)]'`` runs ``rm``.
 _NAME_TAKERS = frozenset(
-    {"read", "printf", "declare", "typeset", "local", "export", "readonly", "unset", "test", "["}
-)
+    {"read", "printf", "declare", "typeset", "local", "export", "readonly", "unset", "test", "[",
+     "wait"}
+)  # fmt: skip
 _DECLARERS = frozenset({"declare", "typeset", "local", "export", "readonly"})
 #: ``read``'s options that take a value (``-a``'s is an array's name).
 _READ_VALUED = frozenset("adinNptu")
+#: ``wait``'s option that takes a value: ``-p``'s is the variable given the finished job's id.
+_WAIT_VALUED = frozenset("p")
 #: A name whose subscript, if any, is evaluated to nothing but itself.
 SAFE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[(?:[0-9]+|@|\*)\])?+")
 
@@ -114,28 +117,40 @@ SPECIAL_NAMES = (
     | _VARIABLE_SETTERS
     | _NAME_TAKERS
     | RESERVED
-    | frozenset({"hash", "find", "tee", "trap", "eval", "cd", "pushd", "popd", "exit"})
+    | frozenset({"hash", "find", "tee", "trap", "eval", "cd", "pushd", "popd", "exit", "jobs"})
 )
 
 
-def _read_names(texts: Sequence[str]) -> list[str]:
-    """The variable names ``read`` assigns: its operands and ``-a``'s value."""
+def _may_give(args: Sequence[Word], letter: str) -> bool:
+    """Whether option ``letter`` may be among ``args``, alone or in a cluster (``-rp``, ``-lx``),
+    or hidden in a word known only at run time."""
+    return any(w.value is None or (w.value.startswith("-") and letter in w.value) for w in args)
+
+
+def _option_names(
+    texts: Sequence[str], valued: frozenset[str], naming: str, operands: bool
+) -> list[str]:
+    """The variable names a builtin assigns, read as its option parser reads its words: the
+    value of option ``naming`` (attached, ``-pNAME``, or the next word, also at the end of a
+    cluster, ``-np NAME``) and, if ``operands``, every operand (``read``'s, not ``wait``'s job
+    ids). ``valued`` are the options that take a value."""
     names: list[str] = []
     i = 0
     while i < len(texts):
         text = texts[i]
         i += 1
         if not text.startswith("-") or text == "-":
-            names.append(text)
+            if operands:
+                names.append(text)
         elif text == "--":
-            return names + list(texts[i:])
+            return names + list(texts[i:]) if operands else names
         else:
             for k, letter in enumerate(text[1:], start=2):
-                if letter in _READ_VALUED:
+                if letter in valued:
                     given = text[k:]
                     if not given and i < len(texts):
                         given, i = texts[i], i + 1
-                    if letter == "a":
+                    if letter == naming:
                         names.append(given)
                     break
     return names
@@ -251,12 +266,12 @@ class SimpleCommands:
             return None, None
         if name in _RUNNERS:
             self.fail(f"{name} runs its arguments as a command")
-        elif name in ("mapfile", "readarray") and any(
-            w.value is None or (w.value.startswith("-") and "C" in w.value) for w in args
-        ):
+        elif name in ("mapfile", "readarray") and _may_give(args, "C"):
             self.fail(f"{name} -C runs a command string as it reads")
-        elif name == "hash" and any(w.value is None or w.value.startswith("-p") for w in args):
+        elif name == "hash" and _may_give(args, "p"):
             self.fail("hash -p changes what a command name runs")
+        elif name == "jobs" and _may_give(args, "x"):
+            self.fail("jobs -x runs the command it is given")
         elif name == "find":
             self._find(args, run_dirs, depth)
         elif name == "tee":
@@ -315,7 +330,9 @@ class SimpleCommands:
         elif name in ("test", "["):
             names = [texts[i + 1] for i, text in enumerate(texts[:-1]) if text == "-v"]
         elif name == "read":
-            names = _read_names(texts)
+            names = _option_names(texts, _READ_VALUED, "a", operands=True)
+        elif name == "wait":
+            names = _option_names(texts, _WAIT_VALUED, "p", operands=False)
         else:  # unset and the declarers
             options = "".join(t[1:] for t in texts if t.startswith("-"))
             if name in _DECLARERS and "i" in options:

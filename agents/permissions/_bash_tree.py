@@ -58,6 +58,8 @@ _ARITHMETIC_VARIABLES = frozenset(
 )
 _ARITHMETIC_TEST = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 _MAY_CHANGE_DIR = re.compile(r"cd|pushd|popd|eval")
+#: An element of a compound assignment whose subscript is a plain number: ``[3]=x``.
+_NUMBERED_ELEMENT = re.compile(r"\[[0-9]+\]\+?=")
 
 
 def _all(subscript: Node) -> bool:
@@ -401,6 +403,10 @@ class Walker(SimpleCommands):
                 self.scan(node, dirs, depth)
 
     def _check_assignment(self, node: Node) -> None:
+        """An assignment runs what its value's substitutions run (scanned apart); besides, it
+        may change what commands run, and an indexed array's subscript is arithmetic, which
+        expands a ``$(…)`` even from quotes (``a['$(cmd)']=1``) and evaluates the values of the
+        variables it names (``a[i]=1``, ``a=([i]=1)``): only a number is left alone."""
         name = node.child_by_field_name("name")
         text = (
             node_text(name, self.source)
@@ -409,6 +415,14 @@ class Walker(SimpleCommands):
         )
         if text.partition("[")[0] in RUN_CONTROL_VARIABLES or text.startswith("BASH_FUNC_"):
             self.fail(f"setting {text} changes what commands run")
+        if name is not None and name.type == "subscript" and not _literal_index(name):
+            self.fail("an array subscript is arithmetic on a variable's value")
+        value = node.child_by_field_name("value")
+        if value is not None and value.type == "array":
+            for element in value.named_children:
+                element_text = node_text(element, self.source)
+                if element_text.startswith("[") and not _NUMBERED_ELEMENT.match(element_text):
+                    self.fail("an array subscript is arithmetic on a variable's value")
 
     # -- simple commands -----------------------------------------------------------------------
 

@@ -353,6 +353,13 @@ class PermissionGate:
                     message="can_use_tool returned updated_input of type "
                     f"{type(answer.updated_input).__name__}, expected dict"
                 )
+            if isinstance(answer, PermissionResultDeny) and not isinstance(answer.message, str):
+                # the message becomes the tool result's text: the API takes no other type
+                return PermissionResultDeny(
+                    message="can_use_tool returned a PermissionResultDeny whose message is of "
+                    f"type {type(answer.message).__name__}, expected str",
+                    interrupt=answer.interrupt,
+                )
             return answer
         return PermissionResultDeny(
             message=f"can_use_tool returned {type(answer).__name__}, expected "

@@ -18,7 +18,16 @@ that, and the caller runs ripgrep:
 * a line to print is longer than ripgrep's column cap, a count would include an empty match, or
   the search uses ``glob``, ``type`` or ``multiline``;
 * the tree is bigger than the walk's limit (:mod:`agents.tools._walk` lists the files with
-  ripgrep's ignore rules) or the files add up to more than ``BYTE_LIMIT``.
+  ripgrep's ignore rules) or the files add up to more than ``BYTE_LIMIT``;
+* the search could take long: Python's ``re`` backtracks where ripgrep's engine is linear, so a
+  quantified group (``(a+)+b``, ``(a|a)+b``: exponential in a line's length) is never searched
+  here, nor a pattern with more than two unbounded quantifiers or more than ``MAX_WIDTH`` ways
+  through its bounded choices (``?``, ``{n,m}``, alternatives); and a pattern with one or two
+  unbounded quantifiers (``*``, ``+``, ``{n,}``; one that ends the pattern does not count: the
+  match ends where it stops) is searched here only while the worst case over the files' lines,
+  ``C(L + k + 1, k + 1)`` steps for a line of ``L`` bytes and ``k`` such quantifiers, stays
+  under ``WORK_LIMIT`` (a few tens of milliseconds here). A model's pattern over a hostile file
+  must not hold the event loop or a worker thread that nothing can stop.
 
 No atom of a translated pattern matches a newline (as in ripgrep without ``-U``), so each file is
 searched whole and a match always lies within one line. ``tests/agents/tools/
@@ -27,15 +36,21 @@ test_grep_conformance.py`` checks all of this against ripgrep over generated tre
 
 from __future__ import annotations
 
+import math
 import os
 import re
+from typing import NamedTuple
 
 from ._walk import list_files
 
-__all__ = ["BYTE_LIMIT", "files_searched", "search", "translate"]
+__all__ = ["BYTE_LIMIT", "MAX_WIDTH", "WORK_LIMIT", "files_searched", "search", "translate"]
 
 #: Bytes read in all at most; past them ripgrep searches.
 BYTE_LIMIT = 4 << 20
+#: The most ways through a pattern's bounded choices (each tried at every position).
+MAX_WIDTH = 64
+#: The most backtracking steps a search may take in the worst case (2–6 ns each here).
+WORK_LIMIT = 10_000_000
 #: Longest line printed (ripgrep's ``--max-columns`` is 500; shorter here, to stay clear of it).
 _MAX_LINE = 400
 _BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
@@ -64,20 +79,35 @@ class _Outside(Exception):
     """The search is outside what this module promises: ripgrep must run it."""
 
 
-def translate(pattern: str) -> tuple[str, bool] | None:
-    """``pattern`` (ripgrep's syntax) as a Python ``bytes`` regex, and whether it is literal
-    text; None when it is outside the subset both engines read the same way."""
+class Translation(NamedTuple):
+    """A pattern as a Python ``bytes`` regex, whether it is literal text, and what bounds the
+    backtracking of a search with it: ``degree`` unbounded quantifiers that may give back
+    what they took, and ``width`` ways through its bounded choices."""
+
+    regex: str
+    literal: bool
+    degree: int
+    width: int
+
+
+def translate(pattern: str) -> Translation | None:
+    """``pattern`` (ripgrep's syntax) as a Python ``bytes`` regex; None when it is outside the
+    subset both engines read the same way, or when ``re`` could backtrack without bound."""
     try:
         return _translate(pattern)
     except _Outside:
         return None
 
 
-def _translate(p: str) -> tuple[str, bool]:
+def _translate(p: str) -> Translation:
     out: list[str] = []
     literal = True
     atom = False  # a quantifier may follow
+    group = False  # ... and that atom is a group: a quantifier on it is refused
     depth = 0
+    branches = [1]  # alternatives of each open group, the pattern's own first
+    width = 1
+    unbounded: list[tuple[int, int, int]] = []  # where each ends in ``out``, its depth, minimum
     i, n = 0, len(p)
     while i < n:
         c = p[i]
@@ -102,23 +132,35 @@ def _translate(p: str) -> tuple[str, bool]:
                 raise _Outside
             continue
         if c in "*+?{":
-            if not atom:
-                raise _Outside
+            if not atom or group:
+                raise _Outside  # nothing to repeat, or a group: exponential backtracking
+            least: int | None = None  # the minimum of an unbounded quantifier
             if c == "{":
                 m = _REPEAT.match(p, i)
                 if m is None or (m.group(3) and int(m.group(3)) < int(m.group(1))):
                     raise _Outside
                 out.append(m.group(0))
                 i = m.end()
+                if m.group(2) and not m.group(3):
+                    least = int(m.group(1))
+                elif m.group(3):
+                    width *= int(m.group(3)) - int(m.group(1)) + 1
             else:
                 out.append(c)
                 i += 1
+                if c == "?":
+                    width *= 2
+                else:
+                    least = 0 if c == "*" else 1
             if p.startswith("?", i):
                 out.append("?")
                 i += 1
+            if least is not None:
+                unbounded.append((len(out), depth, least))
             literal, atom = False, False
             continue
         i += 1
+        group = False
         if c == ".":
             out.append(".")
             literal, atom = False, True
@@ -131,15 +173,19 @@ def _translate(p: str) -> tuple[str, bool]:
             else:
                 out.append("(")
             depth += 1
+            branches.append(1)
             literal, atom = False, False
         elif c == ")":
             if not depth:
                 raise _Outside
             depth -= 1
+            width *= branches.pop()
             out.append(")")
-            atom = True
+            atom = group = True
         elif c in "|^$":
             out.append(c)
+            if c == "|":
+                branches[-1] += 1
             literal, atom = False, False
         elif c == "[":
             body, i = _class(p, i)
@@ -152,7 +198,18 @@ def _translate(p: str) -> tuple[str, bool]:
             raise _Outside
     if depth:
         raise _Outside
-    return "".join(out), literal
+    width *= branches[0]
+    degree = len(unbounded)
+    last = unbounded[-1] if unbounded else None
+    if last is not None and last[0] == len(out) and last[1] == 0 and last[2] <= 1 and (
+        branches[0] == 1
+    ):
+        # it ends the pattern, at least once: the match ends wherever it stops taking, so it
+        # never gives back what it took (``NEEDLE_\w+``)
+        degree -= 1
+    if degree > 2 or width > MAX_WIDTH:
+        raise _Outside
+    return Translation("".join(out), literal, degree, width)
 
 
 def _class(p: str, i: int) -> tuple[str, int]:
@@ -224,6 +281,11 @@ class _Request:
         self.after = after
         self.budget = BYTE_LIMIT
         self.groups = 0  # context groups printed so far (for the ``--`` between them)
+        #: the pattern's unbounded quantifiers and bounded ways (see :class:`Translation`), and
+        #: the backtracking steps the worst case of the files searched so far leaves
+        self.degree = 0
+        self.width = 1
+        self.work = WORK_LIMIT
 
 
 def files_searched(target: str, is_dir: bool) -> list[str] | None:
@@ -256,7 +318,7 @@ def search(
     translated = translate(pattern)
     if translated is None:
         return None
-    regex, literal = translated
+    regex, literal, degree, width = translated
     flags = re.MULTILINE | (re.IGNORECASE if case_insensitive else 0)
     try:
         compiled = re.compile(regex.encode(), flags)
@@ -267,6 +329,7 @@ def search(
     request = _Request(
         compiled, literal and not case_insensitive, mode, numbers or is_dir, before or 0, after or 0
     )
+    request.degree, request.width = degree, width
     out: list[bytes] = []
     try:
         for path in sorted(files):
@@ -287,6 +350,10 @@ def _search_file(request: _Request, path: str, is_dir: bool, out: list[bytes]) -
         return
     if not request.literal and not data.isascii():
         raise _Outside
+    if request.degree:
+        request.work -= request.width * _worst_case(data, request.degree)
+        if request.work < 0:
+            raise _Outside  # backtracking could take too long: ripgrep is linear
     # the last line's newline is not a line of its own: ``$`` and ``^`` must not match past it
     end = len(data) - 1 if data.endswith(b"\n") else len(data)
     name = path.encode("utf-8", "surrogateescape") + b"\0" if is_dir else b""
@@ -305,6 +372,14 @@ def _search_file(request: _Request, path: str, is_dir: bool, out: list[bytes]) -
             out.append(name if is_dir else path.encode("utf-8", "surrogateescape") + b"\n")
         return
     _content(request, data, end, name, out)
+
+
+def _worst_case(data: bytes, degree: int) -> int:
+    """The most steps ``degree`` unbounded quantifiers can take over ``data``'s lines: at each
+    of a line's positions, every way to share what follows among them (no atom matches a
+    newline, so no match crosses one)."""
+    comb, ways = math.comb, degree + 1  # summed over a line's positions: C(L + k + 1, k + 1)
+    return sum(comb(len(line) + ways, ways) for line in data.split(b"\n")) + len(data)
 
 
 def _read(path: str, budget: int) -> bytes:

@@ -9,7 +9,9 @@ and the caller runs ripgrep:
 * past ``limit`` directory entries (a big tree: ripgrep's parallel walk wins, and the event loop
   is not held for long);
 * when an ignore file uses what this module does not translate (``{a,b}`` alternation,
-  backslash escapes, an unclosed ``[``), or a git repository has patterns in
+  backslash escapes, an unclosed ``[``, more than three wildcards in a pattern: ``re``
+  backtracks, and a hostile ``.gitignore`` line such as ``*a*a*a*a*a*b`` held the event loop
+  for minutes over a long name), or a git repository has patterns in
   ``.git/info/exclude``, or a global git ignore file may apply (``core.excludesFile``,
   ``~/.config/git/ignore``).
 
@@ -53,6 +55,12 @@ _Rules = list[tuple[re.Pattern[str], bool, bool]]
 
 # globset's tokens for ``**``, kept apart from literal text until the regex is joined
 _PREFIX, _SUFFIX, _MIDDLE, _STAR = "(?:/?|.*/)", "/.*", "(?:/|/.*/)", "[^/]*"
+
+
+#: the tokens that choose where they end, and how many a pattern may have: with ``k`` of them
+#: a path of ``L`` characters costs up to about ``L**k`` steps
+_CHOOSING = frozenset({_PREFIX, _SUFFIX, _MIDDLE, _STAR})
+_MAX_CHOOSING = 3
 
 
 def _glob_part(glob: str) -> str:
@@ -100,6 +108,9 @@ def _glob_part(glob: str) -> str:
         i += 1
     if out == [_PREFIX]:
         return ".*"
+    if sum(token in _CHOOSING for token in out) > _MAX_CHOOSING:
+        # ``re`` backtracks: ``*a*a*a*a*a*b`` over a long name took minutes (globset does not)
+        raise _Unsupported("more wildcards than a regex can match in bounded time")
     return "".join(out)
 
 

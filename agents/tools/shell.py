@@ -36,6 +36,7 @@ import os
 import re
 import subprocess
 import uuid
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 import attrs
@@ -43,7 +44,7 @@ import msgspec
 import trio
 
 from ._reaper import end, open_contained, reap
-from .base import Tool, ToolContext, ToolOutput
+from .base import SESSION_ENV, Tool, ToolContext, ToolOutput
 
 __all__ = ["bash_output_tool", "bash_tool", "kill_shell_tool"]
 
@@ -61,9 +62,9 @@ _BACKGROUND_KEEP = 4 * 1024 * 1024
 
 _SHELL_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_EDITOR": "true", "CLAUDECODE": "1"}
 
-
-def _env() -> dict[str, str]:
-    return {**os.environ, **_SHELL_ENV}
+def _env(session: Mapping[str, str]) -> dict[str, str]:
+    """A shell's environment: the process's, the tools' defaults, then the session's own."""
+    return {**os.environ, **_SHELL_ENV, **session}
 
 
 def _cap(data: bytes, dropped: int = 0) -> str:
@@ -88,14 +89,14 @@ class _Shell:
     lock: trio.Lock = attrs.Factory(trio.Lock)
 
     @classmethod
-    async def start(cls, cwd: str) -> _Shell:
+    async def start(cls, cwd: str, env: Mapping[str, str]) -> _Shell:
         process = await open_contained(
             ["bash", "--noprofile", "--norc"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             cwd=cwd,
-            env=_env(),
+            env=_env(env),
         )
         return cls(process)
 
@@ -154,6 +155,8 @@ class _ShellState:
 
     shell: _Shell | None = None
     cwd: str | None = None
+    #: the session's variables (see :data:`SESSION_ENV`)
+    env: Mapping[str, str] = attrs.Factory(dict)
     background: dict[str, _Background] = attrs.Factory(dict)
     counter: int = 0
     cleanup_registered: bool = False
@@ -175,7 +178,9 @@ class _ShellState:
 def _state(ctx: ToolContext) -> _ShellState:
     state = ctx.state.get("shell")
     if state is None:
-        state = ctx.state["shell"] = _ShellState(cwd=ctx.cwd)
+        state = ctx.state["shell"] = _ShellState(
+            cwd=ctx.cwd, env=ctx.session_state.get(SESSION_ENV, {})
+        )
     if not state.cleanup_registered:
         ctx.cleanup.append(state.close_all)
         state.cleanup_registered = True
@@ -186,7 +191,7 @@ def _state(ctx: ToolContext) -> _ShellState:
 async def _get_shell(state: _ShellState, ctx: ToolContext) -> _Shell:
     async with state.start_lock:
         if state.shell is None or state.shell.process.returncode is not None:
-            state.shell = await _Shell.start(state.start_dir(ctx))
+            state.shell = await _Shell.start(state.start_dir(ctx), state.env)
         return state.shell
 
 
@@ -293,6 +298,7 @@ class _Background:
     id: str
     command: str
     cwd: str
+    env: Mapping[str, str]
     process: trio.Process | None = None
     unread: bytearray = attrs.Factory(bytearray)
     dropped: int = 0
@@ -307,7 +313,7 @@ class _Background:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             cwd=self.cwd,
-            env=_env(),
+            env=_env(self.env),
         )
         self.process = process
         try:
@@ -355,7 +361,7 @@ async def _start_background(command: str, state: _ShellState, ctx: ToolContext) 
         return ToolOutput.error("run_in_background is unavailable: the agent has no nursery")
     state.counter += 1
     shell_id = f"bash_{state.counter}"
-    bg = _Background(shell_id, command, state.start_dir(ctx))
+    bg = _Background(shell_id, command, state.start_dir(ctx), state.env)
     state.background[shell_id] = bg
     await ctx.nursery.start(bg.run)
     return ToolOutput(

@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 import trio
 import trio.testing
 
@@ -187,6 +188,31 @@ async def test_set_model_applies_to_the_next_request(
         await results(client, 1)
     assert backend.requests[0].model == "claude-opus-5-5"
     assert backend.requests[1].model == "claude-haiku-5-5"
+
+
+async def test_set_model_is_checked_as_the_options_are(project: Path) -> None:
+    """A model that is no string, or one with no price under a budget (it would cost nothing
+    against the cap), is refused; the session keeps its model."""
+    backend = ScriptedBackend([Step([text("one")])])
+    async with AgentClient(client_options(project, backend, max_budget_usd=1.0)) as client:
+        with pytest.raises(ValueError, match=r"^model must be a string, got 5$"):
+            await client.set_model(5)  # type: ignore[arg-type]
+        with pytest.raises(
+            ValueError, match=r"^max_budget_usd set but no price for model 'free-9'; pass pricing=$"
+        ):
+            await client.set_model("free-9")
+        await client.query("M1")
+        await results(client, 1)
+    assert backend.requests[0].model == "claude-opus-5-5"
+
+
+async def test_a_prompt_that_is_neither_text_nor_a_stream_is_refused(project: Path) -> None:
+    backend = ScriptedBackend([])
+    async with AgentClient(client_options(project, backend)) as client:
+        with pytest.raises(
+            ValueError, match=r"^prompt must be a str or an async iterable, got int$"
+        ):
+            await client.query(5)  # type: ignore[arg-type]
 
 
 async def test_query_with_an_async_iterable_answers_each_prompt(

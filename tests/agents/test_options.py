@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agents import AgentDefinition, AgentOptions
+from agents import AgentDefinition, AgentOptions, HookMatcher
 
 
 def test_max_turns_must_be_positive() -> None:
@@ -61,6 +61,33 @@ def test_dated_model_ids_price_as_their_alias() -> None:
         ({"fork_session": True}, r"^fork_session=True needs resume=<session id>$"),
         ({"setting_sources": ["team"]}, r"^unknown setting_sources entry 'team'"),
         ({"cwd": "/definitely/not/here"}, r"^cwd '/definitely/not/here' is not a directory$"),
+        ({"cwd": 5}, r"^cwd must be a path, got 5$"),
+        ({"add_dirs": "/tmp"}, r"^add_dirs must be a list of paths, got '/tmp'$"),
+        ({"add_dirs": ["/tmp", 5]}, r"^add_dirs\[1\] must be a path, got 5$"),
+        ({"max_budget_usd": float("nan")}, r"^max_budget_usd must be a finite number, got nan$"),
+        ({"max_budget_usd": float("inf")}, r"^max_budget_usd must be a finite number, got inf$"),
+        ({"max_turns": float("nan")}, r"^max_turns must be a finite number, got nan$"),
+        ({"model": 5}, r"^model must be a string, got 5$"),
+        ({"fallback_model": ["x"]}, r"^fallback_model must be a string, got \['x'\]$"),
+        ({"resume": 5}, r"^resume must be a string, got 5$"),
+        ({"system_prompt": 5}, r"^system_prompt must be a str or a preset dict \(.*\), got 5$"),
+        ({"system_prompt": {"type": "x"}}, r"^system_prompt must be a str or a preset dict"),
+        ({"thinking": {"type": "x"}}, r"^thinking must be a dict whose type is one of enabled, "),
+        (
+            {"thinking": {"type": "enabled"}},
+            r"^thinking\['budget_tokens'\] must be an int >= 1024 when enabled, got None$",
+        ),
+        ({"env": {"A": 1}}, r"^env must map strings to strings, got 'A': 1$"),
+        ({"env": "A=1"}, r"^env must be a dict of str -> str, got 'A=1'$"),
+        ({"hooks": {"BadEvent": []}}, r"^unknown hook event 'BadEvent' \(expected one of "),
+        (
+            {"hooks": {"PreToolUse": HookMatcher(hooks=[])}},
+            r"^hooks\['PreToolUse'\] must be a list of HookMatcher, got HookMatcher$",
+        ),
+        (
+            {"hooks": {"PreToolUse": [print]}},
+            r"^hooks\['PreToolUse'\]\[0\] must be a HookMatcher, got builtin_function_or_method$",
+        ),
     ],
 )
 def test_bad_options_are_refused_with_a_clear_message(
@@ -69,6 +96,23 @@ def test_bad_options_are_refused_with_a_clear_message(
     """Each invalid option raises ValueError naming the field and value."""
     with pytest.raises(ValueError, match=message):
         AgentOptions(**kwargs)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"thinking": {"type": "adaptive"}},
+        {"thinking": {"type": "enabled", "budget_tokens": 2048}},
+        {"thinking": {"type": "disabled"}},
+        {"system_prompt": {"type": "preset", "preset": "claude_code", "append": "Be brief."}},
+        {"system_prompt": {"type": "preset", "preset": "claude_code"}},
+        {"env": {"A": "1"}},
+        {"add_dirs": ("/tmp",)},
+        {"max_budget_usd": 0.5, "model": "claude-haiku-5-5", "fallback_model": "sonnet"},
+    ],
+)
+def test_the_agent_sdks_option_shapes_are_accepted(kwargs: dict[str, object]) -> None:
+    AgentOptions(**kwargs)  # type: ignore[arg-type]
 
 
 def test_agent_definitions_are_checked() -> None:

@@ -249,6 +249,37 @@ async def test_unknown_subagent_type_is_an_error_result(project: Path) -> None:
     )
 
 
+async def test_under_a_budget_the_model_cannot_spawn_an_agent_on_an_unpriced_model(
+    project: Path,
+) -> None:
+    """A model with no price would cost nothing against the cap: the Agent call's model must
+    have one, or the call is an error result and nothing is spawned."""
+    call = tool_use(
+        "Agent",
+        {"description": "d", "prompt": "p", "subagent_type": "researcher", "model": "free-9"},
+    )
+    priced = tool_use(
+        "Agent",
+        {"description": "d", "prompt": "p", "subagent_type": "researcher", "model": "haiku"},
+    )
+    backend = ScriptedBackend(
+        {"main": [Step([call]), Step([priced]), Step([text("ok")])],
+         "researcher": [Step([text("found")])]}
+    )  # fmt: skip
+    messages, _ = await collect(
+        "go", AgentOptions(cwd=str(project), backend=backend, agents=AGENTS, max_budget_usd=5.0)
+    )
+    refused = tool_results(messages)[call.id]
+    assert refused.is_error
+    assert refused.content == (
+        "model 'free-9' has no price, and this session has a budget: a spend that cannot be "
+        "priced cannot be held to it (pass pricing= to price it)"
+    )
+    assert [r.model for r in backend.requests if r.agent_type == "researcher"] == [
+        "claude-haiku-5-5"
+    ]
+
+
 async def test_definition_model_and_max_turns_apply(project: Path) -> None:
     """A definition's model alias and max_turns govern the child."""
     agents = {"quick": AgentDefinition(description="d", prompt="p", model="haiku", max_turns=1)}

@@ -90,6 +90,10 @@ EVALUATED = [
     "echo $(( 'a[$({})]' ))",
     "mapfile -C '{}' -c 1 a <<< x",
     "compgen -C '{}' x",
+    "jobs -x {}",
+    "true & wait -n -p 'a[$({})]'",
+    "a['$({})']=1",
+    "x='a[$({})]'; a[x]=1",
 ]
 
 

@@ -1,7 +1,9 @@
 """Builtins that run a command string they are given: ``mapfile``/``readarray -C`` runs its
-callback as it reads, ``compgen -C``/``-F`` runs a command or function to complete a word (also
-outside an interactive shell), ``complete`` and ``bind -x`` name commands the shell runs later.
-None is auto-approved; each ``RUNS`` row is checked against bash itself."""
+callback as it reads, ``jobs -x`` runs its arguments as a command (job specs replaced by process
+group ids), ``hash -p`` (in a cluster too: ``hash -rp``) makes a name run another program,
+``compgen -C``/``-F`` runs a command or function to complete a word (also outside an interactive
+shell), ``complete`` and ``bind -x`` name commands the shell runs later. None is auto-approved;
+each ``RUNS`` row is checked against bash itself."""
 
 from __future__ import annotations
 
@@ -18,9 +20,17 @@ RUNS = [
     "mapfile -C'CMD' -c 1 arr <<< a",
     "readarray -C 'CMD' -c 1 arr <<< a",
     "compgen -C 'CMD' x",
+    "sleep 0 & jobs -x CMD",
+    "jobs -x CMD",
+    "hash -p /bin/sh ls; ls -c 'CMD'",
+    "hash -rp /bin/sh ls; ls -c 'CMD'",
+    "hash -lp /bin/sh ls; ls -c 'CMD'",
 ]
 LATER = ["complete -C 'rm x' ls", "compgen -F rm x", "bind -x '\"\\C-a\":rm x'"]
-ALLOW = ["Bash(mapfile *)", "Bash(readarray *)", "Bash(compgen *)", "Bash(complete *)"]
+ALLOW = [
+    "Bash(mapfile *)", "Bash(readarray *)", "Bash(compgen *)", "Bash(complete *)", "Bash(jobs *)",
+    "Bash(hash *)", "Bash(ls *)", "Bash(sleep *)",
+]  # fmt: skip
 
 
 @pytest.mark.parametrize("command", [r.replace("CMD", "rm x") for r in RUNS] + LATER)
@@ -41,8 +51,10 @@ async def test_a_builtin_running_a_command_string_is_not_allowed_past_a_deny_rul
     assert refused(outcome), outcome
 
 
-@pytest.mark.parametrize("command", ["mapfile -t arr < f", "readarray -n 2 arr < f"])
-async def test_reading_lines_into_an_array_stays_allowed(command: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "command", ["mapfile -t arr < f", "readarray -n 2 arr < f", "jobs -l", "hash -r", "hash -l"]
+)
+async def test_their_plain_uses_stay_allowed(command: str, tmp_path: Path) -> None:
     outcome = await decide_bash(str(tmp_path), command, allow=ALLOW, callback=Recorder())
     assert (outcome.behavior, outcome.decided_by) == ("allow", "rule"), outcome
 

@@ -1,11 +1,13 @@
 """A variable name with a subscript, given to a builtin that assigns or tests it, runs code.
 
 Bash evaluates the subscript of ``a[…]`` as arithmetic when ``read``, ``printf -v``, the
-``declare`` family, ``unset``, ``test -v`` or ``[[ -v ]]`` uses the name, and arithmetic
-expands the ``$(…)`` inside: ``read 'a[$(rm x)]'`` runs ``rm`` although every word is quoted.
-So do a quoted string inside ``$(( ))``, the target of ``declare -n``, a quoted compound
-assignment given to ``declare -a`` (expanded a second time), and any assignment after
-``declare -i``. Each such spelling asks; each row of ``RUNS`` is checked against bash itself.
+``declare`` family, ``unset``, ``test -v``, ``[[ -v ]]`` or ``wait -p`` uses the name, and
+arithmetic expands the ``$(…)`` inside: ``read 'a[$(rm x)]'`` runs ``rm`` although every word
+is quoted. So do a quoted string inside ``$(( ))``, the target of ``declare -n``, a quoted
+compound assignment given to ``declare -a`` (expanded a second time), any assignment after
+``declare -i``, and an assignment to an array element whose subscript is no number
+(``a['$(cmd)']=1``, ``a[i]=1``, ``a=([i]=1)``: arithmetic again). Each such spelling asks;
+each row of ``RUNS`` is checked against bash itself.
 """
 
 from __future__ import annotations
@@ -34,6 +36,16 @@ RUNS = [
     "[ -v 'arr[$(CMD)]' ]",
     "[[ -v 'arr[$(CMD)]' ]]",
     "echo $(( 'arr[$(CMD)]' ))",
+    "sleep 0 & wait -n -p 'arr[$(CMD)]'",
+    "sleep 0 & wait -np 'arr[$(CMD)]'",
+    "sleep 0 & wait -n -p'arr[$(CMD)]' %1",
+    "sleep 0 & wait -fn -p 'arr[$(CMD)]'",
+    "arr['$(CMD)']=1",
+    "arr=(); arr+=(['$(CMD)']=1)",
+    "x='arr[$(CMD)]'; arr=(1); arr[x]=2",
+    "x='arr[$(CMD)]'; arr=(1); arr[x]+=2",
+    "x='arr[$(CMD)]'; arr=([x]=1)",
+    "x='arr[$(CMD)]'; arr=([x]+=1)",
 ]
 
 PLAIN = [
@@ -49,12 +61,16 @@ PLAIN = [
     "unset 'arr[1]'",
     "test -v HOME",
     "echo $(( 1 + 2 ))",
+    "wait -n -p pid",
+    "arr=([2]=3 [10]+=4)",
+    "arr=(a 'b c')",
+    "wait -n -- -p 'arr[$(x)]'",
 ]
 
 ALLOW = [
     f"Bash({name} *)"
     for name in ("read", "printf", "declare", "typeset", "local", "export", "unset", "echo", "[")
-] + ["Bash(test *)", "Bash(arr=*)"]
+] + ["Bash(test *)", "Bash(arr=*)", "Bash(wait *)", "Bash(sleep *)"]
 
 
 @pytest.mark.parametrize("command", RUNS)
@@ -93,8 +109,10 @@ def test_each_row_runs_its_command_in_bash(command: str, tmp_path: Path) -> None
     assert marker.exists(), command
 
 
-@pytest.mark.parametrize("command", ["[[ -v HOME ]]", "[[ -v arr[@] ]]", "[[ -v arr[0] ]]"])
-async def test_a_plain_name_tested_by_double_brackets_is_allowed_by_the_mode(
+@pytest.mark.parametrize(
+    "command", ["[[ -v HOME ]]", "[[ -v arr[@] ]]", "[[ -v arr[0] ]]", "arr[1]=2", "arr=([0]=a)"]
+)
+async def test_a_plain_or_numbered_name_is_allowed_by_the_mode(
     command: str, tmp_path: Path
 ) -> None:
     outcome = await decide_bash(

@@ -183,6 +183,17 @@ async def test_callback_returning_garbage_denies_the_call(cwd: str) -> None:
     )
 
 
+async def test_a_denial_whose_message_is_no_string_is_a_denial_saying_so(cwd: str) -> None:
+    """The message becomes the tool result's text, which the API takes only as a string."""
+    callback = Recorder(PermissionResultDeny(message=5, interrupt=True))  # type: ignore[arg-type]
+    outcome = await decide(make_gate(cwd, callback=callback), "Bash", {"command": "make"})
+    assert (outcome.behavior, outcome.message, outcome.interrupt) == (
+        "deny",
+        "can_use_tool returned a PermissionResultDeny whose message is of type int, expected str",
+        True,
+    )
+
+
 async def test_callback_may_wait_indefinitely(
     cwd: str, autojump_clock: trio.testing.MockClock
 ) -> None:

@@ -59,3 +59,15 @@ def test_the_input_check_agrees_with_json_schema(
         assert not valid
     else:
         assert valid and parsed == instance and parsed is not instance
+
+
+def test_an_integer_field_takes_a_number_whose_fraction_is_zero() -> None:
+    """As JSON Schema since draft 6 (``1.0`` is an integer), and as the full check says."""
+    tool = Tool("t", "t", schema_from_shorthand({"b": int}), _never)
+    assert tool.validate({"b": 0.0}) == {"b": 0.0}
+    try:
+        tool.validate({"b": 0.5})
+    except ToolInputError as exc:
+        assert str(exc) == "invalid input for t: 0.5 is not of type 'integer' - at `$.b`"
+    else:
+        raise AssertionError("0.5 passed as an integer")

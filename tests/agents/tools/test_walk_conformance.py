@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from agents.tools import _walk, search
@@ -41,6 +42,9 @@ def patterns(draw: st.DrawFn) -> str:
     )  # fmt: skip
     parts = draw(st.lists(segment, min_size=1, max_size=3))
     line = "/".join(parts)
+    # more wildcards than a regex matches in bounded time go to ripgrep (tested apart); each
+    # ``*`` is one at most, and a pattern without a ``/`` gets a ``**/`` in front
+    assume(line.count("*") + ("/" not in line) <= 3)
     if draw(st.booleans()):
         line = "/" + line
     if draw(st.booleans()):
@@ -179,12 +183,34 @@ def test_an_ignore_file_above_the_root_counts(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "line", ["{a,b}.py", "a\\*b", "[!a].py", "*.[", "a[/]b"], ids=lambda s: repr(s)
+    "line",
+    ["{a,b}.py", "a\\*b", "[!a].py", "*.[", "a[/]b", "*a*a*b", "a/**/b/**/c*d*e"],
+    ids=lambda s: repr(s),
 )
 def test_patterns_the_walk_does_not_translate_go_to_ripgrep(tmp_path: Path, line: str) -> None:
-    """Alternation, escapes, negated or unusual classes: the walk gives up (None)."""
+    """Alternation, escapes, negated or unusual classes, more wildcards than a regex matches
+    in bounded time (``re`` backtracks): the walk gives up (None)."""
     build(tmp_path, {".gitignore": f"ignore:{line}\n", "a.py": "file"})
     assert _walk.list_files(str(os.path.realpath(tmp_path))) is None
+
+
+@pytest.mark.parametrize("line", ["*.py", "**/build/**", "*.py[co]", "a*b*", "/x/**/*.tmp"])
+def test_common_patterns_are_translated(tmp_path: Path, line: str) -> None:
+    build(tmp_path, {".gitignore": f"ignore:{line}\n", "a.py": "file"})
+    assert _walk.list_files(str(os.path.realpath(tmp_path))) is not None
+
+
+def test_a_hostile_ignore_line_over_a_long_name_answers_at_once(tmp_path: Path) -> None:
+    """In a process of its own with a deadline: as a regex, the line takes minutes."""
+    build(tmp_path, {".gitignore": "ignore:*a*a*a*a*a*a*a*b\n", "a" * 200: "file"})
+    script = (
+        "from agents.tools import _walk; "
+        f"print(_walk.list_files({str(os.path.realpath(tmp_path))!r}))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "None"
 
 
 def test_git_info_exclude_patterns_go_to_ripgrep(tmp_path: Path) -> None:
