@@ -150,7 +150,11 @@ class Seams(Protocol):
 
 
 class Recorder(Protocol):
-    """An agent's transcript: every message it produces, in order."""
+    """An agent's transcript: every message it produces, in order. ``last_uuid`` is the uuid
+    of the last entry stored, set as soon as it is (a record cancelled after storing its entry
+    says so there)."""
+
+    last_uuid: str | None
 
     async def record(self, message: Message) -> object: ...
 

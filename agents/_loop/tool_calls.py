@@ -79,7 +79,7 @@ class ToolCalls:
             turn = _Turn(loop, run, response.bad_inputs, scope, self)
             blocks = await self._schedule(loop, calls, turn)
         if scope.cancelled_caught:
-            results = turn.results
+            results, unstreamed = turn.results, turn.unstreamed or {}
             blocks = []
             for call in calls:
                 block = results.get(call.id)
@@ -88,6 +88,8 @@ class ToolCalls:
                         tool_use_id=call.id, content=INTERRUPTED_TEXT, is_error=True
                     )
                     await _emit_result(loop, block, None)
+                elif call.id in unstreamed and loop.streams:
+                    await session.emit(unstreamed[call.id])  # recorded, not yet streamed
                 blocks.append(block)
             _append_results(loop, blocks)
             return False
@@ -274,7 +276,7 @@ class _Turn:
     a call more."""
 
     __slots__ = ("bad_inputs", "loop", "results", "run", "scope", "sees_failure", "sees_success",
-                 "tool_of")  # fmt: skip
+                 "tool_of", "unstreamed")  # fmt: skip
 
     def __init__(
         self,
@@ -292,6 +294,9 @@ class _Turn:
         self.scope = scope
         #: call id → result, as each call finishes (kept when the turn is interrupted)
         self.results: dict[str, ToolResultBlock] = {}
+        #: call id → the message of a result recorded in the transcript but not streamed when
+        #: the turn was interrupted (the interruption streams it); made when first needed
+        self.unstreamed: dict[str, UserMessage] | None = None
         #: the agent's tools by name (``ToolRegistry.lookup``: no Python code runs per look-up)
         self.tool_of = loop.tools.lookup
         self.sees_success = tool_calls.sees_success
@@ -364,11 +369,22 @@ class _Turn:
         )
         transcript = loop.transcript
         if transcript is not None:
-            await transcript.record(message)
+            try:
+                await transcript.record(message)
+            except BaseException:
+                # cancelled once stored (the store's checkpoint comes after the append): the
+                # result stands, or the interruption would answer the call a second time
+                if transcript.last_uuid == message.uuid:
+                    self._kept(call.id, block, message)
+                raise
         if loop.streams:
             nowait = session.emit_nowait  # no coroutine while the stream's buffer has room
             if nowait is None or not nowait(message):
-                await session.emit(message)
+                try:
+                    await session.emit(message)
+                except BaseException:  # cancelled waiting for room: not streamed
+                    self._kept(call.id, block, message)
+                    raise
         self.results[call.id] = block
         if call.id == self.run.interrupt_call:
             # only now: the denial's own result is kept, the other calls are interrupted
@@ -379,6 +395,13 @@ class _Turn:
                 )
             self.scope.cancel(reason="permission denied with interrupt")
         return block
+
+    def _kept(self, call_id: str, block: ToolResultBlock, message: UserMessage) -> None:
+        """A result recorded, or left unrecorded for want of a transcript, but not streamed."""
+        self.results[call_id] = block
+        if self.unstreamed is None:
+            self.unstreamed = {}
+        self.unstreamed[call_id] = message
 
     async def _gated(
         self, call: ToolUseBlock, tool: Tool, parsed: Any

@@ -82,10 +82,13 @@ class Transcript:
         append_nowait = getattr(self.store, "append_nowait", None)
         if append_nowait is not None and not is_large_entry(entry):
             append_nowait(self.key, (entry,))
+            # stored: the chain goes on from it even if the checkpoint raises (a caller that
+            # is cancelled here sees ``last_uuid`` say that its entry was stored)
+            self.last_uuid = entry.uuid
             await trio.lowlevel.checkpoint_if_cancelled()
         else:
             await self.store.append(self.key, [entry])
-        self.last_uuid = entry.uuid
+            self.last_uuid = entry.uuid
         return entry
 
     async def record_all(self, messages: Sequence[Message]) -> list[TranscriptEntry]:
@@ -139,10 +142,11 @@ class Transcript:
         if append_nowait is not None and not is_large(entries):
             # the built-in stores: no scheduling round trip per entry
             append_nowait(self.key, entries)
+            self.last_uuid = entries[-1].uuid  # stored, whatever the checkpoint raises
             await trio.lowlevel.checkpoint_if_cancelled()
         else:
             await self.store.append(self.key, entries)
-        self.last_uuid = entries[-1].uuid
+            self.last_uuid = entries[-1].uuid
 
     def close(self) -> None:
         """Say that this transcript's agent has ended: a store that keeps a descriptor per key

@@ -13,9 +13,19 @@ from typing import Any
 
 import pytest
 import trio
+import trio.testing
 
 import agents
-from agents import AgentOptions, ResultMessage, SystemMessage, UserMessage
+from agents import (
+    AgentOptions,
+    PermissionResultDeny,
+    ResultMessage,
+    SystemMessage,
+    ToolAnnotations,
+    UserMessage,
+    create_sdk_mcp_server,
+    tool,
+)
 from agents._loop.session import Session, Transcripts
 from agents.messages import AssistantMessage
 from agents.sessions import (
@@ -330,3 +340,67 @@ async def test_a_query_killed_with_sigkill_resumes_with_every_completed_message(
     assert sent[-1] == {"role": "user", "content": "go on"}
     notes = [m for m in messages if isinstance(m, SystemMessage) and m.subtype == "informational"]
     assert len(notes) == 1 and "answered as interrupted" in notes[0].data["message"]
+
+
+@pytest.mark.parametrize("store", ["file", "memory"])
+async def test_a_call_finishing_as_the_turn_is_interrupted_is_answered_once(
+    project: Path, autojump_clock: trio.testing.MockClock, store: str
+) -> None:
+    """A call whose result is recorded in the very step a denial interrupts the turn keeps its
+    result, once: in the stream, in the history sent to the model and after a resume (it was
+    answered a second time, 'Interrupted by user', and the transcript's chain forked)."""
+    finished = trio.Event()
+
+    @tool("slow", "waits", {"i": int}, annotations=ToolAnnotations(readOnlyHint=True))
+    async def slow(args: dict[str, Any]) -> dict[str, Any]:
+        await finished.wait()
+        return {"content": [{"type": "text", "text": "slow done"}]}
+
+    @tool("gated", "asks", {"i": int}, annotations=ToolAnnotations(readOnlyHint=True))
+    async def gated(args: dict[str, Any]) -> dict[str, Any]:
+        return {"content": [{"type": "text", "text": "gated done"}]}
+
+    async def deny(name: str, tool_input: dict[str, Any], context: Any) -> Any:
+        await trio.sleep(1)
+        finished.set()  # `slow` ends in the step that interrupts the turn
+        return PermissionResultDeny(message="stop", interrupt=True)
+
+    server = create_sdk_mcp_server("b", "1", [slow, gated])
+    sessions = InMemorySessionStore() if store == "memory" else None
+    backend = ScriptedBackend(
+        [Step([tool_use("mcp__b__slow", {"i": 1}, id="s1"),
+               tool_use("mcp__b__gated", {"i": 2}, id="g1")]),
+         Step([text("never")])]
+    )  # fmt: skip
+    settings = {"permissions": {"ask": ["mcp__b__gated"]}}
+    common: dict[str, Any] = {"cwd": str(project), "tools": [], "mcp_servers": {"b": server}}
+    messages, _ = await collect(
+        "go",
+        AgentOptions(
+            backend=backend, can_use_tool=deny, settings=settings, session_store=sessions,
+            **common,
+        ),
+    )  # fmt: skip
+    streamed = [
+        (b.tool_use_id, b.content)
+        for m in messages
+        if isinstance(m, UserMessage) and isinstance(m.content, list)
+        for b in m.content
+    ]
+    assert sorted(streamed) == [("g1", "stop"), ("s1", [{"type": "text", "text": "slow done"}])]
+    again = ScriptedBackend([Step([text("resumed")])])
+    await collect(
+        "more",
+        AgentOptions(
+            backend=again, resume=result_of(messages).session_id, session_store=sessions,
+            **common,
+        ),
+    )  # fmt: skip
+    results = [
+        (item["tool_use_id"], item["content"])
+        for message in again.requests[0].messages
+        if isinstance(message["content"], list)
+        for item in message["content"]
+        if item.get("type") == "tool_result"
+    ]
+    assert sorted(results) == [("g1", "stop"), ("s1", [{"type": "text", "text": "slow done"}])]
