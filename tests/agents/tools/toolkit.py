@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -14,6 +16,16 @@ from agents.tools.base import Tool, ToolContext, ToolOutput
 async def call(tool: Tool, raw: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
     """Validate ``raw`` as the loop does, then run the handler."""
     return await tool.handler(tool.validate(raw), ctx)
+
+
+def printed_within_a_deadline(script: str, seconds: float = 60) -> str:
+    """What ``script`` prints, run in a Python process of its own that must end within
+    ``seconds`` (``subprocess.TimeoutExpired`` otherwise): for work that, broken, would hold
+    the test's own process for minutes, where no virtual clock can cut it short."""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=seconds, check=True
+    )
+    return done.stdout.strip()
 
 
 def text_of(out: ToolOutput) -> str:
