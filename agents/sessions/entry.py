@@ -47,6 +47,7 @@ __all__ = [
     "decode_transcript",
     "encode_entry",
     "encode_entry_into",
+    "encode_line",
     "gc_paused",
     "is_large",
     "is_large_entry",
@@ -101,6 +102,17 @@ def encode_entry_into(entry: TranscriptEntry, buf: bytearray) -> None:
     """Append an entry's line (with its newline) to ``buf``: the allocation-light path of stores."""
     _encoder.encode_into(entry, buf, -1)
     buf += b"\n"
+
+
+def encode_line(entry: TranscriptEntry, line: bytearray) -> None:
+    """Make ``line`` the entry's line (with its newline), in place of what it held.
+
+    For a buffer reused from append to append: msgspec's ``encode_into`` takes a bytearray's
+    length for its room, so appending to a growing buffer reallocates (and copies) the whole
+    buffer once or twice per entry; written from the start of a reused line buffer, it keeps
+    the room of earlier, longer lines and reallocates only for a longer one."""
+    _encoder.encode_into(entry, line, 0)
+    line += b"\n"
 
 
 #: Appends whose encoding may exceed this many bytes are encoded and written in a worker thread:

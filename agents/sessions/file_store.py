@@ -42,6 +42,7 @@ from agents.sessions.entry import (
     decode_entry,
     decode_transcript,
     encode_entry_into,
+    encode_line,
     is_large,
 )
 from agents.sessions.store import (
@@ -99,6 +100,10 @@ def _default_max_open_files() -> int:
     if soft == resource.RLIM_INFINITY:
         return 4096
     return max(64, min(4096, soft // 4))
+
+
+#: the most room the write buffer keeps between appends (an ordinary append's lines fit)
+_KEPT_BUFFER_BYTES = 64 * 1024
 
 
 class _Stamp(msgspec.Struct):
@@ -161,10 +166,14 @@ class FileSessionStore:
         if entries:
             fd = self._fd(key)
             buf = self._buf
-            del buf[:]
-            for entry in entries:
+            # Written from the start, not emptied first: emptying a bytearray gives up its
+            # memory, and the encoder then grew it again by reallocations for every append.
+            encode_line(entries[0], buf)
+            for entry in entries[1:]:
                 encode_entry_into(entry, buf)
             _write_all(fd, buf)
+            if len(buf) > _KEPT_BUFFER_BYTES:  # a rare big append: its room is not kept
+                self._buf = bytearray()
 
     def _fd(self, key: SessionKey) -> int:
         fd = self._fds.get(key)

@@ -162,20 +162,21 @@ async def test_a_huge_tool_result_is_encoded_off_the_event_loop(
 ) -> None:
     """Recording a 3 MB tool result encodes it in a worker thread; a small one on the loop."""
     module = agents.sessions.file_store if store_kind == "file" else agents.sessions.memory_store
-    seen = threads_of(monkeypatch, module, "encode_entry_into")
-    # the file store encodes a large append by pieces
-    large = (
-        threads_of(monkeypatch, module, "encode_in_pieces_into")
-        if module is agents.sessions.file_store
-        else seen
+    # a small append encodes its first line in place; the file store encodes a large append
+    # by pieces, the memory store line after line
+    small = threads_of(monkeypatch, module, "encode_line")
+    large = threads_of(
+        monkeypatch,
+        module,
+        "encode_in_pieces_into" if module is agents.sessions.file_store else "encode_entry_into",
     )
     store = FileSessionStore(tmp_path) if store_kind == "file" else InMemorySessionStore()
     transcript = Transcript(store, SessionKey("-p", "s"))
     await transcript.record(big_result(3 << 20))
     assert large and threading.get_ident() not in large
-    seen.clear()
+    assert not small
     await transcript.record(big_result(10))
-    assert seen == [threading.get_ident()]
+    assert small == [threading.get_ident()]
     assert len(await store.load(transcript.key) or []) == 2
 
 
