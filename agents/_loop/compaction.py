@@ -45,11 +45,12 @@ __all__ = [
     "DEFAULT_CONTEXT_WINDOW",
     "NOT_ENOUGH_MESSAGES",
     "ContextTracker",
+    "auto_compact",
     "compact",
     "context_tokens",
     "context_window",
     "estimate_tokens",
-    "maybe_compact",
+    "over_threshold",
 ]
 
 log = logging.getLogger("agents.context")
@@ -122,14 +123,19 @@ def context_window(session: Session, model: str) -> int:
     return info.context_window if info is not None else DEFAULT_CONTEXT_WINDOW
 
 
-async def maybe_compact(loop: AgentLoop) -> None:
-    """Before a request: compact when the context exceeds the threshold (trigger ``auto``)."""
+def over_threshold(loop: AgentLoop) -> int | None:
+    """The context's size in tokens when it exceeds the compaction threshold, else None:
+    checked before each request (synchronous: most requests have nothing to compact)."""
     tokens = context_tokens(loop)
     limit = loop.session.options.compact_threshold * context_window(loop.session, loop.model)
-    if tokens > limit:
-        outcome = await compact(loop, trigger="auto", pre_tokens=tokens)
-        if outcome is not None:
-            log.info("agent %s: automatic compaction skipped: %s", loop.agent_id, outcome)
+    return tokens if tokens > limit else None
+
+
+async def auto_compact(loop: AgentLoop, tokens: int) -> None:
+    """Compact a context of ``tokens`` found :func:`over_threshold` (trigger ``auto``)."""
+    outcome = await compact(loop, trigger="auto", pre_tokens=tokens)
+    if outcome is not None:
+        log.info("agent %s: automatic compaction skipped: %s", loop.agent_id, outcome)
 
 
 def _is_prompt(message: dict[str, Any]) -> bool:
