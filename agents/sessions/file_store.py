@@ -41,8 +41,7 @@ from agents.sessions.entry import (
     TranscriptEntry,
     decode_entry,
     decode_transcript,
-    encode_entry_into,
-    encode_line,
+    encode_lines,
     is_large,
 )
 from agents.sessions.store import (
@@ -102,10 +101,6 @@ def _default_max_open_files() -> int:
     return max(64, min(4096, soft // 4))
 
 
-#: the most room the write buffer keeps between appends (an ordinary append's lines fit)
-_KEPT_BUFFER_BYTES = 64 * 1024
-
-
 class _Stamp(msgspec.Struct):
     timestamp: float
 
@@ -129,7 +124,6 @@ class FileSessionStore:
     root: Path = attrs.field(default=None, converter=_to_root)
     max_open_files: int = attrs.field(factory=_default_max_open_files)
     _fds: OrderedDict[SessionKey, int] = attrs.field(init=False, factory=OrderedDict)
-    _buf: bytearray = attrs.field(init=False, factory=bytearray)
 
     def __attrs_post_init__(self) -> None:
         if self.max_open_files < 1:
@@ -164,16 +158,7 @@ class FileSessionStore:
         """``append`` without the checkpoint: what the agent loop uses per message, since a
         scheduling round trip costs more than the write itself."""
         if entries:
-            fd = self._fd(key)
-            buf = self._buf
-            # Written from the start, not emptied first: emptying a bytearray gives up its
-            # memory, and the encoder then grew it again by reallocations for every append.
-            encode_line(entries[0], buf)
-            for entry in entries[1:]:
-                encode_entry_into(entry, buf)
-            _write_all(fd, buf)
-            if len(buf) > _KEPT_BUFFER_BYTES:  # a rare big append: its room is not kept
-                self._buf = bytearray()
+            _write_all(self._fd(key), encode_lines(entries))
 
     def _fd(self, key: SessionKey) -> int:
         fd = self._fds.get(key)

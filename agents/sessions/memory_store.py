@@ -77,7 +77,7 @@ class InMemorySessionStore:
             line = self._line
             for entry in entries:
                 encode_line(entry, line)
-                pieces.append(bytes(line))
+                pieces.append(bytes(line))  # a copy at its size, kept
 
     def release(self, key: SessionKey) -> None:
         """Nothing is held per transcript (``FileSessionStore.release`` closes a descriptor):

@@ -162,9 +162,14 @@ async def test_a_huge_tool_result_is_encoded_off_the_event_loop(
 ) -> None:
     """Recording a 3 MB tool result encodes it in a worker thread; a small one on the loop."""
     module = agents.sessions.file_store if store_kind == "file" else agents.sessions.memory_store
-    # a small append encodes its first line in place; the file store encodes a large append
-    # by pieces, the memory store line after line
-    small = threads_of(monkeypatch, module, "encode_line")
+    # a small append: the file store encodes its lines in one call, the memory store line
+    # after line into a reused buffer; a large one: the file store by pieces, the memory store
+    # line after line
+    small = threads_of(
+        monkeypatch,
+        module,
+        "encode_lines" if module is agents.sessions.file_store else "encode_line",
+    )
     large = threads_of(
         monkeypatch,
         module,
@@ -220,7 +225,11 @@ async def test_a_batch_with_a_huge_entry_is_encoded_off_the_event_loop(
         module,
         "encode_in_pieces_into" if module is agents.sessions.file_store else "encode_entry_into",
     )
-    small = threads_of(monkeypatch, module, "encode_line")
+    small = threads_of(
+        monkeypatch,
+        module,
+        "encode_lines" if module is agents.sessions.file_store else "encode_line",
+    )
     store = FileSessionStore(tmp_path) if store_kind == "file" else InMemorySessionStore()
     transcript = Transcript(store, SessionKey("-p", "s"))
     await transcript.record_all([big_result(10), big_result(3 << 20)])

@@ -71,7 +71,7 @@ async def test_file_store_roundtrip(batches: list[list[TranscriptEntry]]) -> Non
 
 @st.composite
 def long_entries(draw: st.DrawFn) -> list[TranscriptEntry]:
-    """One entry whose line is up to 100 kB long (past the file store's kept write buffer)."""
+    """One entry whose line is up to 100 kB long."""
     size = draw(st.integers(0, 100_000))
     message = SystemMessage(subtype="long", data={"text": "x" * size})
     return [TranscriptEntry(uuid=draw(uuids), parent_uuid=None, session_id="s", timestamp=1.0,
@@ -89,10 +89,11 @@ def long_entries(draw: st.DrawFn) -> list[TranscriptEntry]:
 async def test_stores_hold_exactly_the_lines_of_each_entry_encoded_alone(
     appends: list[tuple[int, list[TranscriptEntry]]],
 ) -> None:
-    """Both stores reuse a write buffer from append to append (and the memory store keeps an
-    append's lines as pieces): each transcript still holds exactly the bytes of its entries
-    each encoded alone by ``encode_entry``, in order, whatever the lengths of the lines
-    written before, to it or to another transcript."""
+    """The file store encodes an append's lines in one call (``encode_lines``), the memory
+    store each line into a reused buffer (``encode_line``), kept as pieces: each transcript
+    still holds exactly the bytes of its entries each encoded alone by ``encode_entry``, in
+    order, whatever the lengths of the lines written before, to it or to another
+    transcript."""
     keys = [SessionKey("-p", f"s{n}") for n in range(3)]
     expected = {key: b"" for key in keys}
     memory = InMemorySessionStore()
