@@ -29,7 +29,6 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-import attrs
 import msgspec
 
 from ..backends.base import BackendError
@@ -72,9 +71,11 @@ SUMMARY_HEADER = (
 _encode = msgspec.json.encode
 
 
-@attrs.define(eq=False)
-class ContextTracker:
-    """An agent's view of its context size; fed by every response's usage."""
+class ContextTracker(msgspec.Struct, eq=False, gc=False):
+    """An agent's view of its context size; fed by every response's usage.
+
+    (A msgspec Struct that the cycle collector never tracks: it holds numbers only, and every
+    agent has one for its whole life.)"""
 
     #: input + cache tokens of the last response; None before the first or after a compaction
     last_input: int | None = None

@@ -15,7 +15,6 @@ import random
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-import attrs
 import msgspec
 import trio
 
@@ -79,13 +78,14 @@ def request_size(request: ModelRequest) -> int:
     return _measure(request.messages) + _fixed_size(request)
 
 
-@attrs.define(eq=False)
-class ModelCall:
+class ModelCall(msgspec.Struct, eq=False, gc=False):
     """How one agent asks its model: retried, charged, streamed as partial messages if asked.
 
     It keeps the agent's model-call state; its methods take the loop they act for (the loop
     holds its ``ModelCall``, not the other way round: a finished agent is freed at once, without
-    waiting for the cycle collector)."""
+    waiting for the cycle collector). A msgspec Struct that the cycle collector never tracks:
+    it refers to no agent, only to numbers and the parts of a request it measured, so it can
+    be in no cycle, and every agent has one for its whole life."""
 
     #: book each request's worst case before it starts (``budget_mode="reserve"`` with a cap)
     reserve: bool = False
