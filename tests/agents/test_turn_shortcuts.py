@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import attrs
+import msgspec
 import pytest
 import trio
 import trio.testing
@@ -105,7 +106,7 @@ async def test_the_final_seam_skips_stop_hooks_only_where_they_would_do_nothing(
         return
     assert answer is None
     assert await full(loop, Response(), run) is None
-    assert attrs.asdict(run) == attrs.asdict(Run(started=0.0))
+    assert msgspec.structs.asdict(run) == msgspec.structs.asdict(Run(started=0.0))
 
 
 @pytest.mark.parametrize("cap", [None, 1.0])
