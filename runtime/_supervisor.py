@@ -102,12 +102,42 @@ class Supervisor:
         (``name-2``, ``name-3``... if taken) and a child is ``"{parent.address}/{name}-{n}"``,
         ``n`` counting 1, 2, 3 per parent and name.
         """
-        registered = self._register(name, parent, background, mailbox_capacity, address, leaf)
-        while registered is None:  # its parent was spawned a moment ago, its task not yet run
+        while True:
+            actor = self.spawn_nowait(
+                behaviour,
+                name=name,
+                parent=parent,
+                background=background,
+                mailbox_capacity=mailbox_capacity,
+                address=address,
+                leaf=leaf,
+            )
+            if actor is not None:
+                return actor
+            # Its parent was spawned a moment ago and its task has not run yet: wait for it
+            # (the limits may have moved meanwhile: checked again).
             assert parent is not None
             await parent._wait_started()
-            # the limits may have moved while we waited
-            registered = self._register(name, parent, background, mailbox_capacity, address, leaf)
+
+    def spawn_nowait(
+        self,
+        behaviour: Behaviour,
+        *,
+        name: str,
+        parent: Actor | None = None,
+        background: bool = False,
+        mailbox_capacity: int = 64,
+        address: str | None = None,
+        leaf: bool = False,
+    ) -> Actor | None:
+        """:meth:`spawn` without waiting: the actor, or None (nothing done, no limit counted)
+        while ``parent``'s task has not started yet, when only ``spawn`` can wait for it.
+
+        For a caller that spawns many actors from a running parent (the agents' tree): the
+        same checks and refusals as ``spawn``, without a coroutine per spawn."""
+        registered = self._register(name, parent, background, mailbox_capacity, address, leaf)
+        if registered is None:
+            return None
         actor, nursery = registered
         # ``start_soon``, not ``start``: the actor is registered and addressable now, its task
         # runs at the next scheduling point. Waiting for it to start would cost a nursery and two

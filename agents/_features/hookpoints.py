@@ -68,6 +68,7 @@ __all__ = [
     "on_prompt",
     "open_session",
     "pre_compact",
+    "prompt_as_is",
     "session_end",
     "session_start",
     "stop_hooks",
@@ -216,6 +217,13 @@ def _prompt_text(prompt: Content) -> str:
     if isinstance(prompt, str):
         return prompt
     return "\n".join(b.get("text", "") for b in prompt if b.get("type") == "text")
+
+
+def prompt_as_is(loop: AgentLoop) -> bool:
+    """Whether :func:`on_prompt` would return the prompt unchanged, awaiting nothing: no
+    ``SessionStart`` context waits to be added and no ``UserPromptSubmit`` hook runs (they run
+    for the main agent only)."""
+    return _PENDING not in loop.state and not (loop.is_main and has_hooks(loop, "UserPromptSubmit"))
 
 
 async def on_prompt(loop: AgentLoop, prompt: Content, run: Run) -> Content | None:

@@ -30,15 +30,21 @@ class Features:
         return await run_command(loop, prompt)
 
     async def on_prompt(self, loop: AgentLoop, prompt: Content, run: Run) -> Content | None:
-        """UserPromptSubmit hooks: the prompt with any added context, or None if blocked."""
+        """UserPromptSubmit hooks: the prompt with any added context, or None if blocked.
+
+        (Without a hook to run or context to add, the prompt as it is, without the hooks'
+        coroutine: every prompt of every agent comes through here.)"""
+        if hookpoints.prompt_as_is(loop):
+            return prompt
         return await hookpoints.on_prompt(loop, prompt, run)
 
     async def on_final(self, loop: AgentLoop, response: Response, run: Run) -> str | None:
         """Stop (SubagentStop) hooks, then structured output, may keep the agent going by
         returning its next instruction; None ends the run."""
-        follow_up = await hookpoints.stop_hooks(loop, response, run)
-        if follow_up is not None:
-            return follow_up
+        if hookpoints.has_hooks(loop, "Stop" if loop.is_main else "SubagentStop"):
+            follow_up = await hookpoints.stop_hooks(loop, response, run)
+            if follow_up is not None:
+                return follow_up
         return structured_follow_up(loop, response, run)
 
     async def after_tool(

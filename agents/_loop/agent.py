@@ -43,7 +43,7 @@ from ..messages import (
     UserMessage,
 )
 from ..tools.base import ToolRegistry
-from .compaction import ContextTracker, maybe_compact
+from .compaction import ContextTracker, auto_compact, over_threshold
 from .contracts import Content, Gate, Recorder, Seams, TreeLinks
 from .history import History
 from .model_call import ModelCall
@@ -209,7 +209,9 @@ class AgentLoop:
     async def _next_response(self, run: Run, limit: int | None) -> Response:
         """The limits checked, the context compacted if it must be, and the next response."""
         self._check_limits(run, limit)
-        await maybe_compact(self)
+        tokens = over_threshold(self)  # no coroutine unless there is something to compact
+        if tokens is not None:
+            await auto_compact(self, tokens)
         response = await self._turn_model(run)
         if response is None:  # interrupted while streaming
             raise RunEnd("error_during_execution", [INTERRUPTED_TEXT], "aborted_streaming")

@@ -44,6 +44,7 @@ __all__ = [
     "REQUEST_MARGIN",
     "TOOLS_ALLOWANCE",
     "admit",
+    "admit_soft",
     "allowances",
     "charge_cut",
     "overrun_message",
@@ -94,10 +95,10 @@ async def admit(
 
     ``input_tokens`` is the request's worst-case input (see ``ModelCall.input_estimate``)."""
     ledger = session.ledger
+    if not reserve or ledger.cap is None:
+        return admit_soft(session, request)
     if ledger.exhausted:
         return None
-    if not reserve or ledger.cap is None:
-        return request, None
     per_in, per_out = session.prices_per_mtok(request.model)
     input_cost = input_tokens * per_in / 1_000_000
     least = session.options.min_output_tokens
@@ -122,6 +123,14 @@ async def admit(
     if fitted is not None and fitted != request.max_tokens:
         request = msgspec.structs.replace(request, max_tokens=fitted)
     return request, reservation
+
+
+def admit_soft(session: Session, request: ModelRequest) -> tuple[ModelRequest, None] | None:
+    """:func:`admit` for a request that books nothing (``reserve`` off, or no cap): refused
+    once the ledger has tripped. Synchronous, for the loop to skip the coroutine."""
+    if session.ledger.exhausted:
+        return None
+    return request, None
 
 
 def overrun_message(settlement: Settlement) -> SystemMessage:

@@ -29,7 +29,6 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-import attrs
 import msgspec
 
 from ..backends.base import BackendError
@@ -45,11 +44,12 @@ __all__ = [
     "DEFAULT_CONTEXT_WINDOW",
     "NOT_ENOUGH_MESSAGES",
     "ContextTracker",
+    "auto_compact",
     "compact",
     "context_tokens",
     "context_window",
     "estimate_tokens",
-    "maybe_compact",
+    "over_threshold",
 ]
 
 log = logging.getLogger("agents.context")
@@ -71,9 +71,11 @@ SUMMARY_HEADER = (
 _encode = msgspec.json.encode
 
 
-@attrs.define(eq=False)
-class ContextTracker:
-    """An agent's view of its context size; fed by every response's usage."""
+class ContextTracker(msgspec.Struct, eq=False, gc=False):
+    """An agent's view of its context size; fed by every response's usage.
+
+    (A msgspec Struct that the cycle collector never tracks: it holds numbers only, and every
+    agent has one for its whole life.)"""
 
     #: input + cache tokens of the last response; None before the first or after a compaction
     last_input: int | None = None
@@ -122,14 +124,19 @@ def context_window(session: Session, model: str) -> int:
     return info.context_window if info is not None else DEFAULT_CONTEXT_WINDOW
 
 
-async def maybe_compact(loop: AgentLoop) -> None:
-    """Before a request: compact when the context exceeds the threshold (trigger ``auto``)."""
+def over_threshold(loop: AgentLoop) -> int | None:
+    """The context's size in tokens when it exceeds the compaction threshold, else None:
+    checked before each request (synchronous: most requests have nothing to compact)."""
     tokens = context_tokens(loop)
     limit = loop.session.options.compact_threshold * context_window(loop.session, loop.model)
-    if tokens > limit:
-        outcome = await compact(loop, trigger="auto", pre_tokens=tokens)
-        if outcome is not None:
-            log.info("agent %s: automatic compaction skipped: %s", loop.agent_id, outcome)
+    return tokens if tokens > limit else None
+
+
+async def auto_compact(loop: AgentLoop, tokens: int) -> None:
+    """Compact a context of ``tokens`` found :func:`over_threshold` (trigger ``auto``)."""
+    outcome = await compact(loop, trigger="auto", pre_tokens=tokens)
+    if outcome is not None:
+        log.info("agent %s: automatic compaction skipped: %s", loop.agent_id, outcome)
 
 
 def _is_prompt(message: dict[str, Any]) -> bool:

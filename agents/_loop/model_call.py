@@ -12,14 +12,19 @@ from __future__ import annotations
 
 import logging
 import random
-from contextlib import aclosing
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-import attrs
 import msgspec
 import trio
 
-from ..backends.base import BackendError, ModelNotAvailable, ModelRequest, retry_delay
+from ..backends.base import (
+    BackendError,
+    BackendEvent,
+    ModelNotAvailable,
+    ModelRequest,
+    retry_delay,
+)
 from ..messages import StreamEvent, SystemMessage
 from .budget import (
     MESSAGE_MARGIN,
@@ -27,6 +32,7 @@ from .budget import (
     REQUEST_MARGIN,
     TOOLS_ALLOWANCE,
     admit,
+    admit_soft,
     allowances,
     charge_cut,
     overrun_message,
@@ -37,6 +43,7 @@ from .run import RunEnd, budget_end, new_id
 
 if TYPE_CHECKING:
     from .agent import AgentLoop
+    from .session import Session
 
 __all__ = ["ModelCall", "request_size"]
 
@@ -71,13 +78,14 @@ def request_size(request: ModelRequest) -> int:
     return _measure(request.messages) + _fixed_size(request)
 
 
-@attrs.define(eq=False)
-class ModelCall:
+class ModelCall(msgspec.Struct, eq=False, gc=False):
     """How one agent asks its model: retried, charged, streamed as partial messages if asked.
 
     It keeps the agent's model-call state; its methods take the loop they act for (the loop
     holds its ``ModelCall``, not the other way round: a finished agent is freed at once, without
-    waiting for the cycle collector)."""
+    waiting for the cycle collector). A msgspec Struct that the cycle collector never tracks:
+    it refers to no agent, only to numbers and the parts of a request it measured, so it can
+    be in no cycle, and every agent has one for its whole life."""
 
     #: book each request's worst case before it starts (``budget_mode="reserve"`` with a cap)
     reserve: bool = False
@@ -178,13 +186,16 @@ class ModelCall:
         on the budget; the main agent's refusal exhausts the whole tree. A response that cost
         more than its booking trips the ledger and is reported (``budget_overrun``)."""
         session = loop.session
-        admitted = await admit(
-            session,
-            loop.agent_id,
-            request,
-            self.input_estimate(loop, request) if self.reserve else 0,
-            reserve=self.reserve,
-        )
+        if self.reserve:
+            admitted = await admit(
+                session,
+                loop.agent_id,
+                request,
+                self.input_estimate(loop, request),
+                reserve=True,
+            )
+        else:  # nothing to book: the gate without a coroutine (this runs for every request)
+            admitted = admit_soft(session, request)
         if admitted is None:
             if loop.is_main:
                 session.ledger.exhaust()  # one exhausted state, whatever the mode
@@ -193,7 +204,17 @@ class ModelCall:
         ledger = session.ledger  # sent on it now: charged there, even if a /clear replaces it
         builder = ResponseBuilder()
         try:
-            response = await self.stream_once(loop, request, builder)
+            # the stream read here, not in a method of its own: a coroutine less per response,
+            # and a frame less to pass through each time the stream waits
+            events = session.backend.stream(request)
+            try:
+                if self.partial:
+                    await self._stream_partial(session, events, builder)
+                else:
+                    await builder.consume(events)
+            finally:  # ``aclosing``, without its two coroutines
+                await events.aclose()  # type: ignore[attr-defined]
+            response = builder.finish()
         except BaseException:
             cut = builder.response
             model = cut.model or request.model
@@ -240,22 +261,14 @@ class ModelCall:
             self._fixed_of = parts
         return self._fixed_bytes
 
-    async def stream_once(
-        self, loop: AgentLoop, request: ModelRequest, builder: ResponseBuilder | None = None
-    ) -> Response:
-        """One attempt, uncharged: the caller charges it."""
-        builder = builder or ResponseBuilder()
-        session = loop.session
-        async with aclosing(session.backend.stream(request)) as events:  # type: ignore[type-var]
-            if self.partial:
-                feed = builder.feed
-                emit = session.emit
-                sid = session.session_id
-                async for event in events:
-                    feed(event)  # recorded before emitted: a slow reader cannot lose its usage
-                    await emit(
-                        StreamEvent(uuid=new_id(), session_id=sid, event=_to_builtins(event))
-                    )
-            else:
-                await builder.consume(events)
-        return builder.finish()
+    @staticmethod
+    async def _stream_partial(
+        session: Session, events: AsyncIterator[BackendEvent], builder: ResponseBuilder
+    ) -> None:
+        """Build the response and forward each raw event as a ``StreamEvent`` message."""
+        feed = builder.feed
+        emit = session.emit
+        sid = session.session_id
+        async for event in events:
+            feed(event)  # recorded before emitted: a slow reader cannot lose its usage
+            await emit(StreamEvent(uuid=new_id(), session_id=sid, event=_to_builtins(event)))

@@ -13,7 +13,6 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-import attrs
 import msgspec
 
 from ..backends.base import (
@@ -33,36 +32,38 @@ log = logging.getLogger("agents.loop")
 _json_decode = msgspec.json.Decoder(dict[str, Any]).decode
 
 
-@attrs.define(eq=False)
-class Response:
-    """A complete model response."""
+class Response(msgspec.Struct, eq=False, gc=False):
+    """A complete model response.
+
+    (A msgspec Struct that the cycle collector never tracks: one per response, alive while the
+    stream is read, holding what the model sent and never an agent.)"""
 
     message_id: str = ""
     model: str = ""
-    blocks: list[ContentBlock] = attrs.Factory(list)
+    blocks: list[ContentBlock] = msgspec.field(default_factory=list)
     #: the content in the API's JSON shape, as it goes back into the history
-    api_content: list[dict[str, Any]] = attrs.Factory(list)
-    usage: dict[str, Any] = attrs.Factory(dict)
+    api_content: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    usage: dict[str, Any] = msgspec.field(default_factory=dict)
     stop_reason: str | None = None
     #: tool_use id → why its input could not be used (invalid JSON)
-    bad_inputs: dict[str, str] = attrs.Factory(dict)
+    bad_inputs: dict[str, str] = msgspec.field(default_factory=dict)
     complete: bool = False
     #: the tool_use blocks of ``blocks``, in order (kept as they are added: read every turn)
-    tool_uses: list[ToolUseBlock] = attrs.Factory(list)
+    tool_uses: list[ToolUseBlock] = msgspec.field(default_factory=list)
 
     @property
     def text(self) -> str:
         return "\n".join(b.text for b in self.blocks if isinstance(b, TextBlock))
 
 
-@attrs.define(eq=False)
-class ResponseBuilder:
-    """Folds stream events into a :class:`Response`."""
+class ResponseBuilder(msgspec.Struct, eq=False, gc=False):
+    """Folds stream events into a :class:`Response`. (Never tracked by the cycle collector,
+    as its response: it holds the stream's parts only.)"""
 
-    response: Response = attrs.Factory(Response)
-    _parts: dict[int, list[str]] = attrs.Factory(dict)
-    _starts: dict[int, dict[str, Any]] = attrs.Factory(dict)
-    _signatures: dict[int, str] = attrs.Factory(dict)
+    response: Response = msgspec.field(default_factory=Response)
+    _parts: dict[int, list[str]] = msgspec.field(default_factory=dict)
+    _starts: dict[int, dict[str, Any]] = msgspec.field(default_factory=dict)
+    _signatures: dict[int, str] = msgspec.field(default_factory=dict)
 
     def feed(self, event: BackendEvent) -> None:
         # One dict lookup on the event's type instead of a chain of isinstance checks: this

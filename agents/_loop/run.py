@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import attrs
+import msgspec
 
 from .._ids import new_id
 
@@ -27,9 +27,11 @@ BUDGET_LIMIT_TEXT = "Budget limit reached"
 INTERRUPTED_TEXT = "Interrupted by user"
 
 
-@attrs.frozen
-class Usage:
-    """Token counts of one response, or the sum of several (``ResultMessage.usage``)."""
+class Usage(msgspec.Struct, frozen=True, gc=False):
+    """Token counts of one response, or the sum of several (``ResultMessage.usage``).
+
+    (A frozen msgspec Struct: made in C, once per response, and never tracked by the cycle
+    collector, since it holds numbers only.)"""
 
     #: the names of the counts, as the Messages API spells them
     KEYS = (
@@ -91,16 +93,18 @@ class Usage:
 NO_USAGE = Usage()
 
 
-@attrs.define(eq=False)
-class Run:
-    """Bookkeeping of one prompt's loop, reported in its ResultMessage."""
+class Run(msgspec.Struct, eq=False, gc=False):
+    """Bookkeeping of one prompt's loop, reported in its ResultMessage.
+
+    (A msgspec Struct that the cycle collector never tracks: it lives as long as its prompt,
+    one per agent at least, and refers to no agent, only to what the run found.)"""
 
     started: float
     turns: int = 0
     api_seconds: float = 0.0
     usage: Usage = NO_USAGE
     stop_reason: str | None = None
-    denials: list[dict[str, Any]] = attrs.Factory(list)
+    denials: list[dict[str, Any]] = msgspec.field(default_factory=list)
     #: set when a hook said ``continue_: False``: the run ends after the current step
     stop: str | None = None
     #: Stop hooks' blocks so far (at most 8 in a row), and a PreToolUse deferral

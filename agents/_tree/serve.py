@@ -113,7 +113,8 @@ async def serve(
                 else:
                     log.warning("agent %s: ignoring mailbox item %r", loop.agent_id, item)
         finally:
-            await loop.aclose()
+            if loop.cleanup:  # (``aclose`` has nothing to do otherwise: no coroutine for it)
+                await loop.aclose()
             if services is not None:
                 services.cancel_scope.cancel()
     return last

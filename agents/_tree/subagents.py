@@ -288,14 +288,21 @@ async def spawn_child(
     assert links.actor is not None, "spawning needs the parent's actor"
     if background:
         links.background_running += 1
+    supervisor = session.supervisor
+    leaf = child.tools.get("Agent") is None  # it can spawn nothing: no nursery needed
     try:
-        actor = await session.supervisor.spawn(
-            record.run,
-            name=child.agent_type,
-            parent=links.actor,
-            background=background,
-            leaf=child.tools.get("Agent") is None,  # it can spawn nothing: no nursery needed
+        # without a coroutine, unless the parent's task has not started yet
+        actor = supervisor.spawn_nowait(
+            record.run, name=child.agent_type, parent=links.actor, background=background, leaf=leaf
         )
+        if actor is None:
+            actor = await supervisor.spawn(
+                record.run,
+                name=child.agent_type,
+                parent=links.actor,
+                background=background,
+                leaf=leaf,
+            )
     except BaseException:
         if background:
             links.background_running -= 1

@@ -11,7 +11,7 @@ Failures are raised as :class:`BackendError`; the loop owns the retry policy (ba
 attempt never leaks.
 
 Implementations must not ``yield`` while inside a nursery or cancel scope of their own (Trio's
-rule for async generators); the loop always closes the iterator with ``aclosing``.
+rule for async generators); the loop always closes the iterator (``aclose``) when done with it.
 
 Exception tree::
 

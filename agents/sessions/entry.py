@@ -47,6 +47,8 @@ __all__ = [
     "decode_transcript",
     "encode_entry",
     "encode_entry_into",
+    "encode_line",
+    "encode_lines",
     "gc_paused",
     "is_large",
     "is_large_entry",
@@ -101,6 +103,25 @@ def encode_entry_into(entry: TranscriptEntry, buf: bytearray) -> None:
     """Append an entry's line (with its newline) to ``buf``: the allocation-light path of stores."""
     _encoder.encode_into(entry, buf, -1)
     buf += b"\n"
+
+
+def encode_lines(entries: Sequence[TranscriptEntry]) -> bytes:
+    """The lines of ``entries``, each with its newline (what ``encode_entry`` gives for each,
+    joined), in one call: what the file store writes. (The bytes may hold more memory than
+    their length: fine for a write, not for bytes that are kept.)"""
+    return _encoder.encode_lines(entries)
+
+
+def encode_line(entry: TranscriptEntry, line: bytearray) -> None:
+    """Make ``line`` the entry's line (with its newline), in place of what it held.
+
+    For a buffer reused from entry to entry (the memory store's, whose copies are kept at
+    their size): msgspec's ``encode_into`` takes a bytearray's length for its room, so
+    appending to a growing buffer reallocates (and copies) the whole buffer once or twice per
+    entry; written from the start of a reused buffer, it keeps the room of earlier, longer
+    lines and reallocates only for a longer one."""
+    _encoder.encode_into(entry, line, 0)
+    line += b"\n"
 
 
 #: Appends whose encoding may exceed this many bytes are encoded and written in a worker thread:

@@ -41,7 +41,7 @@ from agents.sessions.entry import (
     TranscriptEntry,
     decode_entry,
     decode_transcript,
-    encode_entry_into,
+    encode_lines,
     is_large,
 )
 from agents.sessions.store import (
@@ -124,7 +124,6 @@ class FileSessionStore:
     root: Path = attrs.field(default=None, converter=_to_root)
     max_open_files: int = attrs.field(factory=_default_max_open_files)
     _fds: OrderedDict[SessionKey, int] = attrs.field(init=False, factory=OrderedDict)
-    _buf: bytearray = attrs.field(init=False, factory=bytearray)
 
     def __attrs_post_init__(self) -> None:
         if self.max_open_files < 1:
@@ -159,12 +158,7 @@ class FileSessionStore:
         """``append`` without the checkpoint: what the agent loop uses per message, since a
         scheduling round trip costs more than the write itself."""
         if entries:
-            fd = self._fd(key)
-            buf = self._buf
-            del buf[:]
-            for entry in entries:
-                encode_entry_into(entry, buf)
-            _write_all(fd, buf)
+            _write_all(self._fd(key), encode_lines(entries))
 
     def _fd(self, key: SessionKey) -> int:
         fd = self._fds.get(key)

@@ -3,7 +3,9 @@
 It keeps each transcript as the encoded JSON-lines bytes the file store would write, not as live
 objects, so it is a faithful model of persistence: what comes back from ``load`` went through the
 same encoder and decoder, shares nothing with what was appended, and is subject to the same
-rules (``append_raw`` lets a test plant a corrupt or truncated line).
+rules (``append_raw`` lets a test plant a corrupt or truncated line). The bytes are kept as the
+pieces appended, joined when read: a growing buffer would be reallocated, and copied whole, every
+few appends.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from agents.sessions.entry import (
     TranscriptEntry,
     decode_transcript,
     encode_entry_into,
+    encode_line,
     is_large,
 )
 from agents.sessions.store import SessionInfo, SessionKey, session_info
@@ -27,11 +30,11 @@ __all__ = ["InMemorySessionStore"]
 _INLINE_DECODE_BYTES = 64 * 1024
 
 
-def _encode(entries: list[TranscriptEntry]) -> bytearray:
+def _encode(entries: list[TranscriptEntry]) -> bytes:
     buf = bytearray()
     for entry in entries:
         encode_entry_into(entry, buf)
-    return buf
+    return bytes(buf)
 
 
 def _label(key: SessionKey) -> str:
@@ -48,14 +51,18 @@ class InMemorySessionStore:
     assert await store.load(key) == [entry]
     """
 
-    _data: dict[SessionKey, bytearray] = attrs.field(init=False, factory=dict)
+    #: each transcript's bytes, as the pieces appended (an append's lines, a raw append)
+    _data: dict[SessionKey, list[bytes]] = attrs.field(init=False, factory=dict)
+    #: the line being encoded (reused: see ``encode_line``); on the event loop's thread only
+    #: (large appends encode in a worker thread, into a buffer of their own)
+    _line: bytearray = attrs.field(init=False, factory=bytearray)
 
     async def append(self, key: SessionKey, entries: Sequence[TranscriptEntry]) -> None:
         """Encode and append each entry as one line (large appends encode in a worker thread, as
         in the file store)."""
         if is_large(entries):
             encoded = await trio.to_thread.run_sync(_encode, list(entries))
-            self._data.setdefault(key, bytearray()).extend(encoded)
+            self._data.setdefault(key, []).append(encoded)
             return
         self.append_nowait(key, entries)
         await trio.lowlevel.checkpoint()
@@ -64,11 +71,13 @@ class InMemorySessionStore:
         """``append`` without the checkpoint (see ``FileSessionStore.append_nowait``)."""
         if entries:
             data = self._data
-            buf = data.get(key)
-            if buf is None:  # not ``setdefault``: that makes a buffer per append
-                buf = data[key] = bytearray()
+            pieces = data.get(key)
+            if pieces is None:  # not ``setdefault``: that makes a list per append
+                pieces = data[key] = []
+            line = self._line
             for entry in entries:
-                encode_entry_into(entry, buf)
+                encode_line(entry, line)
+                pieces.append(bytes(line))  # a copy at its size, kept
 
     def release(self, key: SessionKey) -> None:
         """Nothing is held per transcript (``FileSessionStore.release`` closes a descriptor):
@@ -76,12 +85,12 @@ class InMemorySessionStore:
 
     def append_raw(self, key: SessionKey, data: bytes) -> None:
         """Append raw bytes to a transcript, e.g. a truncated line, to exercise load reports."""
-        self._data.setdefault(key, bytearray()).extend(data)
+        self._data.setdefault(key, []).append(bytes(data))
 
     def raw(self, key: SessionKey) -> bytes | None:
         """The stored bytes of a transcript (what the file store would have on disk)."""
-        data = self._data.get(key)
-        return None if data is None else bytes(data)
+        pieces = self._data.get(key)
+        return None if pieces is None else b"".join(pieces)
 
     async def load(self, key: SessionKey) -> list[TranscriptEntry] | None:
         """Every usable entry in order, or ``None`` if the session does not exist."""
@@ -90,12 +99,12 @@ class InMemorySessionStore:
 
     async def load_report(self, key: SessionKey) -> LoadReport | None:
         """The entries plus one error per line that could not be used, then a summary."""
-        data = self._data.get(key)
+        data = self.raw(key)
         if data is None or len(data) < _INLINE_DECODE_BYTES:
             await trio.lowlevel.checkpoint()
-            return None if data is None else decode_transcript(_label(key), bytes(data))
+            return None if data is None else decode_transcript(_label(key), data)
         # decoding megabytes would stall the event loop, as reading a big file would
-        return await trio.to_thread.run_sync(decode_transcript, _label(key), bytes(data))
+        return await trio.to_thread.run_sync(decode_transcript, _label(key), data)
 
     async def list_subkeys(self, key: SessionKey) -> list[str]:
         """Sorted subpaths stored under the key's session."""
@@ -111,7 +120,7 @@ class InMemorySessionStore:
         """The project's sessions, newest activity first."""
         await trio.lowlevel.checkpoint()
         infos = [
-            session_info(k.session_id, decode_transcript(_label(k), bytes(v)).entries)
+            session_info(k.session_id, decode_transcript(_label(k), b"".join(v)).entries)
             for k, v in self._data.items()
             if k.project_key == project_key and k.subpath is None
         ]

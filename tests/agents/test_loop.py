@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import attrs
+import msgspec
 import pytest
 import trio
 
@@ -542,7 +542,7 @@ async def test_folding_a_stream_at_once_builds_what_feeding_it_event_by_event_bu
     whole = ResponseBuilder()
     await whole.consume(stream())
     response = whole.finish()
-    assert attrs.asdict(response, recurse=False) == attrs.asdict(one.finish(), recurse=False)
+    assert msgspec.structs.asdict(response) == msgspec.structs.asdict(one.finish())
     assert [b.id for b in response.tool_uses] == [b.id for b in step.content[2:]] + ["t2", "t3"]
     assert response.tool_uses[1].input == {"pattern": "*"} and "t3" in response.bad_inputs
     assert response.blocks[0] == ThinkingBlock("hm", "sig") and len(response.api_content) == 6

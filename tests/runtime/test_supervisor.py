@@ -490,3 +490,34 @@ async def test_a_spawn_in_a_cancelled_scope_returns_its_live_actor_and_runs_it()
             assert supervisor.actor("a") is actor and ran == []
         await actor.wait_done()
     assert ran == ["a"]
+
+
+async def test_spawn_nowait_spawns_as_spawn_does_or_does_nothing_until_the_parent_runs() -> None:
+    """``spawn_nowait`` gives the same addresses, limits and refusals as ``spawn`` without a
+    checkpoint; while the parent's task has not started it returns None and counts nothing
+    (``spawn`` then waits for the parent)."""
+    ledger = Ledger(cap=1.0)
+    async with open_supervisor(ledger=ledger, max_depth=1, max_concurrent=2) as sup:
+        main = sup.root("main")
+        before = sup.statistics()
+        assert sup.spawn_nowait(idle, name="worker", parent=main) is None
+        assert sup.statistics() == before and main.children == ()
+
+        async def parent(actor: Actor) -> None:
+            with trio.testing.assert_no_checkpoints():
+                first = sup.spawn_nowait(idle, name="worker", parent=actor)
+                second = sup.spawn_nowait(idle, name="worker", parent=actor, background=True)
+            assert first is not None and second is not None
+            assert [first.address, second.address] == ["main/worker-1", "main/worker-2"]
+            assert second.background and actor.children == (first, second)
+            with pytest.raises(ConcurrencyLimitReached):
+                sup.spawn_nowait(idle, name="worker", parent=actor)
+            with pytest.raises(DepthLimitReached):
+                sup.spawn_nowait(idle, name="worker", parent=first)
+            ledger.charge("main", 1.0)
+            with pytest.raises(BudgetExhausted):
+                sup.spawn_nowait(idle, name="worker", parent=first)
+            assert sup.statistics().live_actors == 3
+            actor.cancel()
+
+        await sup.run(main, parent)

@@ -192,20 +192,26 @@ async def test_a_huge_tool_result_is_encoded_off_the_event_loop(
 ) -> None:
     """Recording a 3 MB tool result encodes it in a worker thread; a small one on the loop."""
     module = agents.sessions.file_store if store_kind == "file" else agents.sessions.memory_store
-    seen = threads_of(monkeypatch, module, "encode_entry_into")
-    # the file store encodes a large append by pieces
-    large = (
-        threads_of(monkeypatch, module, "encode_in_pieces_into")
-        if module is agents.sessions.file_store
-        else seen
+    # a small append: the file store encodes its lines in one call, the memory store line
+    # after line into a reused buffer; a large one: the file store by pieces, the memory store
+    # line after line
+    small = threads_of(
+        monkeypatch,
+        module,
+        "encode_lines" if module is agents.sessions.file_store else "encode_line",
+    )
+    large = threads_of(
+        monkeypatch,
+        module,
+        "encode_in_pieces_into" if module is agents.sessions.file_store else "encode_entry_into",
     )
     store = FileSessionStore(tmp_path) if store_kind == "file" else InMemorySessionStore()
     transcript = Transcript(store, SessionKey("-p", "s"))
     await transcript.record(big_result(3 << 20))
     assert large and threading.get_ident() not in large
-    seen.clear()
+    assert not small
     await transcript.record(big_result(10))
-    assert seen == [threading.get_ident()]
+    assert small == [threading.get_ident()]
     assert len(await store.load(transcript.key) or []) == 2
 
 
@@ -235,3 +241,31 @@ async def test_a_long_transcript_is_resumed_off_the_event_loop(
     _, report = await Transcript.resume(store, key)
     assert report.entries == long
     assert seen and threading.get_ident() not in seen
+
+
+@pytest.mark.parametrize("store_kind", ["file", "memory"])
+async def test_a_batch_with_a_huge_entry_is_encoded_off_the_event_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store_kind: str
+) -> None:
+    """``record_all`` (a response's blocks) sends a batch that may be large to the store's
+    ``append`` (a worker thread), and a small one through ``append_nowait``, on the loop."""
+    module = agents.sessions.file_store if store_kind == "file" else agents.sessions.memory_store
+    large = threads_of(
+        monkeypatch,
+        module,
+        "encode_in_pieces_into" if module is agents.sessions.file_store else "encode_entry_into",
+    )
+    small = threads_of(
+        monkeypatch,
+        module,
+        "encode_lines" if module is agents.sessions.file_store else "encode_line",
+    )
+    store = FileSessionStore(tmp_path) if store_kind == "file" else InMemorySessionStore()
+    transcript = Transcript(store, SessionKey("-p", "s"))
+    await transcript.record_all([big_result(10), big_result(3 << 20)])
+    assert large and threading.get_ident() not in large and not small
+    await transcript.record_all([big_result(10), big_result(20)])
+    assert small and set(small) == {threading.get_ident()}
+    entries = await store.load(transcript.key) or []
+    assert len(entries) == 4 and entries[-1].uuid == transcript.last_uuid
+    assert [e.parent_uuid for e in entries[1:]] == [e.uuid for e in entries[:-1]]

@@ -9,7 +9,7 @@ import trio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agents.messages import decode_message, encode_message
+from agents.messages import SystemMessage, decode_message, encode_message
 from agents.sessions import (
     FileSessionStore,
     InMemorySessionStore,
@@ -20,7 +20,7 @@ from agents.sessions import (
     fork_session,
 )
 
-from .strategies import conversations, messages
+from .strategies import conversations, messages, uuids
 
 _settings = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -67,6 +67,48 @@ async def test_file_store_roundtrip(batches: list[list[TranscriptEntry]]) -> Non
         async with FileSessionStore(root) as fresh:
             report = await fresh.load_report(key)
         assert report is not None and report.errors == [] and report.entries == expected
+
+
+@st.composite
+def long_entries(draw: st.DrawFn) -> list[TranscriptEntry]:
+    """One entry whose line is up to 100 kB long."""
+    size = draw(st.integers(0, 100_000))
+    message = SystemMessage(subtype="long", data={"text": "x" * size})
+    return [TranscriptEntry(uuid=draw(uuids), parent_uuid=None, session_id="s", timestamp=1.0,
+                            message=message)]  # fmt: skip
+
+
+@_settings
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 2), conversations(max_size=4) | long_entries()),
+        min_size=1,
+        max_size=8,
+    )
+)
+async def test_stores_hold_exactly_the_lines_of_each_entry_encoded_alone(
+    appends: list[tuple[int, list[TranscriptEntry]]],
+) -> None:
+    """The file store encodes an append's lines in one call (``encode_lines``), the memory
+    store each line into a reused buffer (``encode_line``), kept as pieces: each transcript
+    still holds exactly the bytes of its entries each encoded alone by ``encode_entry``, in
+    order, whatever the lengths of the lines written before, to it or to another
+    transcript."""
+    keys = [SessionKey("-p", f"s{n}") for n in range(3)]
+    expected = {key: b"" for key in keys}
+    memory = InMemorySessionStore()
+    with tempfile.TemporaryDirectory() as root:
+        async with FileSessionStore(root) as files:
+            for n, entries in appends:
+                key = keys[n]
+                await memory.append(key, entries)
+                await files.append(key, entries)
+                expected[key] += b"".join(encode_entry(entry) for entry in entries)
+            for key in keys:
+                path = files.path_for(key)
+                on_disk = path.read_bytes() if path.exists() else b""
+                assert on_disk == expected[key]
+                assert (memory.raw(key) or b"") == expected[key]
 
 
 @_settings
