@@ -106,10 +106,11 @@ class Transcript:
             append_nowait = getattr(self.store, "append_nowait", None)
             if append_nowait is not None and not is_large(entries):
                 append_nowait(self.key, entries)
+                self.last_uuid = parent  # stored, whatever the checkpoint raises
                 await trio.lowlevel.checkpoint_if_cancelled()
             else:
                 await self.store.append(self.key, entries)
-            self.last_uuid = parent
+                self.last_uuid = parent
         return entries
 
     def _entry(self, message: Message, parent_uuid: str | None) -> TranscriptEntry:
