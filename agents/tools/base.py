@@ -525,6 +525,15 @@ def _wrap_sdk_tool(full_name: str, sdk: SdkMcpTool) -> Tool:
                 f"tool {full_name} returned {type(result).__name__}; expected a dict with 'content'"
             )
         content = result["content"]
+        if type(content) is list and len(content) == 1:  # the common case, as sdk_blocks does
+            item = content[0]
+            if (
+                type(item) is dict
+                and len(item) == 2
+                and item.get("type") == "text"
+                and type(item.get("text")) is str
+            ):
+                return ToolOutput([item], bool(result.get("is_error", False)))
         if isinstance(content, str):
             blocks: list[dict[str, Any]] | str = [{"type": "text", "text": content}]
         else:

@@ -14,13 +14,14 @@ from typing import Any
 
 import msgspec
 import pytest
+import trio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agents import AgentOptions, ResultMessage, create_sdk_mcp_server, query, tool
 from agents.mcp._rpc import decode_call_result
 from agents.testing import ScriptedBackend, Step, text, tool_use
-from agents.tools.base import _converted, sdk_blocks
+from agents.tools.base import NO_CONTEXT, _converted, sdk_blocks
 
 
 async def run_tool_returning(result: Any, cwd: Path) -> tuple[dict[str, Any], ResultMessage]:
@@ -138,3 +139,24 @@ def test_the_plain_text_shortcut_answers_as_the_item_by_item_conversion(
     items: list[Any],
 ) -> None:
     assert sdk_blocks(items) == _converted(items)
+
+
+@settings(max_examples=300)
+@given(item=st.one_of(TEXTISH, MCP_ITEMS, st.integers()), is_error=st.booleans())
+def test_the_wrappers_one_item_shortcut_answers_as_the_conversion(
+    item: Any, is_error: bool
+) -> None:
+    """An in-process tool returning one content item: what the wrapper makes of it at once is
+    what the conversion makes of it."""
+
+    @tool("t", "returns the item", {})
+    async def handler(args: dict[str, Any]) -> Any:
+        return {"content": [item], "is_error": is_error}
+
+    (wrapped,) = create_sdk_mcp_server("s", "1", [handler]).as_tools("s")
+    output = trio.run(wrapped.handler, {}, NO_CONTEXT)
+    expected = sdk_blocks([item])
+    if isinstance(expected, str):
+        assert (output.content, output.is_error) == (f"tool mcp__s__t returned {expected}", True)
+    else:
+        assert (output.content, output.is_error) == (expected, is_error)
