@@ -100,10 +100,13 @@ EVALUATED = [
 def bash_runs(line: str) -> set[str]:
     """The commands bash would start for ``line``, each as its words joined by blanks (none
     is found, so none runs)."""
-    with tempfile.TemporaryDirectory() as scratch:
+    # (the ``wait`` after the line: a job it put in the background, whose output may go
+    # elsewhere, still writes the log after the line; ignoring a failed cleanup covers a line
+    # that exits before the ``wait``)
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as scratch:
         log = os.path.join(scratch, "ran")
         subprocess.run(
-            [BASH, "-c", _HANDLER + line],
+            [BASH, "-c", _HANDLER + line + "\nwait"],
             capture_output=True, timeout=10, stdin=subprocess.DEVNULL, cwd=scratch,
             env={"PATH": "/nonexistent", "HOME": scratch, "LC_ALL": "C", "RAN_LOG": log},
         )  # fmt: skip
