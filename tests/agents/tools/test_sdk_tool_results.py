@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 from agents import AgentOptions, ResultMessage, create_sdk_mcp_server, query, tool
 from agents.mcp._rpc import decode_call_result
 from agents.testing import ScriptedBackend, Step, text, tool_use
-from agents.tools.base import NO_CONTEXT, _converted, sdk_blocks
+from agents.tools._sdk_content import _converted, sdk_blocks
+from agents.tools.base import NO_CONTEXT
 
 
 async def run_tool_returning(result: Any, cwd: Path) -> tuple[dict[str, Any], ResultMessage]:
