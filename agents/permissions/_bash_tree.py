@@ -15,7 +15,6 @@ target is not static, or a loop or opaque construct that may move, makes the dir
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Callable, Iterable, Sequence
 from itertools import repeat
@@ -44,7 +43,14 @@ from ._bash_model import (
     union,
     union_all,
 )
-from ._bash_words import PLAIN_BYTES, Word, node_text, word_from_node
+from ._bash_syntax import (
+    after_target,
+    descendants,
+    hidden_substitution,
+    newline_between,
+    split_word,
+)
+from ._bash_words import PLAIN_BYTES, Word, literal_word, node_text, plain_word, word_from_node
 from ._bash_wrappers import NOT_WRAPPED, Unwrapped
 
 __all__ = ["MAX_DEPTH", "Walker"]
@@ -137,7 +143,7 @@ class Walker(SimpleCommands):
             self.redirects(redirects, dirs, depth)
             ok, failed = self.statements(node.children, dirs, depth)
             return failed, ok
-        if any(_after_target(redirect) for redirect in redirects):
+        if any(after_target(redirect) for redirect in redirects):
             self.fail("words after the redirection of a compound command")
         self.redirects(redirects, dirs, depth)
         if kind == "subshell":
@@ -277,7 +283,7 @@ class Walker(SimpleCommands):
     def _test(self, node: Node, dirs: Dirs, depth: int) -> Result:
         """``[[ … ]]`` runs nothing itself, but arithmetic comparisons evaluate variables, and
         so does ``-v`` the subscript of the name it tests."""
-        for child in _descendants(node):
+        for child in descendants(node):
             if child.type == "unary_expression":
                 test, *operand = child.children
                 if node_text(test, self.source) == "-v" and not (
@@ -320,7 +326,7 @@ class Walker(SimpleCommands):
                 if kind == "expansion":
                     self._expansion(current.children)
                 stack.extend(current.children)
-            elif kind in _TEXT_LEAVES and _hidden_substitution(node_text(current, self.source)):
+            elif kind in _TEXT_LEAVES and hidden_substitution(node_text(current, self.source)):
                 # tree-sitter-bash leaves some substitutions as text (backquotes in a
                 # here-document or in `${x:-…}`): they run all the same
                 self.fail("a substitution the grammar leaves unparsed")
@@ -371,7 +377,7 @@ class Walker(SimpleCommands):
                 if destination is None:
                     self.scan(node, dirs, depth)
                     continue
-                word = _plain(destination, self.source)  # plain text holds no substitution
+                word = plain_word(destination, self.source)  # plain text holds no substitution
                 if word is None:
                     self.scan(destination, dirs, depth)
                     if destination.type == "process_substitution":
@@ -433,7 +439,7 @@ class Walker(SimpleCommands):
         source = self.source
         start, end = node.start_byte, node.end_byte
         extra = (
-            [word for redirect in redirects for word in _after_target(redirect)]
+            [word for redirect in redirects for word in after_target(redirect)]
             if redirects
             else None
         )
@@ -466,7 +472,7 @@ class Walker(SimpleCommands):
         elif _FAST_WORDS and not redirects and _LITERAL_COMMAND.fullmatch(source, start, end):
             # plain words and quoted literals (``-m "fix: x"``, ``'def main'``), single spaces
             # between, nothing around it: each quoted one means what is between its quotes
-            # (as `_literal` decodes it), and no substitution, assignment, redirection, line
+            # (as `literal_word` decodes it), and no substitution, assignment, redirection, line
             # break or split word is among them
             text = source[start:end].decode("utf-8", "surrogateescape")
             texts = _LITERAL_TOKEN.findall(text)
@@ -516,7 +522,7 @@ class Walker(SimpleCommands):
             else:
                 leaf, leaf_kind = child, kind
             words.append(child)
-            # what `_plain(leaf, source)` decides, inlined (most words are plain literal text)
+            # what `plain_word(leaf, source)` decides, inlined (most words are plain literal text)
             if (
                 fullmatch is not None
                 and (leaf_kind == "word" or leaf_kind == "number")
@@ -531,15 +537,15 @@ class Walker(SimpleCommands):
             # not plain text: it may hold substitutions
             plain = False
             if fullmatch is not None and leaf is not None:
-                literal = _literal(leaf, leaf_kind, source)
+                literal = literal_word(leaf, leaf_kind, source)
                 if literal is not None:  # (no substitution in it: nothing to scan)
                     decoded.append(literal)
                     continue
             self.scan(child, dirs, depth)
             decoded.append(word_from_node(child, source))
-        if source.find(b"\n", start, end) >= 0 and _newline_between(node, words, source):
+        if source.find(b"\n", start, end) >= 0 and newline_between(node, words, source):
             self.opaque.insert(mark, Opaque("the grammar read one command across a line break"))
-        if not plain and _split_word(children, source, redirects):
+        if not plain and split_word(children, source, redirects):
             self.fail("the grammar split one word in two (bash joins them)")
         assigned: list[Word] = []
         for child in assignments:
@@ -558,7 +564,7 @@ class Walker(SimpleCommands):
 #: it off to compare with every word decoded in full).
 _FAST_WORDS = True
 #: A plain literal word, no ``=`` (no assignment): of plain characters, or of plain characters
-#: but ``:`` with a ``~`` after the first (``HEAD~1``, which `_literal` decodes to itself).
+#: but ``:`` with a ``~`` after the first (``HEAD~1``, which `literal_word` decodes to itself).
 #: (Each alternative must end the word, a blank or the end next: the repetition around it is
 #: possessive, so the next alternative is only tried within the word.)
 _PLAIN_WORD = (
@@ -582,129 +588,12 @@ _QUOTED_DELIMITER = re.compile(r"[\\'\"]")
 _TEXT_LEAVES = frozenset({"word", "string_content", "heredoc_body", "heredoc_content"})
 
 
-def _plain(node: Node, source: bytes) -> Word | None:
-    """The word of a ``word`` or ``number`` node of plain literal text (it means itself: no
-    quoting, escape, expansion, pattern, tilde or brace), else None."""
-    kind = node.type
-    if (kind == "word" or kind == "number") and not node.child_count:
-        start, end = node.start_byte, node.end_byte
-        if PLAIN_BYTES.fullmatch(source, start, end):
-            text = source[start:end].decode("ascii")
-            return _new_tuple(Word, (text, text, False, None, False))  # Word(text, text), faster
-    return None
-
-
 _new_tuple = tuple.__new__
 _NO, _NONE, _WORDS = repeat(False), repeat(None), repeat(Word)
 #: Redirections that copy (or close) a descriptor, written as the grammar reads them whole.
 _DESCRIPTOR_COPIES = frozenset(
     {b"2>&1", b"1>&2", b">&2", b">&1", b"2>&-", b">&-", b"1>&-", b"0<&-", b"<&-"}
 )
-#: A double-quoted string without ``$``, backquote, backslash or line break: its value is its
-#: content.
-_QUOTED_LITERAL = re.compile(rb'"[^"$`\\\n]*+"')
-#: A word of plain characters with a ``~`` after its first one (``HEAD~1``): literal text.
-_TILDE_INSIDE = re.compile(rb"[A-Za-z0-9_./,+@%^-][A-Za-z0-9_./,+@%^~-]*+")
-
-
-def _literal(node: Node, kind: str, source: bytes) -> Word | None:
-    """The word of a quoted literal (``'…'``, or ``"…"`` with nothing that expands or
-    escapes in it) or of a word with a ``~`` inside it, as :func:`word_from_node` decodes it
-    (a differential test compares them); None for any other node. Such a word holds no
-    substitution, so it is not scanned for one."""
-    start, end = node.start_byte, node.end_byte
-    if kind == "raw_string" or (kind == "string" and _QUOTED_LITERAL.fullmatch(source, start, end)):
-        text = source[start:end].decode("utf-8", "surrogateescape")
-        return _new_tuple(Word, (text, text[1:-1], False, None, False))
-    if kind == "word" and not node.child_count and _TILDE_INSIDE.fullmatch(source, start, end):
-        text = source[start:end].decode("ascii")
-        return _new_tuple(Word, (text, text, False, None, False))
-    return None
-
-
-def _hidden_substitution(text: str) -> bool:
-    """An unescaped backquote or ``$(`` in text the grammar took for plain characters."""
-    if "`" not in text and "$(" not in text:
-        return False
-    i = 0
-    n = len(text)
-    while i < n:
-        c = text[i]
-        if c == "\\":
-            i += 2
-            continue
-        if c == "`" or (c == "$" and i + 1 < n and text[i + 1] == "("):
-            return True
-        i += 1
-    return False
-
-
-def _after_target(redirect: Node) -> list[Node]:
-    """The words tree-sitter-bash reads into a redirection after its target: in
-    ``rm >/dev/null -rf /`` it reads ``-rf`` and ``/`` as part of ``>/dev/null``; bash passes
-    them to the command as arguments."""
-    if redirect.type != "file_redirect":
-        return []
-    children = redirect.children
-    for index, child in enumerate(children):
-        if not child.is_named:  # the operator; its target follows
-            return list(children[index + 2 :])
-    return []
-
-
-def _split_word(children: Sequence[Node], source: bytes, redirects: Sequence[Node]) -> bool:
-    """Two of a command's words, or assignments, or a redirection's target and the words read
-    after it, with no blank between them: bash reads one word there. tree-sitter-bash splits a
-    quoted string from an escape after it (``'r'\\m``, bash's ``rm``) and drops an escaped
-    blank after a string (``'a'\\ b``, bash's ``a b``)."""
-    runs = [children]
-    runs.extend(redirect.children[1:] for redirect in redirects)
-    for run in runs:
-        for previous, current in itertools.pairwise(run):
-            gap = source[previous.end_byte : current.start_byte]
-            if gap and not gap.strip(b" \t"):
-                continue  # blanks between them (most pairs): two words, whatever they are
-            if previous.type.endswith("redirect") or current.type.endswith("redirect"):
-                continue  # an operator ends a word: `a>b` is two
-            if not previous.is_named and previous.type != "$":
-                continue  # a redirection's operator and its target: `>x`, `2>&1`
-            gap = source[previous.end_byte : current.start_byte].replace(b"\\\n", b"")
-            if not gap or gap.strip(b" \t"):
-                return True
-    return False
-
-
-def _newline_between(node: Node, words: Sequence[Node], source: bytes) -> bool:
-    """An unescaped newline between or inside the unquoted words of one command: bash would
-    end the command there (tree-sitter-bash reads ``ls\\n\\rm`` as one command)."""
-    text = source[node.start_byte : node.end_byte]
-    base = node.start_byte
-    pieces = [
-        text[previous.end_byte - base : current.start_byte - base]
-        for previous, current in itertools.pairwise(words)
-    ]
-    for word in words:
-        pieces.extend(
-            source[leaf.start_byte : leaf.end_byte]
-            for leaf in _descendants(word)
-            if leaf.type == "word"
-        )
-    for piece in pieces:
-        index = piece.find(b"\n")
-        while index >= 0:
-            if index == 0 or piece[index - 1 : index] != b"\\":
-                return True
-            index = piece.find(b"\n", index + 1)
-    return False
-
-
-def _descendants(node: Node) -> Iterable[Node]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        if current.type not in ("command_substitution", "process_substitution"):
-            stack.extend(current.children)
 
 
 _STATEMENTS: dict[str, Callable[[Walker, Node, Dirs, int], Result]] = {

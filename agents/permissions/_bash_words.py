@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING, NamedTuple
 if TYPE_CHECKING:
     from tree_sitter import Node
 
-__all__ = ["PLAIN_BYTES", "Word", "decode_ansi_c", "node_text", "word_from_node"]
+__all__ = [
+    "PLAIN_BYTES",
+    "Word",
+    "decode_ansi_c",
+    "literal_word",
+    "node_text",
+    "plain_word",
+    "word_from_node",
+]
 
 #: Word-like node types that can never be static.
 _DYNAMIC_TYPES = frozenset(
@@ -217,3 +225,39 @@ def word_from_node(node: Node, source: bytes) -> Word:
 #: Text that means itself: no quoting, escape, expansion, pattern, tilde or brace (matched on
 #: the parsed bytes, between a node's offsets: no slice or decoding for words that are not).
 PLAIN_BYTES = re.compile(rb"[A-Za-z0-9_./:,=+@%^-]++")  # (possessive: no backtracking)
+
+_new_tuple = tuple.__new__
+
+
+def plain_word(node: Node, source: bytes) -> Word | None:
+    """The word of a ``word`` or ``number`` node of plain literal text (it means itself: no
+    quoting, escape, expansion, pattern, tilde or brace), else None."""
+    kind = node.type
+    if (kind == "word" or kind == "number") and not node.child_count:
+        start, end = node.start_byte, node.end_byte
+        if PLAIN_BYTES.fullmatch(source, start, end):
+            text = source[start:end].decode("ascii")
+            return _new_tuple(Word, (text, text, False, None, False))  # Word(text, text), faster
+    return None
+
+
+#: A double-quoted string without ``$``, backquote, backslash or line break: its value is its
+#: content.
+_QUOTED_LITERAL = re.compile(rb'"[^"$`\\\n]*+"')
+#: A word of plain characters with a ``~`` after its first one (``HEAD~1``): literal text.
+_TILDE_INSIDE = re.compile(rb"[A-Za-z0-9_./,+@%^-][A-Za-z0-9_./,+@%^~-]*+")
+
+
+def literal_word(node: Node, kind: str, source: bytes) -> Word | None:
+    """The word of a quoted literal (``'…'``, or ``"…"`` with nothing that expands or
+    escapes in it) or of a word with a ``~`` inside it, as :func:`word_from_node` decodes it
+    (a differential test compares them); None for any other node. Such a word holds no
+    substitution, so it is not scanned for one."""
+    start, end = node.start_byte, node.end_byte
+    if kind == "raw_string" or (kind == "string" and _QUOTED_LITERAL.fullmatch(source, start, end)):
+        text = source[start:end].decode("utf-8", "surrogateescape")
+        return _new_tuple(Word, (text, text[1:-1], False, None, False))
+    if kind == "word" and not node.child_count and _TILDE_INSIDE.fullmatch(source, start, end):
+        text = source[start:end].decode("ascii")
+        return _new_tuple(Word, (text, text, False, None, False))
+    return None

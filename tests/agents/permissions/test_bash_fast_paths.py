@@ -21,7 +21,15 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from tree_sitter import Node, Tree
 
-from agents.permissions import _bash, _bash_commands, _bash_tree, _memo, _reading
+from agents.permissions import (
+    _bash,
+    _bash_commands,
+    _bash_syntax,
+    _bash_tree,
+    _bash_words,
+    _memo,
+    _reading,
+)
 from agents.permissions._bash import Analysis, Command, _parser, analyze, deny_forms
 from agents.permissions._bash_model import Dirs, new_command
 from agents.permissions._bash_tree import Walker
@@ -164,7 +172,7 @@ def test_the_analysis_with_fast_paths_equals_the_full_analysis(line: str) -> Non
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_bash_commands.SimpleCommands, "simple", full_only)
-        patch.setattr(_bash_tree, "_plain", lambda node, source: None)  # every word in full
+        patch.setattr(_bash_tree, "plain_word", lambda node, source: None)  # every word in full
         patch.setattr(_bash_tree, "_FAST_WORDS", False)
         full = _analysed(analyze(line))
     assert fast == full
@@ -299,7 +307,7 @@ def test_the_quoted_literal_comparison_sees_a_planted_difference(line: str) -> N
     """The comparison is not vacuous: a fast path that also took ``$`` and backquotes inside
     double quotes for literal text would miss the substitution or the variable."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(_bash_tree, "_QUOTED_LITERAL", re.compile(rb'"[^"\\]*+"'))
+        patch.setattr(_bash_words, "_QUOTED_LITERAL", re.compile(rb'"[^"\\]*+"'))
         planted = _analysed(analyze(line))
     assert planted != _full_analysis(line)
     assert _analysed(analyze(line)) == _full_analysis(line)
@@ -464,7 +472,7 @@ def test_the_joined_word_shortcut_still_finds_one() -> None:
 
 
 def _reference_split_word(children: Any, source: bytes, redirects: Any) -> bool:
-    """``_split_word`` as it was before its shortcut for blank gaps."""
+    """``split_word`` as it was before its shortcut for blank gaps."""
     runs = [children]
     runs.extend(redirect.children[1:] for redirect in redirects)
     for run in runs:
@@ -497,7 +505,7 @@ def test_the_split_word_check_decides_as_before_its_shortcut(pieces: list[str], 
         stack.extend(node.children)
         if node.type == "command":
             children = node.children
-            assert _bash_tree._split_word(children, source, ()) == _reference_split_word(
+            assert _bash_syntax.split_word(children, source, ()) == _reference_split_word(
                 children, source, ()
             )
 
