@@ -30,6 +30,7 @@ from ._bash import (
 )
 from ._memo import CallMemo
 from ._path_rules import edit_allowed, judge_path
+from ._stars import stars
 
 if TYPE_CHECKING:
     from ._rules import KindIndex, PermissionRule
@@ -52,7 +53,7 @@ def bash_pattern_regex(pattern: str) -> str:
     suffix = ""
     if pattern.endswith(" *"):
         pattern, suffix = pattern[:-2], "(?: .*)?"
-    return ".*".join(re.escape(piece) for piece in pattern.split("*")) + suffix
+    return stars([re.escape(piece) for piece in pattern.split("*")]) + suffix
 
 
 def bash_first_word(pattern: str) -> str | None:

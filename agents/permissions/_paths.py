@@ -33,6 +33,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from ._stars import stars
+
 __all__ = [
     "EDIT_PATH_TOOLS",
     "READ_PATH_TOOLS",
@@ -256,16 +258,19 @@ def tool_path(tool_name: str, tool_input: Mapping[str, Any], cwd: str, home: str
 
 
 def _translate_component(component: str) -> str:
-    out: list[str] = []
-    for ch in component:
-        if ch == "*":
-            if not out or out[-1] != "[^/]*":
-                out.append("[^/]*")
-        elif ch == "?":
-            out.append("[^/]")
-        else:
-            out.append(re.escape(ch))
-    return "".join(out)
+    """One component's pattern: ``*`` any run of characters but ``/``, ``?`` one of them (a
+    run of stars is one); its stars never backtrack without bound (:func:`stars`)."""
+    pieces = [
+        "".join("[^/]" if ch == "?" else re.escape(ch) for ch in piece)
+        for piece in _STAR_RUN.split(component)
+    ]
+    return stars(pieces, "[^/]")
+
+
+#: A run of stars inside a component: one wildcard
+_STAR_RUN = re.compile(r"\*+")
+#: Where a ``**`` stood before components: the following ones may start at any depth below
+_FLOAT = "(?:.*/)?"
 
 
 def compile_path_pattern(spec: str) -> tuple[Anchor, str]:
@@ -301,14 +306,45 @@ def compile_path_pattern(spec: str) -> tuple[Anchor, str]:
                     pieces[-1] = pieces[-1].removesuffix("/")
                 pieces.append("(?:/.*)?" if pieces else ".*")
             else:
-                pieces.append("(?:.*/)?")
+                pieces.append(_FLOAT)
         else:
             pieces.append(_translate_component(component) + ("" if last else "/"))
-    body = "".join(pieces)
-    if not body:
+    if not pieces:
         return anchor, ".*"
-    if any_depth and not body.startswith(".*"):
-        body = "(?:.*/)?" + body
-    if not body.endswith((".*", "(?:/.*)?")):
-        body += "(?:/.*)?"  # a matching directory covers its contents
-    return anchor, body
+    if any_depth and pieces[0] != ".*":
+        pieces.insert(0, _FLOAT)
+    if pieces[-1] not in (".*", "(?:/.*)?"):
+        pieces.append("(?:/.*)?")  # a matching directory covers its contents
+    return anchor, _anchored_floats(pieces)
+
+
+def _anchored_floats(pieces: list[str]) -> str:
+    """The pieces joined; with several ``**`` before components (``(?:.*/)?``), each with the
+    components up to the next found at their shallowest place, in an atomic group: the plain
+    join backtracks through every way to split the path between them (``O(n^k)``). The
+    shallowest place loses nothing, as in :func:`stars`: the components' end is fixed by the
+    slash (or the end) that must follow them, and what comes after may start at any depth.
+    (One ``**`` is left as it is: its components are matched once per slash, linear in the
+    path, and the plain form is the faster for the common ``*.env``.)"""
+    if pieces.count(_FLOAT) < 2:
+        return "".join(pieces)
+    out: list[str] = []
+    index = 0
+    while index < len(pieces):
+        piece = pieces[index]
+        index += 1
+        if piece != _FLOAT:
+            out.append(piece)
+            continue
+        run: list[str] = []
+        while index < len(pieces) and pieces[index] not in (_FLOAT, ".*", "(?:/.*)?"):
+            run.append(pieces[index])
+            index += 1
+        if not run:
+            out.append(piece)
+            continue
+        components = "".join(run)
+        # the last component ends at a slash or the end (its own ``/`` is in the run otherwise)
+        boundary = "" if components.endswith("/") else "(?![^/])"
+        out.append(f"(?>(?:.*?/)??{components}{boundary})")
+    return "".join(out)

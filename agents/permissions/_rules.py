@@ -48,6 +48,7 @@ from ._paths import (
     compile_path_pattern,
     real,
 )
+from ._stars import stars
 
 __all__ = ["PermissionRule", "RuleKind", "RuleSet", "bash_pattern_regex", "parse_rule"]
 
@@ -212,12 +213,12 @@ class KindIndex:
             elif rule.tool == "WebFetch":
                 host = rule_host(spec.removeprefix("domain:"))
                 if "*" in host:
-                    body = ".*".join(re.escape(p) for p in host.split("*"))
+                    body = stars([re.escape(p) for p in host.split("*")])
                     domain_wild.append(("*", body, rule))
                 else:
                     domains.setdefault(host, rule)
             elif rule.tool in ("Agent", "Task"):
-                body = ".*".join(re.escape(p) for p in spec.strip().split("*"))
+                body = stars([re.escape(p) for p in spec.strip().split("*")])
                 agents.append(("*", body, rule))
         by_word = _group(bash)
         return cls(
