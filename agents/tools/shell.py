@@ -33,7 +33,6 @@ every shell when the agent ends, so no process outlives the session.
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import uuid
 from collections.abc import Mapping
@@ -43,6 +42,7 @@ import attrs
 import msgspec
 import trio
 
+from ._line_filter import FilterError, filter_lines
 from ._reaper import end, open_contained, reap
 from .base import SESSION_ENV, Tool, ToolContext, ToolOutput
 
@@ -321,10 +321,7 @@ class _Background:
             assert process.stdout is not None
             async for chunk in process.stdout:
                 self.unread += chunk
-                if len(self.unread) > _BACKGROUND_KEEP:
-                    excess = len(self.unread) - _BACKGROUND_KEEP
-                    del self.unread[:excess]
-                    self.dropped += excess
+                self._keep_the_tail()
             code = await process.wait()
             self.exit_code = code
             if self.status == "running":
@@ -345,6 +342,26 @@ class _Background:
         end(self.process)
         with trio.CancelScope(shield=True), trio.move_on_after(5):
             await self.done.wait()
+
+    def take(self) -> tuple[bytes, int]:
+        """The unread output and how many bytes of it were dropped, now read."""
+        taken = bytes(self.unread), self.dropped
+        self.unread.clear()
+        self.dropped = 0
+        return taken
+
+    def give_back(self, data: bytes, dropped: int) -> None:
+        """Output taken but not delivered (a filter failed, the call was cancelled): unread
+        again, before what came since."""
+        self.unread[:0] = data
+        self.dropped += dropped
+        self._keep_the_tail()
+
+    def _keep_the_tail(self) -> None:
+        if len(self.unread) > _BACKGROUND_KEEP:
+            excess = len(self.unread) - _BACKGROUND_KEEP
+            del self.unread[:excess]
+            self.dropped += excess
 
     def poll_status(self) -> str:
         """The status, seeing an exit even while a grandchild still holds the pipe open."""
@@ -410,16 +427,17 @@ async def _bash_output(args: BashOutputInput, ctx: ToolContext) -> ToolOutput:
         return _unknown_shell(args.bash_id, state)
     await trio.lowlevel.checkpoint()
     status = bg.poll_status()
-    raw, dropped = bytes(bg.unread), bg.dropped
-    bg.unread.clear()
-    bg.dropped = 0
+    raw, dropped = bg.take()
     text = _cap(raw, dropped)
     if args.filter:
         try:
-            rx = re.compile(args.filter)
-        except re.error as exc:
-            return ToolOutput.error(f"invalid filter regex {args.filter!r}: {exc}")
-        text = "\n".join(line for line in text.splitlines() if rx.search(line))
+            text = await filter_lines(text, args.filter)
+        except FilterError as exc:
+            bg.give_back(raw, dropped)  # nothing is lost: the next read sees it
+            return ToolOutput.error(str(exc))
+        except BaseException:
+            bg.give_back(raw, dropped)
+            raise
     parts = [f"<status>{status}</status>"]
     if bg.exit_code is not None:
         parts.append(f"<exit_code>{bg.exit_code}</exit_code>")

@@ -1,0 +1,89 @@
+"""BashOutput's ``filter``: the lines of a shell's output that a model's regex matches.
+
+The model writes both the regex and, through the command it ran, the text. Python's ``re``
+backtracks: ``(a+)+b`` over a line of 30 ``a`` takes tens of seconds, on the event loop, where
+nothing can cancel it, and every agent of the tree stalls. So the filter runs here only when its
+worst case is bounded, as Grep decides it (:func:`agents.tools._grep.translate`: no quantified
+group, at most two unbounded quantifiers that may give back, a bounded number of ways through
+the rest, and ``C(L + k + 1, k + 1)`` steps a line under ``WORK_LIMIT``). Any other filter (a
+look-around, a back-reference, a quantified group, a pattern over a long line) runs in a Python
+process of its own, the same ``re`` on the same lines, which a deadline or a cancellation ends.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from math import comb
+
+import trio
+
+from ._grep import WORK_LIMIT, translate
+
+__all__ = ["FILTER_SECONDS", "FilterError", "filter_lines"]
+
+#: How long a filter may run in its own process before the call gives up on it
+FILTER_SECONDS = 10.0
+
+_SCRIPT = """
+import re, sys
+regex = re.compile(sys.argv[1])
+text = sys.stdin.buffer.read().decode("utf-8", "surrogateescape")
+out = "\\n".join(line for line in text.splitlines() if regex.search(line))
+sys.stdout.buffer.write(out.encode("utf-8", "surrogateescape"))
+"""
+
+
+class FilterError(Exception):
+    """The filter cannot be used: not a regex, or it took longer than ``FILTER_SECONDS``."""
+
+
+async def filter_lines(text: str, pattern: str) -> str:
+    """The lines of ``text`` that ``pattern`` (Python's ``re``) finds a match in, joined by
+    newlines. Raises :class:`FilterError` naming the pattern if it is no regex or runs out of
+    time."""
+    try:
+        regex = re.compile(pattern)
+    except re.error as exc:
+        raise FilterError(f"invalid filter regex {pattern!r}: {exc}") from None
+    lines = text.splitlines()
+    if _bounded(pattern, lines):
+        await trio.lowlevel.checkpoint()
+        return "\n".join(line for line in lines if regex.search(line))
+    with trio.move_on_after(FILTER_SECONDS):
+        done = await trio.run_process(
+            [sys.executable, "-I", "-c", _SCRIPT, pattern],
+            stdin=text.encode("utf-8", "surrogateescape"),
+            capture_stdout=True,
+            capture_stderr=True,
+            deliver_cancel=_kill,
+        )
+        return done.stdout.decode("utf-8", "surrogateescape")
+    raise FilterError(
+        f"filter regex {pattern!r} took longer than {FILTER_SECONDS:g} s over the output "
+        "(it backtracks: simplify it, e.g. no quantified group such as (a+)+)"
+    )
+
+
+async def _kill(process: trio.Process) -> None:
+    """A search holds no resource worth a graceful end: killed at once."""
+    process.kill()
+    await trio.lowlevel.checkpoint()
+
+
+def _bounded(pattern: str, lines: list[str]) -> bool:
+    """Whether ``re`` searches ``lines`` with ``pattern`` in a bounded number of steps."""
+    translated = translate(pattern) if pattern.isascii() else None
+    if translated is None:
+        return False
+    degree, width = translated.degree, translated.width
+    if not degree:
+        return width * sum(map(len, lines)) <= WORK_LIMIT
+    ways = degree + 1
+    work = 0
+    for line in lines:
+        work += width * comb(len(line) + ways, ways)
+        if work > WORK_LIMIT:
+            return False
+    return True
+
