@@ -29,7 +29,7 @@ import trio
 
 from runtime import Actor, BudgetExhausted, SpawnRefused
 
-from .._features.hookpoints import fire, has_hooks
+from .._features.hookpoints import fire
 from .._loop.agent import AgentLoop
 from .._loop.contracts import Content, Prompt
 from .._loop.response import Response
@@ -37,7 +37,7 @@ from .._loop.run import BUDGET_LIMIT_TEXT
 from ..messages import ResultMessage, SystemMessage
 from ..options import AgentDefinition, AgentOptions, resolve_model
 from ..tools.base import Tool, ToolContext, ToolOutput, ToolRegistry
-from .serve import WAKE, serve
+from .serve import WAKE, answer, needs_services, serve
 
 if TYPE_CHECKING:  # the scale-out's types load with the first remote spawn
     from ..remote import RemoteAgents
@@ -141,8 +141,10 @@ def agent_tool(loop_definitions: dict[str, AgentDefinition]) -> Tool:
 def child_registry(parent: AgentLoop, definition: AgentDefinition, depth: int) -> ToolRegistry:
     """A child's tools: the definition's list (or all of the parent's), minus its
     disallowed ones, minus ``AskUserQuestion``, and without ``Agent`` at the depth limit."""
-    max_depth = parent.session.options.max_subagent_depth
     wanted = definition.tools
+    if wanted is not None and not wanted:  # no tools at all (a tree's leaves): nothing to filter
+        return ToolRegistry()
+    max_depth = parent.session.options.max_subagent_depth
     denied = set(definition.disallowed_tools or ()) | _MAIN_ONLY
     if depth >= max_depth:
         denied.add("Agent")
@@ -189,9 +191,13 @@ class _Child:
             actor.mailbox.send_nowait(Prompt(self.prompt))
             first = None
         try:
-            if has_hooks(child, "SubagentStart"):
+            hooks = child.session.hooks  # ``has_hooks`` inlined: once per agent
+            if hooks is not None and hooks.has("SubagentStart"):
                 await fire(child, "SubagentStart", child.agent_type, agent_type=child.agent_type)
-            self.result = await serve(child, actor, None, closed=True, first=first)
+            if needs_services(child):
+                self.result = await serve(child, actor, None, closed=True, first=first)
+            else:  # ``serve`` without its coroutine: no nursery to open around the work
+                self.result = await answer(child, actor, None, True, first, None)
         except Exception as exc:  # a bug in a child must not take its parent down
             log.exception("subagent %s crashed", actor.address)
             self.error = exc
@@ -202,7 +208,9 @@ class _Child:
             self.stopped = self.result is None and self.error is None
             if self.done is not None:
                 self.done.set()
-            release_transcript(child)
+            transcript = child.transcript  # ``release_transcript`` inlined: once per agent
+            if transcript is not None:
+                transcript.close()
             if self.notify:
                 await _notify(self.parent, self)
 
@@ -406,7 +414,9 @@ async def run_agent_tool(args: AgentInput, ctx: ToolContext) -> ToolOutput:
     """The Agent tool's handler: spawn a subagent, in the foreground or the background."""
     parent = ctx.agent
     assert isinstance(parent, AgentLoop), "the Agent tool runs in an agent loop"
-    kinds = definitions(parent)
+    kinds = parent.session.agent_types  # ``definitions`` inlined: once per spawn
+    if kinds is None:
+        kinds = definitions(parent)
     definition = kinds.get(args.subagent_type)
     if definition is None:
         return ToolOutput.error(
