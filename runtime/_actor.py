@@ -93,11 +93,6 @@ class Actor:
         children = self._children
         return () if children is None else tuple(children.values())
 
-    def _set_done(self) -> None:
-        self._ended = True
-        if self._done is not None:
-            self._done.set()
-
     @property
     def done(self) -> bool:
         """True once the actor's task (behaviour and all its children) has ended."""

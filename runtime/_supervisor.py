@@ -329,7 +329,10 @@ class Supervisor:
         peak = mailbox.peak
         if peak > self._mailbox_peak:
             self._mailbox_peak = peak
-        actor._set_done()
+        # ``Actor._set_done`` inlined (once per actor)
+        actor._ended = True
+        if actor._done is not None:
+            actor._done.set()
         if actor._started is not None:
             actor._started.set()  # wake spawners waiting on a task that never ran
 

@@ -1,10 +1,11 @@
 """The tree's shortcuts against their full paths: a subagent that needs no nursery for its
-tools' background work is served without ``serve``'s coroutine and nursery, and answers as one
-served through them; ``needs_services`` and a tool-less child's registry answer as the general
-rule does."""
+tools' background work is served without ``serve``'s coroutine and nursery, a child spawned and
+its end reported without a coroutine, and each answers as through the full path;
+``needs_services`` and a tool-less child's registry answer as the general rule does."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, cast
@@ -16,7 +17,8 @@ import trio.testing
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agents import AgentDefinition, AgentOptions, Message
+from agents import AgentDefinition, AgentOptions, Message, SystemMessage
+from agents._assembly.output import MessageStream
 from agents._loop.agent import AgentLoop
 from agents._tree import serve as serve_module
 from agents._tree import subagents
@@ -97,16 +99,68 @@ async def _tree_run(project: Path) -> tuple[list[Any], list[Any], list[Any]]:
     return stream, requests, transcripts
 
 
-async def test_a_subagent_served_without_a_nursery_answers_as_one_served_with_it(
-    project: Path, autojump_clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch
+def _stream_without_room_for_notifications(patch: pytest.MonkeyPatch) -> list[Any]:
+    """The stream takes no ``task_notification`` at its first offer: each is awaited
+    (``_notify``), and taken by the awaited ``put``'s own offer."""
+    put_nowait = MessageStream.put_nowait
+    refused: list[Any] = []
+
+    def refusing(self: MessageStream[Any], item: Any) -> bool:
+        first = isinstance(item, SystemMessage) and item.subtype == "task_notification" and not any(
+            item is r for r in refused
+        )
+        if first:
+            refused.append(item)
+            return False
+        return put_nowait(self, item)
+
+    patch.setattr(MessageStream, "put_nowait", refusing)
+    return refused
+
+
+def _served_with_a_nursery(patch: pytest.MonkeyPatch) -> list[Any]:
+    """Every agent served through ``serve`` with a nursery for its tools."""
+    served: list[Any] = []
+
+    def needs(loop: AgentLoop) -> bool:
+        served.append(loop)
+        return True
+
+    patch.setattr(subagents, "needs_services", needs)
+    patch.setattr(serve_module, "needs_services", needs)
+    return served
+
+
+def _spawned_with_a_coroutine(patch: pytest.MonkeyPatch) -> list[Any]:
+    """Every spawn through ``spawn_child``'s wait for the parent's task."""
+    tried: list[Any] = []
+
+    def never(*args: Any, **kwargs: Any) -> None:
+        tried.append(args)
+
+    patch.setattr(subagents, "spawn_child_nowait", never)
+    return tried
+
+
+@pytest.mark.parametrize(
+    "full_path",
+    [_served_with_a_nursery, _spawned_with_a_coroutine, _stream_without_room_for_notifications],
+)
+async def test_the_trees_shortcuts_answer_as_their_full_paths(
+    project: Path,
+    autojump_clock: trio.testing.MockClock,
+    monkeypatch: pytest.MonkeyPatch,
+    full_path: Callable[[pytest.MonkeyPatch], list[Any]],
 ) -> None:
-    """Leaves awaited through ``answer`` directly: the same stream, requests and transcripts
-    as every agent served through ``serve`` and a nursery for its tools (the full path)."""
+    """The same stream, requests and transcripts through each shortcut and its full path:
+    leaves awaited through ``answer`` or served through ``serve`` and a nursery; spawns by
+    ``spawn_child_nowait`` or by ``spawn_child``'s wait; a child's end reported at once or
+    after an awaited emit (``_notify``)."""
     shortcut = await _tree_run(project)
     with monkeypatch.context() as patch:
-        patch.setattr(subagents, "needs_services", lambda loop: True)
-        patch.setattr(serve_module, "needs_services", lambda loop: True)
+        taken = full_path(patch)
         full = await _tree_run(project)
+    assert len(taken) >= 3  # the full path was taken, once per leaf at least
     stream, requests, transcripts = shortcut
     assert stream == full[0]
     assert requests == full[1]
