@@ -293,15 +293,13 @@ def spawn_child_nowait(
     """:func:`spawn_child` without a coroutine (the Agent tool's spawns: one per child of a
     tree): the same checks and refusals, or None, with nothing done, while ``parent``'s task
     has not started yet (only ``spawn_child`` can wait for it)."""
-    session = parent.session
     record = _Child(child, description, background, parent, prompt, notify)
     if not background:
         record.done = trio.Event()
-    if session.ledger.exhausted:
-        raise BudgetExhausted()
     links = parent.links
     assert links.actor is not None, "spawning needs the parent's actor"
-    actor = session.supervisor.spawn_nowait(
+    # the supervisor refuses first of all once the tree's ledger is exhausted (BudgetExhausted)
+    actor = parent.session.supervisor.spawn_nowait(
         record.run,
         name=child.agent_type,
         parent=links.actor,
@@ -397,7 +395,7 @@ async def _report_progress(child: AgentLoop, response: Response) -> None:
             "task_id": child.agent_id,
             "tool_use_id": child.parent_tool_use_id,
             "num_turns": session.turns_by_agent.get(child.agent_id, 0),
-            "cost_usd": session.ledger.spent(child.agent_id),
+            "cost_usd": session.supervisor.ledger.spent(child.agent_id),  # the tree's ledger
             "last_tool_name": calls[-1].name if calls else None,
         },
     )
@@ -435,7 +433,7 @@ def _notify_nowait(parent: AgentLoop, record: _Child) -> tuple[SystemMessage, Pr
             "tool_use_id": child.parent_tool_use_id,
             "status": status,
             "summary": summary[:2000],
-            "cost_usd": child.session.ledger.spent(child.agent_id),
+            "cost_usd": child.session.supervisor.ledger.spent(child.agent_id),
             "num_turns": child.turns_total,
         }
         message = SystemMessage(subtype="task_notification", data=data)
