@@ -46,7 +46,8 @@ class Actor:
     _data: dict[str, Any] | None = attrs.field(default=None, alias="data")
     #: a leaf never has children, and runs without a nursery for them (``Supervisor.spawn``)
     leaf: bool = False
-    # Live children by address, in spawn order (None until the first child: a leaf has none).
+    # Live children by address, in spawn order (None until the first child: a leaf has none);
+    # kept by the supervisor as it spawns and finishes actors.
     _children: dict[str, Actor] | None = attrs.field(default=None, init=False)
     # The nursery the children run in; None before the task starts and after it ends.
     _nursery: trio.Nursery | None = attrs.field(default=None, init=False)
@@ -91,22 +92,6 @@ class Actor:
         """The live children, in spawn order."""
         children = self._children
         return () if children is None else tuple(children.values())
-
-    def _add_child(self, child: Actor) -> None:
-        children = self._children
-        if children is None:
-            children = self._children = {}
-        children[child.address] = child
-
-    def _remove_child(self, child: Actor) -> None:
-        children = self._children
-        if children is not None:
-            children.pop(child.address, None)
-
-    def _set_done(self) -> None:
-        self._ended = True
-        if self._done is not None:
-            self._done.set()
 
     @property
     def done(self) -> bool:

@@ -135,10 +135,35 @@ class Supervisor:
 
         For a caller that spawns many actors from a running parent (the agents' tree): the
         same checks and refusals as ``spawn``, without a coroutine per spawn."""
-        registered = self._register(name, parent, background, mailbox_capacity, address, leaf)
-        if registered is None:
-            return None
-        actor, nursery = registered
+        # The limits checked, the actor made live and the nursery its task goes in found, with
+        # no checkpoint (so concurrent spawns see the limits up to date) and no call per step.
+        if self.ledger.exhausted:
+            raise BudgetExhausted
+        if parent is None:
+            depth = 0
+            nursery = self._nursery
+        else:
+            depth = parent.depth + 1
+            nursery = parent._nursery
+        if self.max_depth is not None and depth > self.max_depth:
+            raise DepthLimitReached(self.max_depth)
+        if (
+            depth
+            and self.max_concurrent is not None
+            and self._live_subagents >= self.max_concurrent
+        ):
+            raise ConcurrencyLimitReached
+        if parent is None:
+            if nursery is None:
+                raise RuntimeError("supervisor is closed: spawn inside open_supervisor()")
+        else:
+            if self._live.get(parent.address) is not parent:
+                raise ValueError(f"parent actor {parent.address!r} is not live in this supervisor")
+            if parent.leaf:
+                raise ValueError(f"actor {parent.address!r} is a leaf: it takes no children")
+            if nursery is None:  # spawned a moment ago, its task not yet running
+                return None
+        actor = self._new_actor(name, parent, background, mailbox_capacity, address, leaf)
         # ``start_soon``, not ``start``: the actor is registered and addressable now, its task
         # runs at the next scheduling point. Waiting for it to start would cost a nursery and two
         # task switches per actor, which is most of a spawn; the one thing that needs the task
@@ -189,46 +214,6 @@ class Supervisor:
         self._live_tasks += 1
         await self._run(actor, behaviour)
 
-    def _register(
-        self,
-        name: str,
-        parent: Actor | None,
-        background: bool,
-        mailbox_capacity: int,
-        address: str | None,
-        leaf: bool,
-    ) -> tuple[Actor, trio.Nursery] | None:
-        """Check the limits, make the actor live, and find the nursery its task goes in; None
-        (nothing done) while the parent's task has not opened its nursery yet. Synchronous:
-        no coroutine per spawn."""
-        if self.ledger.exhausted:
-            raise BudgetExhausted
-        depth = 0 if parent is None else parent.depth + 1
-        if self.max_depth is not None and depth > self.max_depth:
-            raise DepthLimitReached(self.max_depth)
-        if (
-            depth
-            and self.max_concurrent is not None
-            and self._live_subagents >= self.max_concurrent
-        ):
-            raise ConcurrencyLimitReached
-        live = self._live
-        if parent is None:
-            nursery = self._nursery
-            if nursery is None:
-                raise RuntimeError("supervisor is closed: spawn inside open_supervisor()")
-        else:
-            if live.get(parent.address) is not parent:
-                raise ValueError(f"parent actor {parent.address!r} is not live in this supervisor")
-            if parent.leaf:
-                raise ValueError(f"actor {parent.address!r} is a leaf: it takes no children")
-            nursery = parent._nursery
-            if nursery is None:  # spawned a moment ago, its task not yet running
-                return None
-        # No checkpoint from here on, so concurrent spawns see the limits up to date.
-        actor = self._new_actor(name, parent, background, mailbox_capacity, address, leaf)
-        return actor, nursery
-
     def _new_actor(
         self,
         name: str,
@@ -239,21 +224,29 @@ class Supervisor:
         leaf: bool,
     ) -> Actor:
         address = self._address(name, parent, address)
-        depth = 0 if parent is None else parent.depth + 1
-        actor = Actor(
-            address=address,
-            name=name,
-            parent=parent,
-            depth=depth,
-            mailbox=Mailbox(mailbox_capacity),
-            background=background,
-            leaf=leaf,
-        )
         live = self._live
-        live[address] = actor
-        if parent is not None:
-            parent._add_child(actor)
-        if depth:
+        if parent is None:
+            actor = Actor(
+                address, name, None, 0, Mailbox(mailbox_capacity), background=background, leaf=leaf
+            )
+            live[address] = actor
+        else:
+            # positional, in field order: once per spawn
+            actor = Actor(
+                address,  # address
+                name,  # name
+                parent,  # parent
+                parent.depth + 1,  # depth
+                Mailbox(mailbox_capacity),  # mailbox
+                background=background,
+                leaf=leaf,
+            )
+            live[address] = actor
+            # ``Actor._add_child`` inlined (once per spawn)
+            children = parent._children
+            if children is None:
+                children = parent._children = {}
+            children[address] = actor
             self._live_subagents += 1
         self._spawned_total += 1
         if len(live) > self._peak_live:
@@ -319,17 +312,27 @@ class Supervisor:
         if actor._ended:
             return
         actor._nursery = None
-        actor.mailbox.close()
-        if self._live.get(actor.address) is actor:
-            del self._live[actor.address]
-        if actor.parent is not None:
-            actor.parent._remove_child(actor)
+        mailbox = actor.mailbox
+        mailbox.close()
+        address = actor.address
+        live = self._live
+        if live.get(address) is actor:
+            del live[address]
+        parent = actor.parent
+        if parent is not None:
+            # ``Actor._remove_child`` inlined (once per actor)
+            children = parent._children
+            if children is not None:
+                children.pop(address, None)
         if actor.depth:
             self._live_subagents -= 1
-        peak = actor.mailbox.peak
+        peak = mailbox.peak
         if peak > self._mailbox_peak:
             self._mailbox_peak = peak
-        actor._set_done()
+        # ``Actor._set_done`` inlined (once per actor)
+        actor._ended = True
+        if actor._done is not None:
+            actor._done.set()
         if actor._started is not None:
             actor._started.set()  # wake spawners waiting on a task that never ran
 

@@ -336,7 +336,8 @@ class _Turn:
                 else:
                     if gate is not None:
                         await checkpoint_if_cancelled()  # what ``gate.check`` would do
-                    if session.ledger.exhausted:  # no tool starts after the trip
+                    # no tool starts after the trip (the tree's ledger: ``Session.ledger``'s)
+                    if session.supervisor.ledger.exhausted:
                         output = ToolOutput.error(BUDGET_LIMIT_TEXT)
                     else:
                         # ``_execute`` inlined, for a call with its own input and no context

@@ -9,7 +9,6 @@ notification waits in ``loop.links.notifications``); the loop answers each promp
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import logging
 from collections.abc import Awaitable, Callable
@@ -28,6 +27,8 @@ __all__ = [
     "InputEnd",
     "Prompt",
     "Wake",
+    "answer",
+    "needs_services",
     "recording_results",
     "serve",
 ]
@@ -45,7 +46,6 @@ class Wake:
 
 INPUT_END = InputEnd()
 WAKE = Wake()
-_NO_SERVICES: contextlib.nullcontext[None] = contextlib.nullcontext()
 
 
 async def serve(
@@ -72,55 +72,72 @@ async def serve(
     a ``WAKE`` in the mailbox marks where they arrived among the prompts, and every
     notification waiting then is answered in one injected turn (:func:`_notification_turn`).
     """
+    if not needs_services(loop):
+        return await answer(loop, actor, on_result, closed, first, None)
+    async with trio.open_nursery() as services:
+        try:
+            return await answer(loop, actor, on_result, closed, first, services)
+        finally:
+            services.cancel_scope.cancel()
+
+
+async def answer(
+    loop: AgentLoop,
+    actor: Actor,
+    on_result: Callable[[ResultMessage], Awaitable[None]] | None,
+    closed: bool,
+    first: Content | None,
+    services: trio.Nursery | None,
+) -> ResultMessage | None:
+    """:func:`serve`'s work, with the nursery for the tools' background work it opened
+    (``services``), or None for an agent that needs none (:func:`needs_services`): such an
+    agent's actor may await this directly, without ``serve``'s coroutine. Positional: it is
+    awaited once per agent."""
     links = loop.links
     links.actor = actor
+    links.nursery = services
     mailbox = actor.mailbox
     last: ResultMessage | None = None
-    services_cm = trio.open_nursery() if _needs_services(loop) else _NO_SERVICES
-    async with services_cm as services:
-        links.nursery = services
-        try:
-            if first is not None:
-                last = await loop.run_prompt(first)
+    try:
+        if first is not None:
+            last = await loop.run_prompt(first)
+            await (loop.record(last) if on_result is None else on_result(last))
+        while True:
+            # Looked at, not tried: no ``WouldBlock`` made (and kept alive by the frames it
+            # went through) on each agent's way to idle.
+            if mailbox.ready:
+                item = mailbox.receive_nowait()
+            elif mailbox.closed:
+                break
+            elif links.notifications:  # their WAKE did not fit in a full mailbox
+                item = WAKE
+            elif closed and links.background_running == 0:
+                break
+            else:
+                item = await mailbox.receive()
+            if isinstance(item, Prompt):
+                last = await loop.run_prompt(
+                    item.content, max_turns=item.max_turns, origin=item.origin
+                )
                 await (loop.record(last) if on_result is None else on_result(last))
-            while True:
-                # Looked at, not tried: no ``WouldBlock`` made (and kept alive by the frames it
-                # went through) on each agent's way to idle.
-                if mailbox.ready:
-                    item = mailbox.receive_nowait()
-                elif mailbox.closed:
-                    break
-                elif links.notifications:  # their WAKE did not fit in a full mailbox
-                    item = WAKE
-                elif closed and links.background_running == 0:
-                    break
-                else:
-                    item = await mailbox.receive()
-                if isinstance(item, Prompt):
-                    last = await loop.run_prompt(
-                        item.content, max_turns=item.max_turns, origin=item.origin
-                    )
+            elif item is WAKE:
+                if links.notifications:
+                    prompt = _notification_turn(loop)
+                    last = await loop.run_prompt(prompt.content, origin=prompt.origin)
                     await (loop.record(last) if on_result is None else on_result(last))
-                elif item is WAKE:
-                    if links.notifications:
-                        prompt = _notification_turn(loop)
-                        last = await loop.run_prompt(prompt.content, origin=prompt.origin)
-                        await (loop.record(last) if on_result is None else on_result(last))
-                elif item is INPUT_END:
-                    closed = True
-                elif callable(item):  # a control action queued behind the running turn
-                    await item()
-                else:
-                    log.warning("agent %s: ignoring mailbox item %r", loop.agent_id, item)
-        finally:
-            if loop.cleanup:  # (``aclose`` has nothing to do otherwise: no coroutine for it)
-                await loop.aclose()
-            if services is not None:
-                services.cancel_scope.cancel()
+            elif item is INPUT_END:
+                closed = True
+            elif callable(item):  # a control action queued behind the running turn
+                await item()
+            else:
+                log.warning("agent %s: ignoring mailbox item %r", loop.agent_id, item)
+    finally:
+        if loop.cleanup:  # (``aclose`` has nothing to do otherwise: no coroutine for it)
+            await loop.aclose()
     return last
 
 
-def _needs_services(loop: AgentLoop) -> bool:
+def needs_services(loop: AgentLoop) -> bool:
     """Whether the agent gets a nursery for its tools' background work (``ToolContext.nursery``).
 
     Of the built-in tools only Bash (background shells) uses one; custom ``Tool`` handlers
@@ -128,7 +145,9 @@ def _needs_services(loop: AgentLoop) -> bool:
     without: a nursery is a noticeable part of what a one-turn subagent costs, and a tree of
     thousands of leaf agents would pay for thousands of them."""
     plain = _no_nursery_tools()
-    return any(name not in plain and name[:5] != "mcp__" for name in loop.tools.names())
+    names = loop.tools.names()
+    # no generator made for an agent without tools (a tree's leaves)
+    return bool(names) and any(name not in plain and name[:5] != "mcp__" for name in names)
 
 
 @functools.cache

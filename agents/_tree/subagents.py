@@ -29,7 +29,7 @@ import trio
 
 from runtime import Actor, BudgetExhausted, SpawnRefused
 
-from .._features.hookpoints import fire, has_hooks
+from .._features.hookpoints import fire
 from .._loop.agent import AgentLoop
 from .._loop.contracts import Content, Prompt
 from .._loop.response import Response
@@ -37,7 +37,7 @@ from .._loop.run import BUDGET_LIMIT_TEXT
 from ..messages import ResultMessage, SystemMessage
 from ..options import AgentDefinition, AgentOptions, resolve_model
 from ..tools.base import Tool, ToolContext, ToolOutput, ToolRegistry
-from .serve import WAKE, serve
+from .serve import WAKE, answer, needs_services, serve
 
 if TYPE_CHECKING:  # the scale-out's types load with the first remote spawn
     from ..remote import RemoteAgents
@@ -53,6 +53,7 @@ __all__ = [
     "release_transcript",
     "run_agent_tool",
     "spawn_child",
+    "spawn_child_nowait",
     "take_actor",
 ]
 
@@ -141,8 +142,10 @@ def agent_tool(loop_definitions: dict[str, AgentDefinition]) -> Tool:
 def child_registry(parent: AgentLoop, definition: AgentDefinition, depth: int) -> ToolRegistry:
     """A child's tools: the definition's list (or all of the parent's), minus its
     disallowed ones, minus ``AskUserQuestion``, and without ``Agent`` at the depth limit."""
-    max_depth = parent.session.options.max_subagent_depth
     wanted = definition.tools
+    if wanted is not None and not wanted:  # no tools at all (a tree's leaves): nothing to filter
+        return ToolRegistry()
+    max_depth = parent.session.options.max_subagent_depth
     denied = set(definition.disallowed_tools or ()) | _MAIN_ONLY
     if depth >= max_depth:
         denied.add("Agent")
@@ -181,7 +184,12 @@ class _Child:
     async def run(self, actor: Actor) -> None:
         """The child's actor: its one prompt served, then its end reported."""
         child = self.loop
-        adopt(child, actor)
+        # ``adopt`` inlined (once per agent): its address as its id, and a transcript
+        child.links.actor = actor
+        address = actor.address
+        child.take_name(
+            address, child.session.agent_transcript(address) if child.transcript is None else None
+        )
         # Its one prompt comes first, handed to ``serve`` (no ``Prompt`` queued in its own
         # mailbox), unless something was queued before its task started: then it waits behind.
         first: Content | None = self.prompt
@@ -189,9 +197,13 @@ class _Child:
             actor.mailbox.send_nowait(Prompt(self.prompt))
             first = None
         try:
-            if has_hooks(child, "SubagentStart"):
+            hooks = child.session.hooks  # ``has_hooks`` inlined: once per agent
+            if hooks is not None and hooks.has("SubagentStart"):
                 await fire(child, "SubagentStart", child.agent_type, agent_type=child.agent_type)
-            self.result = await serve(child, actor, None, closed=True, first=first)
+            if needs_services(child):
+                self.result = await serve(child, actor, None, closed=True, first=first)
+            else:  # ``serve`` without its coroutine: no nursery to open around the work
+                self.result = await answer(child, actor, None, True, first, None)
         except Exception as exc:  # a bug in a child must not take its parent down
             log.exception("subagent %s crashed", actor.address)
             self.error = exc
@@ -202,9 +214,13 @@ class _Child:
             self.stopped = self.result is None and self.error is None
             if self.done is not None:
                 self.done.set()
-            release_transcript(child)
+            transcript = child.transcript  # ``release_transcript`` inlined: once per agent
+            if transcript is not None:
+                transcript.close()
             if self.notify:
-                await _notify(self.parent, self)
+                pending = _notify_nowait(self.parent, self)
+                if pending is not None:  # the stream had no room: wait for it
+                    await _notify(self.parent, *pending)
 
     @property
     def status(self) -> str:
@@ -265,6 +281,42 @@ def make_child(
     )
 
 
+def spawn_child_nowait(
+    parent: AgentLoop,
+    child: AgentLoop,
+    prompt: Content,
+    *,
+    description: str,
+    background: bool,
+    notify: bool,
+) -> _Child | None:
+    """:func:`spawn_child` without a coroutine (the Agent tool's spawns: one per child of a
+    tree): the same checks and refusals, or None, with nothing done, while ``parent``'s task
+    has not started yet (only ``spawn_child`` can wait for it)."""
+    record = _Child(child, description, background, parent, prompt, notify)
+    if not background:
+        record.done = trio.Event()
+    links = parent.links
+    assert links.actor is not None, "spawning needs the parent's actor"
+    # the supervisor refuses first of all once the tree's ledger is exhausted (BudgetExhausted)
+    actor = parent.session.supervisor.spawn_nowait(
+        record.run,
+        name=child.agent_type,
+        parent=links.actor,
+        background=background,
+        leaf=child.tools.get("Agent") is None,  # it can spawn nothing: no nursery needed
+    )
+    if actor is None:
+        return None
+    # counted once spawned: nothing between could see the count (no checkpoint)
+    if background:
+        links.background_running += 1
+    # ``take_actor`` inlined (once per spawn)
+    child.links.actor = actor
+    child.take_name(actor.address, None)
+    return record
+
+
 async def spawn_child(
     parent: AgentLoop,
     child: AgentLoop,
@@ -278,6 +330,12 @@ async def spawn_child(
 
     A background child counts in ``parent.links.background_running`` until its notification
     is queued for the parent."""
+    record = spawn_child_nowait(
+        parent, child, prompt, description=description, background=background, notify=notify
+    )
+    if record is not None:
+        return record
+    # The parent's task has not started yet: wait for it (the limits checked again then).
     session = parent.session
     record = _Child(child, description, background, parent, prompt, notify)
     if not background:
@@ -288,21 +346,14 @@ async def spawn_child(
     assert links.actor is not None, "spawning needs the parent's actor"
     if background:
         links.background_running += 1
-    supervisor = session.supervisor
-    leaf = child.tools.get("Agent") is None  # it can spawn nothing: no nursery needed
     try:
-        # without a coroutine, unless the parent's task has not started yet
-        actor = supervisor.spawn_nowait(
-            record.run, name=child.agent_type, parent=links.actor, background=background, leaf=leaf
+        actor = await session.supervisor.spawn(
+            record.run,
+            name=child.agent_type,
+            parent=links.actor,
+            background=background,
+            leaf=child.tools.get("Agent") is None,
         )
-        if actor is None:
-            actor = await supervisor.spawn(
-                record.run,
-                name=child.agent_type,
-                parent=links.actor,
-                background=background,
-                leaf=leaf,
-            )
     except BaseException:
         if background:
             links.background_running -= 1
@@ -344,7 +395,7 @@ async def _report_progress(child: AgentLoop, response: Response) -> None:
             "task_id": child.agent_id,
             "tool_use_id": child.parent_tool_use_id,
             "num_turns": session.turns_by_agent.get(child.agent_id, 0),
-            "cost_usd": session.ledger.spent(child.agent_id),
+            "cost_usd": session.supervisor.ledger.spent(child.agent_id),  # the tree's ledger
             "last_tool_name": calls[-1].name if calls else None,
         },
     )
@@ -353,7 +404,7 @@ async def _report_progress(child: AgentLoop, response: Response) -> None:
         await session.emit(message)
 
 
-async def _notify(parent: AgentLoop, record: _Child) -> None:
+def _notify_nowait(parent: AgentLoop, record: _Child) -> tuple[SystemMessage, Prompt] | None:
     """A background child ended: tell the stream, then the spawner.
 
     The spawner hears of it through ``parent.links.notifications``, not by a prompt in its bounded
@@ -362,6 +413,10 @@ async def _notify(parent: AgentLoop, record: _Child) -> None:
     the spawner's background children, which the concurrency limit bounds. A ``WAKE``
     marks the moment among the mailbox's prompts; if the mailbox is full the spawner is busy
     with it and finds the notification when it has drained it.
+
+    Done here, without a coroutine, when the stream takes its message at once (None); when it
+    has no room, the message and the spawner's prompt are returned for :func:`_notify` to
+    finish (the spawner hears of it once the stream has the message, as always).
     """
     child = record.loop
     status, summary = record.status, record.summary()
@@ -370,43 +425,60 @@ async def _notify(parent: AgentLoop, record: _Child) -> None:
         f"<status>{status}</status>\n<summary>{record.description}</summary>\n"
         f"<result>{summary}</result>\n</task-notification>"
     )
+    # positional (content, origin): once per background child
+    prompt = Prompt(text, {"kind": "task-notification", "task_id": child.agent_id})
     try:
         data = {
             "task_id": child.agent_id,
             "tool_use_id": child.parent_tool_use_id,
             "status": status,
             "summary": summary[:2000],
-            "cost_usd": child.session.ledger.spent(child.agent_id),
+            "cost_usd": child.session.supervisor.ledger.spent(child.agent_id),
             "num_turns": child.turns_total,
         }
         message = SystemMessage(subtype="task_notification", data=data)
-        session = parent.session
-        nowait = session.emit_nowait
+        nowait = parent.session.emit_nowait
         if nowait is None or not nowait(message):
-            # Shielded, with a deadline: a stopped or cancelled child still reports its end,
-            # and a stream nobody reads holds it 5 s at most. (Only here: queuing without a
-            # wait has no checkpoint, so a cancel cannot cut it, and a scope per child costs.)
-            with trio.CancelScope(shield=True, relative_deadline=5):
-                await session.emit(message)
+            return message, prompt
+    except BaseException:  # even so: the spawner must hear of it
+        _tell_spawner(parent, prompt)
+        raise
+    _tell_spawner(parent, prompt)
+    return None
+
+
+async def _notify(parent: AgentLoop, message: SystemMessage, prompt: Prompt) -> None:
+    """The end of :func:`_notify_nowait` when the stream had no room for ``message``."""
+    try:
+        # Shielded, with a deadline: a stopped or cancelled child still reports its end, and a
+        # stream nobody reads holds it 5 s at most. (Only here: queuing without a wait has no
+        # checkpoint, so a cancel cannot cut it, and a scope per child costs.)
+        with trio.CancelScope(shield=True, relative_deadline=5):
+            await parent.session.emit(message)
     finally:  # even if the stream's reader is gone or too slow: the spawner must hear of it
-        links = parent.links
-        links.notifications.append(
-            Prompt(text, origin={"kind": "task-notification", "task_id": child.agent_id})
-        )
-        links.background_running -= 1
-        if links.actor is not None:
-            # not ``contextlib.suppress``: this runs for every background child
-            try:  # noqa: SIM105 - a suppress context costs more than the rest of this
-                links.actor.mailbox.send_nowait(WAKE)
-            except (trio.WouldBlock, trio.ClosedResourceError):
-                pass
+        _tell_spawner(parent, prompt)
+
+
+def _tell_spawner(parent: AgentLoop, prompt: Prompt) -> None:
+    """Queue a background child's notification for its spawner, and wake the spawner."""
+    links = parent.links
+    links.notifications.append(prompt)
+    links.background_running -= 1
+    if links.actor is not None:
+        # not ``contextlib.suppress``: this runs for every background child
+        try:  # noqa: SIM105 - a suppress context costs more than the rest of this
+            links.actor.mailbox.send_nowait(WAKE)
+        except (trio.WouldBlock, trio.ClosedResourceError):
+            pass
 
 
 async def run_agent_tool(args: AgentInput, ctx: ToolContext) -> ToolOutput:
     """The Agent tool's handler: spawn a subagent, in the foreground or the background."""
     parent = ctx.agent
     assert isinstance(parent, AgentLoop), "the Agent tool runs in an agent loop"
-    kinds = definitions(parent)
+    kinds = parent.session.agent_types  # ``definitions`` inlined: once per spawn
+    if kinds is None:
+        kinds = definitions(parent)
     definition = kinds.get(args.subagent_type)
     if definition is None:
         return ToolOutput.error(
@@ -436,7 +508,8 @@ async def run_agent_tool(args: AgentInput, ctx: ToolContext) -> ToolOutput:
         depth=parent.depth + 1,
     )
     try:
-        record = await spawn_child(
+        # without a coroutine, unless the parent's task has not started yet
+        record = spawn_child_nowait(
             parent,
             child,
             args.prompt,
@@ -444,6 +517,15 @@ async def run_agent_tool(args: AgentInput, ctx: ToolContext) -> ToolOutput:
             background=background,
             notify=background,
         )
+        if record is None:
+            record = await spawn_child(
+                parent,
+                child,
+                args.prompt,
+                description=args.description,
+                background=background,
+                notify=background,
+            )
     except SpawnRefused as exc:
         return ToolOutput.error(str(exc))
     if background:
