@@ -53,7 +53,12 @@ class Response(msgspec.Struct, eq=False, gc=False):
 
     @property
     def text(self) -> str:
-        return "\n".join(b.text for b in self.blocks if isinstance(b, TextBlock))
+        """The text blocks' text, joined by newlines ("" without one)."""
+        blocks = self.blocks
+        if len(blocks) == 1:  # most responses: no generator to make and join
+            block = blocks[0]
+            return block.text if isinstance(block, TextBlock) else ""
+        return "\n".join(b.text for b in blocks if isinstance(b, TextBlock))
 
 
 class ResponseBuilder(msgspec.Struct, eq=False, gc=False):

@@ -1,0 +1,161 @@
+"""The model turn's shortcuts answer as the full forms they stand for: a response's text with
+one block, the price of a response, whether an agent is the main one, and the budget seen
+through the session's supervisor."""
+
+from __future__ import annotations
+
+import re
+import types
+from collections.abc import Mapping
+from typing import Any, cast
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agents import AgentOptions
+from agents._loop.agent import AgentLoop
+from agents._loop.response import Response
+from agents._loop.session import Session
+from agents.backends.pricing import ModelInfo, PriceTable, default_price_table
+from agents.messages import ContentBlock, TextBlock, ThinkingBlock, ToolUseBlock
+from agents.tools.base import ToolRegistry
+from runtime import Ledger
+
+PROPERTY = settings(max_examples=300, deadline=None)
+
+words = st.text(max_size=8)
+blocks = st.one_of(
+    words.map(lambda t: TextBlock(text=t)),
+    words.map(lambda t: ThinkingBlock(thinking=t, signature="s")),
+    words.map(lambda t: ToolUseBlock(id="toolu_1", name=t, input={})),
+)
+
+
+@PROPERTY
+@given(content=st.lists(blocks, max_size=4))
+def test_a_responses_text_is_its_text_blocks_joined_whatever_its_blocks(
+    content: list[ContentBlock],
+) -> None:
+    """``Response.text`` (one block read directly) is the text blocks' text joined by
+    newlines, for any number and kind of blocks."""
+    joined = "\n".join(b.text for b in content if isinstance(b, TextBlock))
+    assert Response(blocks=list(content)).text == joined
+
+
+# -- pricing ---------------------------------------------------------------------------------------
+
+
+def reference_cost(table: PriceTable, model: str, usage: Mapping[str, Any]) -> float | None:
+    """The price of a response as the pricing rules state it, without any shortcut."""
+    info = table.models.get(model) or table.models.get(re.sub(r"-\d{8}$", "", model))
+    if info is None:
+        return None
+    inp = usage.get("input_tokens") or 0
+    out = usage.get("output_tokens") or 0
+    read = usage.get("cache_read_input_tokens") or 0
+    write = usage.get("cache_creation_input_tokens") or 0
+    split = usage.get("cache_creation")
+    w1h = (split or {}).get("ephemeral_1h_input_tokens") or 0
+    w5m = write - w1h if split else write
+    price = info
+    if (
+        info.long_context is not None
+        and info.long_context_threshold is not None
+        and inp + read + write > info.long_context_threshold
+    ):
+        price = info.long_context
+    micro = (
+        inp * price.input
+        + out * price.output
+        + w5m * price.cache_write_5m
+        + w1h * price.cache_write_1h
+        + read * price.cache_read
+    )
+    searches = (usage.get("server_tool_use") or {}).get("web_search_requests") or 0
+    return micro / 1_000_000 + searches * table.web_search_per_request
+
+
+counts = st.one_of(st.none(), st.integers(0, 300_000))
+usages = st.fixed_dictionaries(
+    {},
+    optional={
+        "input_tokens": counts,
+        "output_tokens": counts,
+        "cache_read_input_tokens": counts,
+        "cache_creation_input_tokens": counts,
+        "cache_creation": st.one_of(
+            st.none(),
+            st.just({}),
+            st.fixed_dictionaries({}, optional={"ephemeral_1h_input_tokens": counts}),
+        ),
+        "server_tool_use": st.one_of(
+            st.none(),
+            st.just({}),
+            st.fixed_dictionaries({}, optional={"web_search_requests": counts}),
+        ),
+    },
+)
+TIERED = ModelInfo.from_dict(
+    "tiered",
+    {
+        "input": 3,
+        "output": 15,
+        "cache_write_5m": 3.75,
+        "cache_write_1h": 6,
+        "cache_read": 0.3,
+        "long_context": {"threshold": 200_000, "input": 6, "output": 22.5, "cache_read": 0.6},
+    },
+)
+TABLE = default_price_table().with_overrides({"tiered": TIERED})
+
+
+@PROPERTY
+@given(
+    model=st.sampled_from(
+        ["claude-opus-5-5", "claude-sonnet-4-5-20250929", "tiered", "tiered-20250101", "unknown"]
+    ),
+    usage=usages,
+)
+def test_a_responses_price_is_the_pricing_rules_for_any_usage(
+    model: str, usage: dict[str, Any]
+) -> None:
+    """``PriceTable.cost`` (the model looked up at once, the usage read once) prices any usage
+    as the rules do: input, output, cache writes split 5 min / 1 h, cache reads, the long
+    context tier, web searches; an unknown model has no price."""
+    expected = reference_cost(TABLE, model, usage)
+    cost = TABLE.cost(model, usage)
+    if expected is None:
+        assert cost is None
+    else:
+        assert cost == expected
+
+
+# -- the loop --------------------------------------------------------------------------------------
+
+
+def _session() -> Session:
+    supervisor = types.SimpleNamespace(ledger=Ledger())
+    fields = {"options": AgentOptions(), "supervisor": supervisor, "ledger": supervisor.ledger}
+    return cast(Session, types.SimpleNamespace(**fields))
+
+
+ids = st.one_of(
+    st.sampled_from(["main", "", "main/worker-1", "mai", "main ", "Main"]), st.text(max_size=12)
+)
+
+
+@PROPERTY
+@given(first=ids, renamed=st.lists(ids, max_size=3))
+def test_an_agent_is_the_main_one_exactly_while_its_id_is_main(
+    first: str, renamed: list[str]
+) -> None:
+    """``is_main`` (a field kept with ``agent_id``) is ``agent_id == "main"`` from the start
+    and after every rename (a subagent takes its actor's address)."""
+    loop = AgentLoop(
+        session=_session(), agent_id=first, agent_type="t", model="m", tools=ToolRegistry()
+    )
+    assert loop.is_main is (first == "main")
+    for agent_id in renamed:
+        loop.take_name(agent_id, None)
+        assert loop.agent_id == agent_id
+        assert loop.is_main is (agent_id == "main")
