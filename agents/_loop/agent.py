@@ -297,6 +297,10 @@ class AgentLoop:
         self.last_usage = usage
         ledger = session.supervisor.ledger  # ``subtree_cost``, without its two calls
         cost = ledger.total if self.is_main else ledger.subtree_spent(self.agent_id)
+        # a loop, not a comprehension (a call of its own): there is one model, mostly
+        model_usage: dict[str, dict[str, Any]] = {}
+        for model, counts in session.model_usage.items():
+            model_usage[model] = dict(counts)
         return ResultMessage(
             subtype=subtype,  # type: ignore[arg-type]
             duration_ms=int((session.now() - run.started) * 1000),
@@ -306,7 +310,7 @@ class AgentLoop:
             session_id=session.session_id,
             total_cost_usd=cost,
             usage=dict(usage),
-            model_usage={k: dict(v) for k, v in session.model_usage.items()},
+            model_usage=model_usage,
             result=result,
             errors=errors,
             stop_reason=run.stop_reason,

@@ -1,6 +1,6 @@
 """The model turn's shortcuts answer as the full forms they stand for: a response's text with
-one block, the price of a response, whether an agent is the main one, and the budget seen
-through the session's supervisor."""
+one block, the price of a response, whether an agent is the main one, and the check for
+compaction before each request."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 
 from agents import AgentOptions
 from agents._loop.agent import AgentLoop
+from agents._loop.compaction import ContextTracker, context_tokens, context_window, over_threshold
+from agents._loop.history import History
 from agents._loop.response import Response
 from agents._loop.session import Session
 from agents.backends.pricing import ModelInfo, PriceTable, default_price_table
@@ -103,6 +105,7 @@ TIERED = ModelInfo.from_dict(
         "cache_write_5m": 3.75,
         "cache_write_1h": 6,
         "cache_read": 0.3,
+        "context_window": 1_000_000,
         "long_context": {"threshold": 200_000, "input": 6, "output": 22.5, "cache_read": 0.6},
     },
 )
@@ -159,3 +162,47 @@ def test_an_agent_is_the_main_one_exactly_while_its_id_is_main(
         loop.take_name(agent_id, None)
         assert loop.agent_id == agent_id
         assert loop.is_main is (agent_id == "main")
+
+
+# -- compaction's check ----------------------------------------------------------------------------
+
+
+@PROPERTY
+@given(
+    texts=st.lists(words, max_size=5),
+    last_input=st.one_of(st.none(), st.integers(0, 3_000)),
+    last_output=st.integers(0, 500),
+    mark=st.integers(0, 6),
+    threshold=st.sampled_from([0.00001, 0.0001, 0.001, 0.8]),
+    model=st.sampled_from(["claude-opus-5-5", "tiered", "tiered-20250101", "unknown"]),
+)
+def test_the_check_before_a_request_is_the_context_size_against_the_threshold(
+    texts: list[str],
+    last_input: int | None,
+    last_output: int,
+    mark: int,
+    threshold: float,
+    model: str,
+) -> None:
+    """``over_threshold`` (its measures inlined, the tail measured only when there is one) is
+    ``context_tokens`` when that exceeds ``compact_threshold`` of ``context_window``, else
+    None: before the first response (an estimate of the whole request) and after one."""
+    messages = [{"role": "user", "content": t} for t in texts]
+    context = ContextTracker(last_input=last_input, last_output=last_output, mark=mark)
+    session = types.SimpleNamespace(
+        prices=TABLE, options=types.SimpleNamespace(compact_threshold=threshold)
+    )
+    loop = cast(
+        AgentLoop,
+        types.SimpleNamespace(
+            context=context,
+            history=History(messages),
+            system=[{"type": "text", "text": "be brief"}],
+            tools=ToolRegistry(),
+            session=session,
+            model=model,
+        ),
+    )
+    tokens = context_tokens(loop)
+    limit = threshold * context_window(cast(Session, session), model)
+    assert over_threshold(loop) == (tokens if tokens > limit else None)
