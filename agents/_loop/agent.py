@@ -184,7 +184,10 @@ class AgentLoop:
             if accepted is None:
                 terminal = "prompt_blocked" if run.stop is None else "hook_stopped"
                 return self.result(run, "success", result="", terminal=terminal)
-            await self._add_user_turn(accepted, origin=origin)
+            message = self._add_user_turn(accepted, origin)
+            transcript = self.transcript
+            if transcript is not None:
+                await transcript.record(message)
             supervisor = self.session.supervisor  # its ledger read each time: /clear replaces it
             while True:
                 # The next response: the limits checked, the context compacted if it must be.
@@ -215,7 +218,10 @@ class AgentLoop:
                         continue
                     follow_up = await self.seams.on_final(self, response, run)
                     if follow_up is not None:
-                        await self._add_user_turn(follow_up)
+                        message = self._add_user_turn(follow_up, None)
+                        transcript = self.transcript
+                        if transcript is not None:
+                            await transcript.record(message)
                         continue
                     return self.result(run, "success", result=response.text)
                 if not await self.tool_calls.run(self, calls, response, run):
@@ -225,20 +231,17 @@ class AgentLoop:
         except RunEnd as end:
             return self.result(run, end.subtype, errors=end.errors, terminal=end.terminal_reason)
 
-    async def _add_user_turn(
-        self, prompt: Content, *, origin: dict[str, Any] | None = None
-    ) -> None:
-        """A user turn: into the history, and into the transcript (not the stream)."""
+    def _add_user_turn(self, prompt: Content, origin: dict[str, Any] | None) -> UserMessage:
+        """A user turn into the history; returns its message, for the caller to record in the
+        transcript (not the stream). Synchronous: the caller awaits the transcript itself,
+        without a coroutine more per prompt (and a user turn has no usage to note)."""
         self.history.append({"role": "user", "content": prompt})
-        message = UserMessage(
+        return UserMessage(
             content=prompt if isinstance(prompt, str) else _blocks_of(prompt),
             uuid=new_id(),
             session_id=self.session.session_id,
             origin=origin,
         )
-        transcript = self.transcript  # (``record`` inlined: a user turn has no usage to note)
-        if transcript is not None:
-            await transcript.record(message)
 
     async def _ended_early(self, run: Run, response: Response) -> ResultMessage:
         """The result of a run ended by a deferral or a hook's ``continue_: False``: the last

@@ -1,14 +1,16 @@
 """The model turn's shortcuts answer as the full forms they stand for: a response's text with
 one block, the price of a response, whether an agent is the main one, and the check for
-compaction before each request."""
+compaction before each request, and the scripted model's numbered ids."""
 
 from __future__ import annotations
 
+import itertools
 import re
 import types
 from collections.abc import Mapping
 from typing import Any, cast
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -20,6 +22,8 @@ from agents._loop.response import Response
 from agents._loop.session import Session
 from agents.backends.pricing import ModelInfo, PriceTable, default_price_table
 from agents.messages import ContentBlock, TextBlock, ThinkingBlock, ToolUseBlock
+from agents.testing import scripted
+from agents.testing.scripted import tool_use
 from agents.tools.base import ToolRegistry
 from runtime import Ledger
 
@@ -206,3 +210,20 @@ def test_the_check_before_a_request_is_the_context_size_against_the_threshold(
     tokens = context_tokens(loop)
     limit = threshold * context_window(cast(Session, session), model)
     assert over_threshold(loop) == (tokens if tokens > limit else None)
+
+
+# -- the scripted model ----------------------------------------------------------------------------
+
+
+@PROPERTY
+@given(
+    start=st.one_of(st.integers(0, 2_000), st.integers(999_990, 1_000_010), st.integers(0, 10**12))
+)
+def test_the_scripted_models_ids_are_numbered_as_a_six_digit_format_would(start: int) -> None:
+    """Message and tool-call ids of the scripted model (``zfill``) read as ``f"{n:06d}"``:
+    zero-padded to six digits, longer numbers whole."""
+    ids = itertools.count(start)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(scripted, "_ids", ids)
+        assert tool_use("Read").id == f"toolu_{start:06d}"
+        assert scripted._numbered("msg_") == f"msg_{start + 1:06d}"
