@@ -24,7 +24,7 @@ Invariants kept here:
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Generator
 from types import TracebackType
 from typing import Any
 
@@ -255,14 +255,18 @@ class AgentLoop:
 
     # -- output -----------------------------------------------------------------------------------
 
-    async def record(self, message: Message) -> None:
-        """Append ``message`` to this agent's transcript; note each response's usage for the
-        context size."""
+    def record(self, message: Message) -> Awaitable[object]:
+        """Append ``message`` to this agent's transcript (``await loop.record(message)``); note
+        each response's usage for the context size.
+
+        Not a coroutine of its own: it hands back the transcript's (or, without a transcript,
+        an awaitable done at once), one coroutine less for every result an agent records."""
         if type(message) is AssistantMessage and message.usage is not None:
             self.context.observe(message.usage, len(self.history))
         transcript = self.transcript
-        if transcript is not None:
-            await transcript.record(message)
+        if transcript is None:
+            return _RECORDED
+        return transcript.record(message)
 
     async def publish(self, message: Message, *, stream: bool = True) -> None:
         """Every message this agent produces: into its transcript, and (if ``stream``) out.
@@ -428,6 +432,20 @@ def _blocks_of(content: list[dict[str, Any]]) -> list[ContentBlock]:
 
 
 _BLOCK_TYPES = frozenset({"text", "tool_result", "tool_use", "thinking"})
+
+
+class _Recorded:
+    """An awaitable done at once, and reusable: what ``record`` hands back without a
+    transcript."""
+
+    __slots__ = ()
+
+    def __await__(self) -> Generator[None, None, None]:
+        return
+        yield  # (a generator, so that awaiting it returns at once)
+
+
+_RECORDED = _Recorded()
 
 
 class TurnScope:
