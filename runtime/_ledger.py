@@ -206,7 +206,10 @@ class Ledger:
     def charge(self, agent_id: str, cost: float) -> bool:
         """Add ``cost`` (USD, >= 0) attributed to ``agent_id``; True iff the ledger is tripped
         now (``total >= cap``, or an earlier overrun)."""
-        return self._charge_units(agent_id, _to_units(cost, "cost"))
+        # ``_to_units`` inlined: this runs for every response
+        if not (cost >= 0 and math.isfinite(cost)):
+            raise ValueError(f"cost must be >= 0 and finite, got {cost!r}")
+        return self._charge_units(agent_id, round(cost * _SCALE))
 
     def _charge_units(self, agent_id: str, units: int) -> bool:
         self._total += units
@@ -215,7 +218,10 @@ class Ledger:
         spent = per_agent.get(agent_id)
         if spent is None:
             spent = 0
-            self._index(agent_id)
+            # Link a newly charged id under its parent id (once per agent; one already linked
+            # as the parent of an id charged before it stays as it is).
+            if agent_id not in self._below:
+                self._link(agent_id)
         per_agent[agent_id] = spent + units
         if self._is_tripped:
             return True
@@ -224,12 +230,6 @@ class Ledger:
             return False
         self._trip()
         return True
-
-    def _index(self, agent_id: str) -> None:
-        """Link a newly charged id under its parent id (once per agent; one already linked as
-        the parent of an id charged before it stays as it is)."""
-        if agent_id not in self._below:
-            self._link(agent_id)
 
     def _link(self, agent_id: str) -> None:
         cut = agent_id.rfind("/")
@@ -441,8 +441,11 @@ class Ledger:
         per_agent = self._per_agent
         below = self._below
         units = per_agent.get(agent_id, 0)
+        direct = below.get(agent_id)
+        if direct is None:  # nothing charged below it (a leaf): no walk
+            return units / _SCALE
         deeper: list[str] = []
-        for linked in below.get(agent_id, ()):
+        for linked in direct:
             units += per_agent.get(linked, 0)
             more = below.get(linked)
             if more is not None:

@@ -24,7 +24,7 @@ Invariants kept here:
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Generator
 from types import TracebackType
 from typing import Any
 
@@ -104,8 +104,12 @@ class AgentLoop:
     _tool_calls: ToolCalls | None = attrs.field(default=None, init=False)
     #: the running model call or tool phase: what ``interrupt`` cancels
     _turn_scope: trio.CancelScope | None = attrs.field(default=None, init=False)
+    #: ``agent_id == "main"``, kept with ``agent_id`` (both written by this class only): a
+    #: field, not a property, as it is read several times in every turn of every agent
+    is_main: bool = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
+        self.is_main = self.agent_id == "main"
         self.model_call = ModelCall.for_loop(self)
 
     @property
@@ -115,10 +119,6 @@ class AgentLoop:
         if tool_calls is None:
             tool_calls = self._tool_calls = ToolCalls.for_loop(self)
         return tool_calls
-
-    @property
-    def is_main(self) -> bool:
-        return self.agent_id == "main"
 
     # -- control ----------------------------------------------------------------------------------
 
@@ -141,6 +141,7 @@ class AgentLoop:
     def take_name(self, agent_id: str, transcript: Recorder | None) -> None:
         """The agent's id (a subagent takes its actor's address) and transcript, once known."""
         self.agent_id = agent_id
+        self.is_main = agent_id == "main"
         if transcript is not None:
             self.transcript = transcript
 
@@ -183,20 +184,44 @@ class AgentLoop:
             if accepted is None:
                 terminal = "prompt_blocked" if run.stop is None else "hook_stopped"
                 return self.result(run, "success", result="", terminal=terminal)
-            await self._add_user_turn(accepted, origin=origin)
+            message = self._add_user_turn(accepted, origin)
+            transcript = self.transcript
+            if transcript is not None:
+                await transcript.record(message)
+            supervisor = self.session.supervisor  # its ledger read each time: /clear replaces it
             while True:
-                response = await self._next_response(run, limit)
+                # The next response: the limits checked, the context compacted if it must be.
+                # (Inlined, not a coroutine of its own: every wait of the model call passes
+                # through each frame above it.) Before each model request: max_turns, then the
+                # tree's budget (no response starts after the cap was reached, whoever did).
+                if limit is not None and run.turns >= limit:
+                    raise RunEnd(
+                        "error_max_turns",
+                        [f"Reached maximum number of turns ({limit})"],
+                        "max_turns",
+                    )
+                if supervisor.ledger.exhausted:
+                    raise budget_end(supervisor.ledger.cap)
+                tokens = over_threshold(self)  # no coroutine unless there is something to compact
+                if tokens is not None:
+                    await auto_compact(self, tokens)
+                response = await self._turn_model(run)
+                if response is None:  # interrupted while streaming
+                    raise RunEnd("error_during_execution", [INTERRUPTED_TEXT], "aborted_streaming")
                 calls = response.tool_uses
-                if self.session.ledger.exhausted:
+                if supervisor.ledger.exhausted:
                     if calls:
                         await self.tool_calls.refuse(self, calls, BUDGET_LIMIT_TEXT)
-                    raise budget_end(self.session.ledger.cap)
+                    raise budget_end(supervisor.ledger.cap)
                 if not calls:
                     if response.stop_reason == "pause_turn":
                         continue
                     follow_up = await self.seams.on_final(self, response, run)
                     if follow_up is not None:
-                        await self._add_user_turn(follow_up)
+                        message = self._add_user_turn(follow_up, None)
+                        transcript = self.transcript
+                        if transcript is not None:
+                            await transcript.record(message)
                         continue
                     return self.result(run, "success", result=response.text)
                 if not await self.tool_calls.run(self, calls, response, run):
@@ -206,41 +231,16 @@ class AgentLoop:
         except RunEnd as end:
             return self.result(run, end.subtype, errors=end.errors, terminal=end.terminal_reason)
 
-    async def _next_response(self, run: Run, limit: int | None) -> Response:
-        """The limits checked, the context compacted if it must be, and the next response."""
-        self._check_limits(run, limit)
-        tokens = over_threshold(self)  # no coroutine unless there is something to compact
-        if tokens is not None:
-            await auto_compact(self, tokens)
-        response = await self._turn_model(run)
-        if response is None:  # interrupted while streaming
-            raise RunEnd("error_during_execution", [INTERRUPTED_TEXT], "aborted_streaming")
-        return response
-
-    def _check_limits(self, run: Run, limit: int | None) -> None:
-        """Before each model request: max_turns, then the tree's budget (no response starts
-        after the cap was reached, whoever reached it)."""
-        if limit is not None and run.turns >= limit:
-            raise RunEnd(
-                "error_max_turns",
-                [f"Reached maximum number of turns ({limit})"],
-                "max_turns",
-            )
-        if self.session.ledger.exhausted:
-            raise budget_end(self.session.ledger.cap)
-
-    async def _add_user_turn(
-        self, prompt: Content, *, origin: dict[str, Any] | None = None
-    ) -> None:
-        """A user turn: into the history, and into the transcript (not the stream)."""
+    def _add_user_turn(self, prompt: Content, origin: dict[str, Any] | None) -> UserMessage:
+        """A user turn into the history; returns its message, for the caller to record in the
+        transcript (not the stream). Synchronous: the caller awaits the transcript itself,
+        without a coroutine more per prompt (and a user turn has no usage to note)."""
         self.history.append({"role": "user", "content": prompt})
-        await self.record(
-            UserMessage(
-                content=prompt if isinstance(prompt, str) else _blocks_of(prompt),
-                uuid=new_id(),
-                session_id=self.session.session_id,
-                origin=origin,
-            )
+        return UserMessage(
+            content=prompt if isinstance(prompt, str) else _blocks_of(prompt),
+            uuid=new_id(),
+            session_id=self.session.session_id,
+            origin=origin,
         )
 
     async def _ended_early(self, run: Run, response: Response) -> ResultMessage:
@@ -255,14 +255,18 @@ class AgentLoop:
 
     # -- output -----------------------------------------------------------------------------------
 
-    async def record(self, message: Message) -> None:
-        """Append ``message`` to this agent's transcript; note each response's usage for the
-        context size."""
+    def record(self, message: Message) -> Awaitable[object]:
+        """Append ``message`` to this agent's transcript (``await loop.record(message)``); note
+        each response's usage for the context size.
+
+        Not a coroutine of its own: it hands back the transcript's (or, without a transcript,
+        an awaitable done at once), one coroutine less for every result an agent records."""
         if type(message) is AssistantMessage and message.usage is not None:
             self.context.observe(message.usage, len(self.history))
         transcript = self.transcript
-        if transcript is not None:
-            await transcript.record(message)
+        if transcript is None:
+            return _RECORDED
+        return transcript.record(message)
 
     async def publish(self, message: Message, *, stream: bool = True) -> None:
         """Every message this agent produces: into its transcript, and (if ``stream``) out.
@@ -298,6 +302,12 @@ class AgentLoop:
         self.turns_total += run.turns
         usage = run.usage.as_dict()
         self.last_usage = usage
+        ledger = session.supervisor.ledger  # ``subtree_cost``, without its two calls
+        cost = ledger.total if self.is_main else ledger.subtree_spent(self.agent_id)
+        # a loop, not a comprehension (a call of its own): there is one model, mostly
+        model_usage: dict[str, dict[str, Any]] = {}
+        for model, counts in session.model_usage.items():
+            model_usage[model] = dict(counts)
         return ResultMessage(
             subtype=subtype,  # type: ignore[arg-type]
             duration_ms=int((session.now() - run.started) * 1000),
@@ -305,9 +315,9 @@ class AgentLoop:
             is_error=subtype != "success",
             num_turns=run.turns,
             session_id=session.session_id,
-            total_cost_usd=self.subtree_cost(),
+            total_cost_usd=cost,
             usage=dict(usage),
-            model_usage={k: dict(v) for k, v in session.model_usage.items()},
+            model_usage=model_usage,
             result=result,
             errors=errors,
             stop_reason=run.stop_reason,
@@ -319,18 +329,19 @@ class AgentLoop:
 
     def subtree_cost(self) -> float:
         """What this agent and every agent below it have cost (the main agent: the tree)."""
-        ledger = self.session.ledger
+        ledger = self.session.ledger  # (inlined in ``result``)
         return ledger.total if self.is_main else ledger.subtree_spent(self.agent_id)
 
     # -- one turn: the model's response (its tools: ``self.tool_calls.run``) --------------------
 
     async def _turn_model(self, run: Run) -> Response | None:
         """One model response (retried, charged and streamed); None if interrupted."""
-        now = self.session.now
+        session = self.session
+        now = session.now
         t0 = now()
         try:
             # only the main agent's turns can be interrupted (AgentClient)
-            if self.session.client_interrupts and self.is_main:
+            if session.client_interrupts and self.is_main:
                 with self.interruptible() as scope:
                     response_and_trip = await self.model_call.with_retries(self)
                 if scope.cancelled_caught:
@@ -345,9 +356,8 @@ class AgentLoop:
         if not tripped:  # the response that reached the cap is left out of the run's usage
             run.usage = run.usage.plus(response.usage)
         self.history.append({"role": "assistant", "content": response.api_content})
-        self.session.turns_by_agent[self.agent_id] = (
-            self.session.turns_by_agent.get(self.agent_id, 0) + 1
-        )
+        turns_by_agent = session.turns_by_agent
+        turns_by_agent[self.agent_id] = turns_by_agent.get(self.agent_id, 0) + 1
         await self._emit_response(response)
         progress = self.links.progress
         if progress is not None:
@@ -367,20 +377,24 @@ class AgentLoop:
         message_id = response.message_id
         parent = self.parent_tool_use_id
         session_id = session.session_id
-        messages = [
-            AssistantMessage(
-                content=[block],
-                model=model,
-                message_id=message_id,
-                parent_tool_use_id=parent,
-                usage=usage,
-                uuid=new_id(),
-                session_id=session_id,
-            )
-            for block in blocks
-        ]
-        if not messages:
+        if not blocks:
             return
+        # a loop, not a comprehension: most responses have one or two blocks, and a
+        # comprehension is a function call of its own
+        messages: list[AssistantMessage] = []
+        add = messages.append
+        for block in blocks:
+            add(
+                AssistantMessage(
+                    content=[block],
+                    model=model,
+                    message_id=message_id,
+                    parent_tool_use_id=parent,
+                    usage=usage,
+                    uuid=new_id(),
+                    session_id=session_id,
+                )
+            )
         self.context.observe(usage, len(self.history))
         if self.transcript is not None:
             await self.transcript.record_all(messages)
@@ -418,6 +432,20 @@ def _blocks_of(content: list[dict[str, Any]]) -> list[ContentBlock]:
 
 
 _BLOCK_TYPES = frozenset({"text", "tool_result", "tool_use", "thinking"})
+
+
+class _Recorded:
+    """An awaitable done at once, and reusable: what ``record`` hands back without a
+    transcript."""
+
+    __slots__ = ()
+
+    def __await__(self) -> Generator[None, None, None]:
+        return
+        yield  # (a generator, so that awaiting it returns at once)
+
+
+_RECORDED = _Recorded()
 
 
 class TurnScope:

@@ -128,7 +128,7 @@ async def admit(
 def admit_soft(session: Session, request: ModelRequest) -> tuple[ModelRequest, None] | None:
     """:func:`admit` for a request that books nothing (``reserve`` off, or no cap): refused
     once the ledger has tripped. Synchronous, for the loop to skip the coroutine."""
-    if session.ledger.exhausted:
+    if session.supervisor.ledger.exhausted:  # (``Session.ledger`` without its call)
         return None
     return request, None
 

@@ -126,10 +126,30 @@ def context_window(session: Session, model: str) -> int:
 
 def over_threshold(loop: AgentLoop) -> int | None:
     """The context's size in tokens when it exceeds the compaction threshold, else None:
-    checked before each request (synchronous: most requests have nothing to compact)."""
-    tokens = context_tokens(loop)
-    limit = loop.session.options.compact_threshold * context_window(loop.session, loop.model)
-    return tokens if tokens > limit else None
+    checked before each request (synchronous: most requests have nothing to compact).
+
+    (:func:`context_tokens` and :func:`context_window` inlined, and the tail measured only
+    when there is one: this runs before every request of every agent.)"""
+    tracker = loop.context
+    history = loop.history
+    last_input = tracker.last_input
+    if last_input is None:
+        tokens = (
+            len(_encode(loop.system))
+            + len(_encode(loop.tools.definitions()))
+            + len(_encode(history.messages()))
+        ) // 4
+    else:
+        tokens = last_input + tracker.last_output
+        if tracker.mark < len(history):
+            tokens += len(_encode(history[tracker.mark :])) // 4
+    session = loop.session
+    prices = session.prices
+    info = prices.models.get(loop.model)
+    if info is None:
+        info = prices.get(loop.model)  # a dated id, or a model without a price
+    window = info.context_window if info is not None else DEFAULT_CONTEXT_WINDOW
+    return tokens if tokens > session.options.compact_threshold * window else None
 
 
 async def auto_compact(loop: AgentLoop, tokens: int) -> None:

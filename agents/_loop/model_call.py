@@ -201,7 +201,9 @@ class ModelCall(msgspec.Struct, eq=False, gc=False):
                 session.ledger.exhaust()  # one exhausted state, whatever the mode
             raise budget_end(session.ledger.cap)
         request, reservation = admitted
-        ledger = session.ledger  # sent on it now: charged there, even if a /clear replaces it
+        # sent on it now: charged there, even if a /clear replaces it (``Session.ledger``
+        # without its call: this runs for every request)
+        ledger = session.supervisor.ledger
         builder = ResponseBuilder()
         try:
             # the stream read here, not in a method of its own: a coroutine less per response,

@@ -53,7 +53,12 @@ class Response(msgspec.Struct, eq=False, gc=False):
 
     @property
     def text(self) -> str:
-        return "\n".join(b.text for b in self.blocks if isinstance(b, TextBlock))
+        """The text blocks' text, joined by newlines ("" without one)."""
+        blocks = self.blocks
+        if len(blocks) == 1:  # most responses: no generator to make and join
+            block = blocks[0]
+            return block.text if isinstance(block, TextBlock) else ""
+        return "\n".join(b.text for b in blocks if isinstance(b, TextBlock))
 
 
 class ResponseBuilder(msgspec.Struct, eq=False, gc=False):
@@ -94,6 +99,14 @@ class ResponseBuilder(msgspec.Struct, eq=False, gc=False):
                 parts[index] = []
             elif kind is ContentBlockStop:
                 self._block_stop(event)
+            elif kind is MessageStart:  # once per response: ``_message_start`` inlined
+                r = self.response
+                message = event.message
+                r.message_id = message.get("id", "")
+                r.model = message.get("model", "")
+                r.usage = dict(message.get("usage") or {})
+            elif kind is MessageStop:  # (``_message_stop``)
+                self.response.complete = True
             else:
                 handler = handler_of(kind)
                 if handler is not None:  # anything else has nothing to add

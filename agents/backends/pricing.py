@@ -72,20 +72,26 @@ class ModelInfo:
 
     def cost(self, usage: Mapping[str, Any]) -> float:
         """USD cost of one response's usage (input, output, cache write 5 min / 1 h, cache read)."""
-        inp = usage.get("input_tokens") or 0
-        out = usage.get("output_tokens") or 0
-        read = usage.get("cache_read_input_tokens") or 0
-        write = usage.get("cache_creation_input_tokens") or 0
-        split = usage.get("cache_creation")
-        w1h = (split or {}).get("ephemeral_1h_input_tokens") or 0
-        w5m = write - w1h if split else write
+        get = usage.get  # (this runs for every response)
+        inp = get("input_tokens") or 0
+        out = get("output_tokens") or 0
+        read = get("cache_read_input_tokens") or 0
+        write = get("cache_creation_input_tokens") or 0
+        split = get("cache_creation")
+        if split:
+            w1h = split.get("ephemeral_1h_input_tokens") or 0
+            w5m = write - w1h
+        else:
+            w1h = 0
+            w5m = write
         price = self
+        long_context = self.long_context
         if (
-            self.long_context is not None
+            long_context is not None
             and self.long_context_threshold is not None
             and inp + read + write > self.long_context_threshold
         ):
-            price = self.long_context
+            price = long_context
         micro = (
             inp * price.input
             + out * price.output
@@ -112,11 +118,14 @@ class PriceTable:
 
     def cost(self, model: str, usage: Mapping[str, Any]) -> float | None:
         """USD cost of a response's usage on ``model``; ``None`` for an unknown model."""
-        info = self.get(model)
+        info = self.models.get(model)  # ``get``, its common case inlined: once per response
         if info is None:
-            return None
+            info = self.get(model)
+            if info is None:
+                return None
         cost = info.cost(usage)
-        searches = (usage.get("server_tool_use") or {}).get("web_search_requests") or 0
+        server = usage.get("server_tool_use")
+        searches = (server.get("web_search_requests") or 0) if server else 0
         return cost + searches * self.web_search_per_request
 
     def with_overrides(self, overrides: Mapping[str, ModelInfo | Mapping[str, Any]]) -> PriceTable:

@@ -107,7 +107,7 @@ def tool_use(
     name: str, input: Mapping[str, Any] | None = None, id: str | None = None
 ) -> ToolUseBlock:
     """A tool call for a :class:`Step`; ids are ``toolu_<n>`` unless given."""
-    return ToolUseBlock(id=id or f"toolu_{next(_ids):06d}", name=name, input=dict(input or {}))
+    return ToolUseBlock(id=id or _numbered("toolu_"), name=name, input=dict(input or {}))
 
 
 def usage(input_tokens: int = 10, output_tokens: int = 5, **extra: int) -> dict[str, int]:
@@ -149,6 +149,12 @@ class ScriptExhausted(BackendError):
 
 
 Responder = Callable[[ModelRequest], Step]
+
+
+def _numbered(prefix: str) -> str:
+    """``prefix`` and the next number of at least six digits (``msg_000042``): ``zfill``, not
+    a ``06d`` format, which costs as much again (a message id per response)."""
+    return prefix + str(next(_ids)).zfill(6)
 
 
 def _default_output(step: Step) -> int:
@@ -294,7 +300,7 @@ class ScriptedBackend:
             await trio.lowlevel.checkpoint()
         if fault is not None and fault.status is not None:
             raise APIStatusError(fault.status, fault.message, retry_after=fault.retry_after)
-        events = events_for(step, request, f"msg_{next(_ids):06d}")
+        events = events_for(step, request, _numbered("msg_"))
         drop = fault.drop_after if fault is not None else None
         if drop is None and not step.token_latency:  # the common case, without the checks
             for event in events:

@@ -122,7 +122,8 @@ async def test_the_soft_gate_answers_as_admit_does_without_a_booking(
     ledger = Ledger(cap=cap)
     if spent:
         ledger.charge("main", spent)
-    session = cast(Session, types.SimpleNamespace(ledger=ledger))
+    supervisor = types.SimpleNamespace(ledger=ledger)  # a session's ledger is its supervisor's
+    session = cast(Session, types.SimpleNamespace(ledger=ledger, supervisor=supervisor))
     request = ModelRequest(model="m", messages=[], max_tokens=10)
     expected = None if ledger.exhausted else (request, None)
     assert admit_soft(session, request) == expected

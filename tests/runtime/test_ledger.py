@@ -116,6 +116,10 @@ def test_invalid_amounts_are_rejected() -> None:
     ledger = Ledger()
     with pytest.raises(ValueError, match=r"^cost must be >= 0 and finite, got -0\.5$"):
         ledger.charge("main", -0.5)
+    for bad in ("nan", "inf"):
+        with pytest.raises(ValueError, match=rf"^cost must be >= 0 and finite, got {bad}$"):
+            ledger.charge("main", float(bad))
+    assert ledger.charges == 0 and ledger.total == 0
     with pytest.raises(ValueError, match=r"^worst_case must be >= 0 and finite, got nan$"):
         ledger.reserve("main", float("nan"))
 
