@@ -198,7 +198,7 @@ async def test_a_huge_tool_result_is_encoded_off_the_event_loop(
     small = threads_of(
         monkeypatch,
         module,
-        "encode_lines" if module is agents.sessions.file_store else "encode_line",
+        "encode_lines" if module is agents.sessions.file_store else "encode_into",
     )
     large = threads_of(
         monkeypatch,
@@ -258,7 +258,7 @@ async def test_a_batch_with_a_huge_entry_is_encoded_off_the_event_loop(
     small = threads_of(
         monkeypatch,
         module,
-        "encode_lines" if module is agents.sessions.file_store else "encode_line",
+        "encode_lines" if module is agents.sessions.file_store else "encode_into",
     )
     store = FileSessionStore(tmp_path) if store_kind == "file" else InMemorySessionStore()
     transcript = Transcript(store, SessionKey("-p", "s"))
