@@ -258,18 +258,22 @@ def _result_size(message: ResultMessage, budget: int) -> int:
         total += _CHAR_BYTES * len(result)
     for model, counts in message.model_usage.items():
         total += _CHAR_BYTES * len(model) + _ITEM_BYTES
-        if type(counts) is dict and _NUMBERS.issuperset(map(type, counts.values())):
-            total += (2 * _ITEM_BYTES) * len(counts)  # a key and a number each
+        if type(counts) is dict:
+            # a loop, not ``_NUMBERS.issuperset(map(type, ...))``: that builds a set per call
+            for value in counts.values():
+                if type(value) not in _NUMBERS:
+                    total += rough_size(counts, budget - total)
+                    break
+            else:
+                total += (2 * _ITEM_BYTES) * len(counts)  # a key and a number each
         else:
             total += rough_size(counts, budget - total)
-    for part in (
-        message.errors,
-        message.permission_denials,
-        message.structured_output,
-        message.deferred_tool_use,
-    ):
-        if part and total <= budget:
-            total += rough_size(part, budget - total)
+    errors, denials = message.errors, message.permission_denials
+    output, deferred = message.structured_output, message.deferred_tool_use
+    if errors or denials or output or deferred:  # as a rule none is (no loop over them then)
+        for part in (errors, denials, output, deferred):
+            if part and total <= budget:
+                total += rough_size(part, budget - total)
     return total
 
 
