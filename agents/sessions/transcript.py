@@ -85,7 +85,7 @@ class Transcript:
         message_uuid = getattr(message, "uuid", "")
         if not message_uuid:
             message_uuid = new_id()
-            if type(message) is not SystemMessage:
+            if not isinstance(message, SystemMessage):
                 message = _replace(message, uuid=message_uuid)
         entry = TranscriptEntry(
             uuid=message_uuid,
@@ -122,7 +122,7 @@ class Transcript:
             message_uuid = getattr(message, "uuid", "")
             if not message_uuid:
                 message_uuid = new_id()
-                if type(message) is not SystemMessage:
+                if not isinstance(message, SystemMessage):
                     message = _replace(message, uuid=message_uuid)
             entries.append(
                 TranscriptEntry(
