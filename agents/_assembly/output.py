@@ -82,11 +82,19 @@ class MessageStream(Generic[T]):
         return True
 
     async def put(self, item: T) -> None:
-        """Queue ``item``, waiting while the buffer is full (a checkpoint either way)."""
-        await checkpoint_if_cancelled()
-        if self.put_nowait(item):
-            await cancel_shielded_checkpoint()
-            return
+        """Queue ``item``, waiting while the buffer is full (a checkpoint either way).
+
+        A full buffer (a reader never waits while anything is queued) parks the sender at once:
+        the wait is the checkpoint, and a pending cancellation takes the item back out of line
+        before anything can receive it, as ``checkpoint_if_cancelled`` would have stopped it
+        (the session's writers call this right after ``put_nowait`` said False: a parked
+        sender is the common case here, and that check and a second ``put_nowait`` its cost).
+        """
+        if self._closed or len(self._items) < self._capacity:
+            await checkpoint_if_cancelled()
+            if self.put_nowait(item):  # room, or a reader waiting (raises once closed)
+                await cancel_shielded_checkpoint()
+                return
         task = current_task()
         senders = self._senders
         senders[task] = item

@@ -48,6 +48,7 @@ __all__ = [
     "encode_entry",
     "encode_entry_into",
     "encode_line",
+    "encode_line_into",
     "encode_lines",
     "gc_paused",
     "is_large",
@@ -110,6 +111,11 @@ def encode_lines(entries: Sequence[TranscriptEntry]) -> bytes:
     joined), in one call: what the file store writes. (The bytes may hold more memory than
     their length: fine for a write, not for bytes that are kept.)"""
     return _encoder.encode_lines(entries)
+
+
+#: ``encode_line`` without the newline, as one C call: ``encode_line_into(entry, line, 0)`` makes
+#: ``line`` the entry's JSON (for a caller that appends the newline itself, saving a Python call)
+encode_line_into = _encoder.encode_into
 
 
 def encode_line(entry: TranscriptEntry, line: bytearray) -> None:
@@ -252,18 +258,22 @@ def _result_size(message: ResultMessage, budget: int) -> int:
         total += _CHAR_BYTES * len(result)
     for model, counts in message.model_usage.items():
         total += _CHAR_BYTES * len(model) + _ITEM_BYTES
-        if type(counts) is dict and _NUMBERS.issuperset(map(type, counts.values())):
-            total += (2 * _ITEM_BYTES) * len(counts)  # a key and a number each
+        if type(counts) is dict:
+            # a loop, not ``_NUMBERS.issuperset(map(type, ...))``: that builds a set per call
+            for value in counts.values():
+                if type(value) not in _NUMBERS:
+                    total += rough_size(counts, budget - total)
+                    break
+            else:
+                total += (2 * _ITEM_BYTES) * len(counts)  # a key and a number each
         else:
             total += rough_size(counts, budget - total)
-    for part in (
-        message.errors,
-        message.permission_denials,
-        message.structured_output,
-        message.deferred_tool_use,
-    ):
-        if part and total <= budget:
-            total += rough_size(part, budget - total)
+    errors, denials = message.errors, message.permission_denials
+    output, deferred = message.structured_output, message.deferred_tool_use
+    if errors or denials or output or deferred:  # as a rule none is (no loop over them then)
+        for part in (errors, denials, output, deferred):
+            if part and total <= budget:
+                total += rough_size(part, budget - total)
     return total
 
 

@@ -19,6 +19,7 @@ from typing import Any
 import attrs
 import msgspec
 import trio
+from trio.lowlevel import checkpoint_if_cancelled
 
 from agents._ids import new_id
 from agents.messages import AssistantMessage, Message, SystemMessage, ToolResultBlock, UserMessage
@@ -53,6 +54,8 @@ __all__ = [
     "truncate_at",
 ]
 
+_replace = msgspec.structs.replace
+
 
 @attrs.define(eq=False)
 class Transcript:
@@ -77,18 +80,34 @@ class Transcript:
         ``resume_session_at`` can name any message the caller saw. ``SystemMessage`` has no uuid
         field; its entry still gets one.
         """
-        entry = self._entry(message, self.last_uuid)
-        # ``_append`` inlined (one coroutine less: this runs for every tool result)
+        # ``_entry`` and ``_append`` inlined: this runs for every message of every agent, and a
+        # Python call costs about as much as the rest of an entry's bookkeeping
+        message_uuid = getattr(message, "uuid", "")
+        if not message_uuid:
+            message_uuid = new_id()
+            if not isinstance(message, SystemMessage):
+                message = _replace(message, uuid=message_uuid)
+        entry = TranscriptEntry(
+            uuid=message_uuid,
+            parent_uuid=self.last_uuid,
+            session_id=self.key.session_id,
+            timestamp=time.time(),
+            agent_id=self.agent_id,
+            message=message,
+        )
         append_nowait = getattr(self.store, "append_nowait", None)
-        if append_nowait is not None and not is_large_entry(entry):
+        if append_nowait is not None and (
+            # a response's blocks, never large (see ``is_large_entry``): without its call
+            type(message) is AssistantMessage or not is_large_entry(entry)
+        ):
             append_nowait(self.key, (entry,))
             # stored: the chain goes on from it even if the checkpoint raises (a caller that
             # is cancelled here sees ``last_uuid`` say that its entry was stored)
-            self.last_uuid = entry.uuid
-            await trio.lowlevel.checkpoint_if_cancelled()
+            self.last_uuid = message_uuid
+            await checkpoint_if_cancelled()
         else:
             await self.store.append(self.key, [entry])
-            self.last_uuid = entry.uuid
+            self.last_uuid = message_uuid
         return entry
 
     async def record_all(self, messages: Sequence[Message]) -> list[TranscriptEntry]:
@@ -97,36 +116,36 @@ class Transcript:
         this returns, as with :meth:`record`."""
         entries = []
         parent = self.last_uuid
-        for message in messages:
-            entry = self._entry(message, parent)
-            entries.append(entry)
-            parent = entry.uuid
+        session_id = self.key.session_id
+        agent_id = self.agent_id
+        for message in messages:  # ``_entry`` inlined (one call less per block)
+            message_uuid = getattr(message, "uuid", "")
+            if not message_uuid:
+                message_uuid = new_id()
+                if not isinstance(message, SystemMessage):
+                    message = _replace(message, uuid=message_uuid)
+            entries.append(
+                TranscriptEntry(
+                    uuid=message_uuid,
+                    parent_uuid=parent,
+                    session_id=session_id,
+                    timestamp=time.time(),
+                    agent_id=agent_id,
+                    message=message,
+                )
+            )
+            parent = message_uuid
         if entries:
             # ``_append`` inlined (a coroutine less per model response)
             append_nowait = getattr(self.store, "append_nowait", None)
             if append_nowait is not None and not is_large(entries):
                 append_nowait(self.key, entries)
                 self.last_uuid = parent  # stored, whatever the checkpoint raises
-                await trio.lowlevel.checkpoint_if_cancelled()
+                await checkpoint_if_cancelled()
             else:
                 await self.store.append(self.key, entries)
                 self.last_uuid = parent
         return entries
-
-    def _entry(self, message: Message, parent_uuid: str | None) -> TranscriptEntry:
-        message_uuid = getattr(message, "uuid", "")
-        if not message_uuid:
-            message_uuid = new_id()
-            if not isinstance(message, SystemMessage):
-                message = msgspec.structs.replace(message, uuid=message_uuid)
-        return TranscriptEntry(
-            uuid=message_uuid,
-            parent_uuid=parent_uuid,
-            session_id=self.key.session_id,
-            timestamp=time.time(),
-            agent_id=self.agent_id,
-            message=message,
-        )
 
     async def record_kind(self, kind: str, data: dict[str, Any]) -> TranscriptEntry:
         """Append a non-message entry.

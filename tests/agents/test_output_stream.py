@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 import trio
 import trio.testing
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from agents._assembly.output import MessageStream
 
@@ -78,3 +82,107 @@ async def test_close_wakes_a_parked_sender_with_closed_resource_error() -> None:
 def test_capacity_must_be_positive() -> None:
     with pytest.raises(ValueError, match=r"^capacity must be >= 1, got 0$"):
         MessageStream(0)
+
+
+#: how each sender ends: its item sent, its put cancelled, or refused by a closed stream
+Outcome = str
+
+
+async def _run_senders(
+    stream: MessageStream[int] | trio.MemorySendChannel[int],
+    receive: Callable[[], int | None],
+    capacity: int,
+    queued: int,
+    senders: list[str],
+    close_at: int | None,
+    close: Callable[[], None],
+) -> tuple[list[int], list[Outcome]]:
+    """Drive one stream through a scenario: ``queued`` items put without waiting, then one
+    task per sender, started in turn (each parks if the buffer is full), some cancelled before
+    their put (``"before"``) or while parked (``"parked"``), the stream closed once
+    ``close_at`` senders have started; then everything received without waiting."""
+    put_nowait = stream.put_nowait if isinstance(stream, MessageStream) else stream.send_nowait
+    put = stream.put if isinstance(stream, MessageStream) else stream.send
+    for i in range(queued):
+        put_nowait(100 + i)
+    outcomes: list[Outcome] = ["parked"] * len(senders)
+    scopes: list[trio.CancelScope] = []
+    received: list[int] = []
+
+    async def send(i: int, scope: trio.CancelScope) -> None:
+        with scope:
+            try:
+                await put(i)
+            except trio.ClosedResourceError:
+                outcomes[i] = "closed"
+                return
+            outcomes[i] = "sent"
+        if scope.cancelled_caught:
+            outcomes[i] = "cancelled"
+
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            for i, how in enumerate(senders):
+                if i == close_at:
+                    close()
+                scope = trio.CancelScope()
+                if how == "before":
+                    scope.cancel()
+                scopes.append(scope)
+                nursery.start_soon(send, i, scope)
+                await trio.testing.wait_all_tasks_blocked()
+            if close_at == len(senders):
+                close()
+            for scope, how in zip(scopes, senders, strict=True):
+                if how == "parked":
+                    scope.cancel()
+            await trio.testing.wait_all_tasks_blocked()
+            while (item := receive()) is not None:
+                received.append(item)
+                await trio.testing.wait_all_tasks_blocked()
+            nursery.cancel_scope.cancel()  # nothing should be left parked: checked below
+    return received, outcomes
+
+
+@settings(
+    max_examples=200,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    capacity=st.integers(1, 3),
+    queued=st.integers(0, 3),
+    senders=st.lists(st.sampled_from(["none", "before", "parked"]), max_size=5),
+    close_at=st.none() | st.integers(0, 5),
+)
+async def test_put_ends_each_sender_as_a_memory_channel_would(
+    autojump_clock: trio.testing.MockClock,
+    capacity: int,
+    queued: int,
+    senders: list[str],
+    close_at: int | None,
+) -> None:
+    """``put`` parks a sender at once when the buffer is full (no check for cancellation
+    first): every scenario of full and free buffers, senders cancelled before their put or
+    while parked, and a stream closed among them, ends each sender and delivers the items as
+    a Trio memory channel of the same capacity does."""
+    queued = min(queued, capacity)
+    if close_at is not None:
+        close_at = min(close_at, len(senders))
+
+    stream: MessageStream[int] = MessageStream(capacity)
+    ours = await _run_senders(stream, stream.pop, capacity, queued, senders, close_at, stream.close)
+
+    send, receive = trio.open_memory_channel[int](capacity)
+
+    def receive_nowait() -> int | None:
+        try:
+            return receive.receive_nowait()
+        except (trio.WouldBlock, trio.EndOfChannel):
+            return None
+
+    theirs = await _run_senders(
+        send, receive_nowait, capacity, queued, senders, close_at, send.close
+    )
+    assert ours == theirs
+    assert "parked" not in ours[1]

@@ -198,7 +198,7 @@ async def test_a_huge_tool_result_is_encoded_off_the_event_loop(
     small = threads_of(
         monkeypatch,
         module,
-        "encode_lines" if module is agents.sessions.file_store else "encode_line",
+        "encode_lines" if module is agents.sessions.file_store else "encode_into",
     )
     large = threads_of(
         monkeypatch,
@@ -258,7 +258,7 @@ async def test_a_batch_with_a_huge_entry_is_encoded_off_the_event_loop(
     small = threads_of(
         monkeypatch,
         module,
-        "encode_lines" if module is agents.sessions.file_store else "encode_line",
+        "encode_lines" if module is agents.sessions.file_store else "encode_into",
     )
     store = FileSessionStore(tmp_path) if store_kind == "file" else InMemorySessionStore()
     transcript = Transcript(store, SessionKey("-p", "s"))
@@ -269,3 +269,68 @@ async def test_a_batch_with_a_huge_entry_is_encoded_off_the_event_loop(
     entries = await store.load(transcript.key) or []
     assert len(entries) == 4 and entries[-1].uuid == transcript.last_uuid
     assert [e.parent_uuid for e in entries[1:]] == [e.uuid for e in entries[:-1]]
+
+
+def result_size_by_the_walk(message: ResultMessage, budget: int) -> int:
+    """The rough size of a result as first written: each model's counts checked by a set of
+    their types, each part that can grow looked at in turn."""
+    total = 24 * 128
+    if message.result:
+        total += 4 * len(message.result)
+    for model, counts in message.model_usage.items():
+        total += 4 * len(model) + 128
+        if type(counts) is dict and {int, float}.issuperset(map(type, counts.values())):
+            total += 256 * len(counts)
+        else:
+            total += rough_size(counts, budget - total)
+    for part in (
+        message.errors,
+        message.permission_denials,
+        message.structured_output,
+        message.deferred_tool_use,
+    ):
+        if part and total <= budget:
+            total += rough_size(part, budget - total)
+    return total
+
+
+_numbers = st.integers(0, 10**6) | st.floats(0, 1e3)
+_values = _numbers | st.text(max_size=3000) | st.booleans() | st.none() | st.lists(_numbers)
+_parts = st.none() | st.just([]) | st.lists(st.text(max_size=2000), max_size=2)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    model_usage=st.dictionaries(
+        st.text(max_size=20),
+        st.dictionaries(st.text(max_size=8), _numbers, max_size=6)
+        | st.dictionaries(st.text(max_size=8), _values, max_size=6)
+        | _values,
+        max_size=3,
+    ),
+    result=st.none() | st.text(max_size=3000),
+    errors=_parts,
+    denials=st.just([]) | st.lists(st.just({"tool_input": {"command": "x" * 500}}), max_size=2),
+    output=st.none() | _values,
+    deferred=st.none() | st.just({"input": {"x": "y" * 700}}),
+    budget=st.integers(0, 20_000),
+)
+def test_a_results_size_is_the_walks(
+    model_usage: dict[str, Any],
+    result: str | None,
+    errors: list[str] | None,
+    denials: list[dict[str, Any]],
+    output: Any,
+    deferred: dict[str, Any] | None,
+    budget: int,
+) -> None:
+    """The size of a result (its numbers checked one by one, its parts that can grow skipped
+    at once when none is set) is what the first walk of it counts, whatever the budget."""
+    from agents.sessions.entry import _result_size
+
+    message = ResultMessage(
+        subtype="success", duration_ms=1, duration_api_ms=1, is_error=False, num_turns=1,
+        session_id="s", model_usage=model_usage, result=result, errors=errors,
+        permission_denials=denials, structured_output=output, deferred_tool_use=deferred,
+    )  # fmt: skip
+    assert _result_size(message, budget) == result_size_by_the_walk(message, budget)
