@@ -20,7 +20,7 @@ from .._loop.agent import AgentLoop
 from .._loop.contracts import Content, Prompt
 from .._loop.run import Run, budget_end
 from ..messages import ResultError, ResultMessage
-from .serve import INPUT_END, serve
+from .serve import INPUT_END, answer, needs_services, serve
 from .subagents import adopt, definitions, make_child, release_transcript, take_actor
 
 __all__ = ["UNBOUNDED_MAILBOX", "AgentHandle", "spawn_from_code"]
@@ -115,7 +115,10 @@ class AgentHandle:
         try:
             if has_hooks(child, "SubagentStart"):
                 await fire(child, "SubagentStart", child.agent_type, agent_type=child.agent_type)
-            await serve(child, actor, self._on_result)
+            if needs_services(child):
+                await serve(child, actor, self._on_result)
+            else:  # ``serve`` without its coroutine: an idle agent keeps a frame less alive
+                await answer(child, actor, self._on_result, False, None, None)
         finally:
             self._results.close()
             release_transcript(child)
