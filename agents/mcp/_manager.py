@@ -119,9 +119,18 @@ class McpServers:
     def _tools_of(self, conn: Connection) -> list[Tool]:
         tools = self._tools.get(conn.name)
         if tools is None:
-            tools = [
-                make_tool(conn.name, listed, self._caller(conn.name)) for listed in conn.listed
-            ]
+            tools = []
+            seen: dict[str, str] = {}
+            for listed in conn.listed:
+                made = make_tool(conn.name, listed, self._caller(conn.name))
+                if made.name in seen:  # two names made to fit the API came out the same
+                    log.warning(
+                        "MCP server %s: tool %r is offered as %s, as %r is: only the first is",
+                        conn.name, listed.name, made.name, seen[made.name],
+                    )  # fmt: skip
+                    continue
+                seen[made.name] = listed.name
+                tools.append(made)
             self._tools[conn.name] = tools
         return tools
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from ..tools._names import mcp_tool_name
 from ..tools.base import Tool, ToolContext, ToolOutput
 
 if TYPE_CHECKING:
@@ -31,7 +32,8 @@ Caller = Callable[[str, dict[str, Any]], Awaitable[ToolOutput]]
 
 
 def make_tool(server: str, listed: McpTool, call: Caller) -> Tool:
-    """The tool the model sees for ``listed``; ``call(tool_name, args)`` reaches the server."""
+    """The tool the model sees for ``listed``; ``call(tool_name, args)`` reaches the server
+    under the name it listed (the model's is made to fit the API: :func:`mcp_tool_name`)."""
     name = listed.name
 
     async def run(args: Any, ctx: ToolContext) -> ToolOutput:
@@ -39,7 +41,7 @@ def make_tool(server: str, listed: McpTool, call: Caller) -> Tool:
 
     annotations = listed.annotations
     return Tool(
-        name=f"mcp__{server}__{name}",
+        name=mcp_tool_name(server, name),
         description=listed.description or listed.title or name,
         input_schema=dict(listed.input_schema or {"type": "object", "properties": {}}),
         handler=run,

@@ -64,6 +64,10 @@ def _sleep_sync(args: dict[str, Any]) -> str:
     return f"slept {args['seconds']}"
 
 
+def _upper(args: dict[str, Any]) -> str:
+    return str(args["text"]).upper()
+
+
 def _big(args: dict[str, Any]) -> str:
     return "x" * int(args["chars"])
 
@@ -95,6 +99,8 @@ _TOOLS: dict[str, tuple[str, dict[str, str], bool, Any, bool]] = {
     "big": ("Return that many characters.", {"chars": "integer"}, True, _big, False),
     "fail": ("Fail with a message.", {"message": "string"}, False, _fail, False),
     "pid": ("The server process's pid.", {}, True, _pid, False),
+    # MCP allows a dot in a name, the Messages API does not: the client makes it fit
+    "text.upper": ("Return the text in upper case.", {"text": "string"}, True, _upper, False),
 }
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {

@@ -54,6 +54,7 @@ from ..backends.base import (
     MessageStart,
     ModelRequest,
 )
+from ..tools._names import API_TOOL_NAME
 from .scripted import Responder, Script, ScriptedBackend, ScriptExhausted, Step, events_for
 
 __all__ = ["FakeAnthropicServer", "RecordedRequest", "error_type_for", "message_from_events"]
@@ -153,6 +154,21 @@ def message_from_events(events: Sequence[BackendEvent]) -> dict[str, Any]:
         content[index]["input"] = _decode(text) if text else {}
     message["content"] = content
     return message
+
+
+def _bad_tool_name(body: Mapping[str, Any]) -> str | None:
+    """The API's refusal of a custom tool whose name it does not take, as the real one refuses
+    the whole request; None if every name is good (server tools have names of their own)."""
+    tools = body.get("tools")
+    for index, spec in enumerate(tools if isinstance(tools, list) else ()):
+        if isinstance(spec, dict) and spec.get("type", "custom") == "custom":
+            name = spec.get("name")
+            if not isinstance(name, str) or not API_TOOL_NAME.fullmatch(name):
+                return (
+                    f"tools.{index}.custom.name: String should match pattern "
+                    f"'^[a-zA-Z0-9_-]{{1,64}}$' (got {name!r})"
+                )
+    return None
 
 
 def _request_from_body(body: Mapping[str, Any], headers: Mapping[str, str]) -> ModelRequest:
@@ -325,6 +341,10 @@ class FakeAnthropicServer:
             if body is not None:
                 message = "request body must be a JSON object"
             await stream.send_all(_error_response(400, message, close=not keep_alive))
+            return keep_alive
+        bad_name = _bad_tool_name(body)
+        if bad_name is not None:
+            await stream.send_all(_error_response(400, bad_name, close=not keep_alive))
             return keep_alive
         request = _request_from_body(body, headers)
         try:

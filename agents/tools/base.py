@@ -26,6 +26,7 @@ import attrs
 import msgspec
 import trio
 
+from ._names import API_TOOL_NAME, MAX_TOOL_NAME
 from ._sdk_content import sdk_blocks
 
 if TYPE_CHECKING:
@@ -376,8 +377,11 @@ def tool(
     annotations: ToolAnnotations | None = None,
 ) -> Callable[[Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]], SdkMcpTool]:
     """Decorate ``async def handler(args) -> {"content": [...], "is_error"?: bool}`` as a tool."""
-    if not isinstance(name, str) or not name:
-        raise ValueError(f"tool name must be a non-empty string, got {name!r}")
+    if not isinstance(name, str) or not API_TOOL_NAME.fullmatch(name):
+        raise ValueError(
+            f"tool name must be 1 to {MAX_TOOL_NAME} letters, digits, '_' or '-' (the Messages "
+            f"API refuses any other), got {name!r}"
+        )
     schema = schema_from_shorthand(input_schema)
 
     def decorate(handler: Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]) -> SdkMcpTool:
@@ -405,6 +409,15 @@ class SdkMcpServer:
         """This server's tools under the names the model sees."""
         tools = self._wrapped.get(key)
         if tools is None:
+            for t in self.tools:
+                full = f"mcp__{key}__{t.name}"
+                if not API_TOOL_NAME.fullmatch(full):
+                    raise ValueError(
+                        f"mcp_servers[{key!r}]: the tool name the model would see, {full!r} "
+                        f"({len(full)} characters), is not 1 to {MAX_TOOL_NAME} letters, "
+                        "digits, '_' or '-', which the Messages API requires: shorten or "
+                        "respell the server's key or the tool's name"
+                    )
             tools = [_wrap_sdk_tool(f"mcp__{key}__{t.name}", t) for t in self.tools]
             self._wrapped[key] = tools
         return list(tools)
