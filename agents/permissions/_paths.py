@@ -305,7 +305,7 @@ def compile_path_pattern(spec: str) -> tuple[Anchor, str]:
                 if pieces:
                     pieces[-1] = pieces[-1].removesuffix("/")
                 pieces.append("(?:/.*)?" if pieces else ".*")
-            else:
+            elif not pieces or pieces[-1] != _FLOAT:  # `**/**` is one: any depth either way
                 pieces.append(_FLOAT)
         else:
             pieces.append(_translate_component(component) + ("" if last else "/"))

@@ -126,6 +126,8 @@ def test_a_bash_pattern_matches_what_the_plain_translation_matches(pattern: str,
 @example(pattern="**/ab*/**/b", path="ab/abb/b")
 @example(pattern="a/**/b/**", path="a/b/b")
 @example(pattern="**/a/**/a", path="a/ab/a")
+@example(pattern="a/**/**/b", path="a/b")
+@example(pattern="**/**/a/**/**", path="b/a")
 def test_a_path_pattern_matches_what_the_plain_translation_matches(pattern: str, path: str) -> None:
     anchor, body = compile_path_pattern(pattern)
     plain_anchor, plain_body = _plain_path(pattern)
@@ -175,6 +177,7 @@ def test_the_comparison_sees_a_planted_difference(monkeypatch: pytest.MonkeyPatc
         ("Read(*a*a*a*a*a*a*b)", "Read", "file_path", "a" * 3000),
         ("Read(**/a/**/a/**/a/**/a/**/a/**/b)", "Read", "file_path", "a/" * 1500),
         ("Read(**/a*a*a*a*a*b)", "Read", "file_path", "a/" * 500 + "a" * 3000),
+        ("Read(**/**/**/**/**/**/b)", "Read", "file_path", "a/" * 1500 + "c"),
         ("Edit(src/**/a*a*a*a*a*b/**/x)", "Write", "file_path", "src/" + "a" * 3000 + "/x/y"),
         ("Agent(*a*a*a*a*a*a*b)", "Agent", "subagent_type", "a" * 3000),
     ],
