@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from ..tools._names import mcp_tool_name
 from ..tools.base import Tool, ToolContext, ToolOutput
+from ..tools.names import mcp_tool_name
 
 if TYPE_CHECKING:
     from mcp.types import CallToolResult

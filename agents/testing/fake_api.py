@@ -54,7 +54,7 @@ from ..backends.base import (
     MessageStart,
     ModelRequest,
 )
-from ..tools._names import API_TOOL_NAME
+from ..tools.names import API_TOOL_NAME
 from .scripted import Responder, Script, ScriptedBackend, ScriptExhausted, Step, events_for
 
 __all__ = ["FakeAnthropicServer", "RecordedRequest", "error_type_for", "message_from_events"]

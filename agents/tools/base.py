@@ -26,8 +26,8 @@ import attrs
 import msgspec
 import trio
 
-from ._names import API_TOOL_NAME, MAX_TOOL_NAME
 from ._sdk_content import sdk_blocks
+from .names import API_TOOL_NAME, MAX_TOOL_NAME
 
 if TYPE_CHECKING:
     from ..permissions.files import CheckedPath

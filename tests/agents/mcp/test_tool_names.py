@@ -19,7 +19,7 @@ from agents import AgentOptions, create_sdk_mcp_server, tool
 from agents.backends.anthropic import AnthropicBackend
 from agents.testing import FakeAnthropicServer, Step, text, tool_use
 from agents.testing.mcp_servers import stdio_server_config
-from agents.tools._names import API_TOOL_NAME, mcp_tool_name
+from agents.tools.names import API_TOOL_NAME, mcp_tool_name
 from tests.agents.helpers import collect
 
 from .test_mcp_e2e import BOUND, result_text, results
