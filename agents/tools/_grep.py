@@ -39,11 +39,20 @@ from __future__ import annotations
 import math
 import os
 import re
+from collections.abc import Iterable
 from typing import NamedTuple
 
 from ._walk import list_files
 
-__all__ = ["BYTE_LIMIT", "MAX_WIDTH", "WORK_LIMIT", "files_searched", "search", "translate"]
+__all__ = [
+    "BYTE_LIMIT",
+    "MAX_WIDTH",
+    "WORK_LIMIT",
+    "backtracking_steps",
+    "files_searched",
+    "search",
+    "translate",
+]
 
 #: Bytes read in all at most; past them ripgrep searches.
 BYTE_LIMIT = 4 << 20
@@ -375,11 +384,17 @@ def _search_file(request: _Request, path: str, is_dir: bool, out: list[bytes]) -
 
 
 def _worst_case(data: bytes, degree: int) -> int:
-    """The most steps ``degree`` unbounded quantifiers can take over ``data``'s lines: at each
-    of a line's positions, every way to share what follows among them (no atom matches a
-    newline, so no match crosses one)."""
-    comb, ways = math.comb, degree + 1  # summed over a line's positions: C(L + k + 1, k + 1)
-    return sum(comb(len(line) + ways, ways) for line in data.split(b"\n")) + len(data)
+    """The most steps ``degree`` unbounded quantifiers can take over ``data``'s lines (no atom
+    matches a newline, so no match crosses one)."""
+    return backtracking_steps(map(len, data.split(b"\n")), degree) + len(data)
+
+
+def backtracking_steps(line_lengths: Iterable[int], degree: int) -> int:
+    """The most steps ``degree`` unbounded quantifiers can take over lines of these lengths: at
+    each of a line's positions, every way to share what follows among them, summed over a
+    line's positions: ``C(L + k + 1, k + 1)`` (BashOutput's filter decides by it too)."""
+    comb, ways = math.comb, degree + 1
+    return sum(comb(length + ways, ways) for length in line_lengths)
 
 
 def _read(path: str, budget: int) -> bytes:

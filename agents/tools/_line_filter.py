@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import re
 import sys
-from math import comb
 
 import trio
 
-from ._grep import WORK_LIMIT, translate
+from ._grep import WORK_LIMIT, backtracking_steps, translate
 
 __all__ = ["FILTER_SECONDS", "FilterError", "filter_lines"]
 
@@ -76,14 +75,5 @@ def _bounded(pattern: str, lines: list[str]) -> bool:
     translated = translate(pattern) if pattern.isascii() else None
     if translated is None:
         return False
-    degree, width = translated.degree, translated.width
-    if not degree:
-        return width * sum(map(len, lines)) <= WORK_LIMIT
-    ways = degree + 1
-    work = 0
-    for line in lines:
-        work += width * comb(len(line) + ways, ways)
-        if work > WORK_LIMIT:
-            return False
-    return True
-
+    steps = backtracking_steps(map(len, lines), translated.degree)
+    return translated.width * steps <= WORK_LIMIT
