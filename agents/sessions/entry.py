@@ -47,7 +47,6 @@ __all__ = [
     "decode_transcript",
     "encode_entry",
     "encode_entry_into",
-    "encode_line",
     "encode_line_into",
     "encode_lines",
     "gc_paused",
@@ -113,21 +112,9 @@ def encode_lines(entries: Sequence[TranscriptEntry]) -> bytes:
     return _encoder.encode_lines(entries)
 
 
-#: ``encode_line`` without the newline, as one C call: ``encode_line_into(entry, line, 0)`` makes
-#: ``line`` the entry's JSON (for a caller that appends the newline itself, saving a Python call)
+#: an entry's JSON (without the newline) written into a bytearray, as one C call:
+#: ``encode_line_into(entry, buf, -1)`` appends it to ``buf`` (the memory store's transcripts)
 encode_line_into = _encoder.encode_into
-
-
-def encode_line(entry: TranscriptEntry, line: bytearray) -> None:
-    """Make ``line`` the entry's line (with its newline), in place of what it held.
-
-    For a buffer reused from entry to entry (the memory store's, whose copies are kept at
-    their size): msgspec's ``encode_into`` takes a bytearray's length for its room, so
-    appending to a growing buffer reallocates (and copies) the whole buffer once or twice per
-    entry; written from the start of a reused buffer, it keeps the room of earlier, longer
-    lines and reallocates only for a longer one."""
-    _encoder.encode_into(entry, line, 0)
-    line += b"\n"
 
 
 #: Appends whose encoding may exceed this many bytes are encoded and written in a worker thread:

@@ -3,9 +3,11 @@
 It keeps each transcript as the encoded JSON-lines bytes the file store would write, not as live
 objects, so it is a faithful model of persistence: what comes back from ``load`` went through the
 same encoder and decoder, shares nothing with what was appended, and is subject to the same
-rules (``append_raw`` lets a test plant a corrupt or truncated line). The bytes are kept as the
-pieces appended, joined when read: a growing buffer would be reallocated, and copied whole, every
-few appends.
+rules (``append_raw`` lets a test plant a corrupt or truncated line). Each transcript is one
+``bytearray`` that entries are encoded onto the end of, in place: no copy of a line, and no
+object per line (a ``bytearray`` grows by a fraction of its size, so appends cost amortized
+constant time; nor does the cycle collector track it, where a list of lines is one more object
+for it per agent of a tree).
 """
 
 from __future__ import annotations
@@ -33,11 +35,11 @@ _INLINE_DECODE_BYTES = 64 * 1024
 encode_into = encode_line_into
 
 
-def _encode(entries: list[TranscriptEntry]) -> bytes:
+def _encode(entries: list[TranscriptEntry]) -> bytearray:
     buf = bytearray()
     for entry in entries:
         encode_entry_into(entry, buf)
-    return bytes(buf)
+    return buf
 
 
 def _label(key: SessionKey) -> str:
@@ -54,18 +56,15 @@ class InMemorySessionStore:
     assert await store.load(key) == [entry]
     """
 
-    #: each transcript's bytes, as the pieces appended (an append's lines, a raw append)
-    _data: dict[SessionKey, list[bytes]] = attrs.field(init=False, factory=dict)
-    #: the line being encoded (reused: see ``encode_line``); on the event loop's thread only
-    #: (large appends encode in a worker thread, into a buffer of their own)
-    _line: bytearray = attrs.field(init=False, factory=bytearray)
+    #: each transcript's bytes (its lines, and what ``append_raw`` added)
+    _data: dict[SessionKey, bytearray] = attrs.field(init=False, factory=dict)
 
     async def append(self, key: SessionKey, entries: Sequence[TranscriptEntry]) -> None:
         """Encode and append each entry as one line (large appends encode in a worker thread, as
         in the file store)."""
         if is_large(entries):
             encoded = await trio.to_thread.run_sync(_encode, list(entries))
-            self._data.setdefault(key, []).append(encoded)
+            self._buffer(key).extend(encoded)
             return
         self.append_nowait(key, entries)
         await trio.lowlevel.checkpoint()
@@ -74,15 +73,26 @@ class InMemorySessionStore:
         """``append`` without the checkpoint (see ``FileSessionStore.append_nowait``)."""
         if entries:
             data = self._data
-            pieces = data.get(key)
-            if pieces is None:  # not ``setdefault``: that makes a list per append
-                pieces = data[key] = []
-            line = self._line
-            for entry in entries:
-                # ``encode_line`` inlined (a Python call per entry costs as much as the copy)
-                encode_into(entry, line, 0)
-                line += b"\n"
-                pieces.append(bytes(line))  # a copy at its size, kept
+            buf = data.get(key)
+            if buf is None:  # not ``setdefault``: that makes a buffer per append
+                buf = data[key] = bytearray()
+            start = len(buf)
+            try:
+                for entry in entries:
+                    # ``encode_line`` inlined, onto the end (offset -1) of the transcript's bytes
+                    encode_into(entry, buf, -1)
+                    buf += b"\n"
+            except BaseException:
+                # an entry that cannot be encoded: nothing of the append is kept (as the file
+                # store, which encodes all the lines before writing), not half a line
+                del buf[start:]
+                raise
+
+    def _buffer(self, key: SessionKey) -> bytearray:
+        buf = self._data.get(key)
+        if buf is None:
+            buf = self._data[key] = bytearray()
+        return buf
 
     def release(self, key: SessionKey) -> None:
         """Nothing is held per transcript (``FileSessionStore.release`` closes a descriptor):
@@ -90,12 +100,12 @@ class InMemorySessionStore:
 
     def append_raw(self, key: SessionKey, data: bytes) -> None:
         """Append raw bytes to a transcript, e.g. a truncated line, to exercise load reports."""
-        self._data.setdefault(key, []).append(bytes(data))
+        self._buffer(key).extend(data)
 
     def raw(self, key: SessionKey) -> bytes | None:
         """The stored bytes of a transcript (what the file store would have on disk)."""
-        pieces = self._data.get(key)
-        return None if pieces is None else b"".join(pieces)
+        buf = self._data.get(key)
+        return None if buf is None else bytes(buf)
 
     async def load(self, key: SessionKey) -> list[TranscriptEntry] | None:
         """Every usable entry in order, or ``None`` if the session does not exist."""
@@ -125,7 +135,7 @@ class InMemorySessionStore:
         """The project's sessions, newest activity first."""
         await trio.lowlevel.checkpoint()
         infos = [
-            session_info(k.session_id, decode_transcript(_label(k), b"".join(v)).entries)
+            session_info(k.session_id, decode_transcript(_label(k), bytes(v)).entries)
             for k, v in self._data.items()
             if k.project_key == project_key and k.subpath is None
         ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import tempfile
 import uuid
 
+import pytest
 import trio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -90,10 +91,9 @@ async def test_stores_hold_exactly_the_lines_of_each_entry_encoded_alone(
     appends: list[tuple[int, list[TranscriptEntry]]],
 ) -> None:
     """The file store encodes an append's lines in one call (``encode_lines``), the memory
-    store each line into a reused buffer (``encode_line``), kept as pieces: each transcript
-    still holds exactly the bytes of its entries each encoded alone by ``encode_entry``, in
-    order, whatever the lengths of the lines written before, to it or to another
-    transcript."""
+    store each line onto the end of the transcript's buffer: each transcript still holds
+    exactly the bytes of its entries each encoded alone by ``encode_entry``, in order, whatever
+    the lengths of the lines written before, to it or to another transcript."""
     keys = [SessionKey("-p", f"s{n}") for n in range(3)]
     expected = {key: b"" for key in keys}
     memory = InMemorySessionStore()
@@ -130,3 +130,32 @@ async def test_fork_leaves_original_byte_identical(entries: list[TranscriptEntry
         assert loaded == copied
         assert [e.uuid for e in copied] == [e.uuid for e in entries]
         assert all(e.session_id == new_id for e in copied)
+
+
+@_settings
+@given(conversations(max_size=4), st.integers(0, 2))
+async def test_an_append_that_cannot_be_encoded_leaves_the_transcript_as_it_was(
+    entries: list[TranscriptEntry], bad_at: int
+) -> None:
+    """An entry that cannot be encoded (a custom tool's result holding some object) fails its
+    whole append in either store, and leaves the transcript as it was: no half line, and none
+    of the append's other entries; what is appended next goes on from there."""
+    key = SessionKey("-p", "s")
+    good = entries[: len(entries) // 2]
+    bad = SystemMessage(subtype="informational", data={"kept": "x" * 100, "object": object()})
+    template = entries[-1]
+    failing = [*entries[:bad_at], TranscriptEntry(
+        uuid=str(uuid.uuid4()), parent_uuid=None, session_id=template.session_id,
+        timestamp=template.timestamp, agent_id="main", message=bad,
+    )]  # fmt: skip
+    memory = InMemorySessionStore()
+    with tempfile.TemporaryDirectory() as root:
+        async with FileSessionStore(root) as files:
+            for store in (memory, files):
+                await store.append(key, good)
+                with pytest.raises(TypeError, match="unsupported"):
+                    await store.append(key, failing)
+                await store.append(key, entries)
+            expected = b"".join(encode_entry(entry) for entry in [*good, *entries])
+            assert files.path_for(key).read_bytes() == expected
+            assert memory.raw(key) == expected
