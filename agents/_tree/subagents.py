@@ -32,12 +32,12 @@ from runtime import Actor, BudgetExhausted, SpawnRefused
 from .._features.hookpoints import fire
 from .._loop.agent import AgentLoop
 from .._loop.contracts import Content, Prompt
-from .._loop.response import Response
 from .._loop.run import BUDGET_LIMIT_TEXT
 from ..messages import ResultMessage, SystemMessage
 from ..options import AgentDefinition, AgentOptions, resolve_model
 from ..tools.base import Tool, ToolContext, ToolOutput, ToolRegistry
-from .serve import WAKE, answer, needs_services, serve
+from .reports import notify, notify_nowait, report_progress
+from .serve import answer, needs_services, serve
 
 if TYPE_CHECKING:  # the scale-out's types load with the first remote spawn
     from ..remote import RemoteAgents
@@ -218,9 +218,9 @@ class _Child:
             if transcript is not None:
                 transcript.close()
             if self.notify:
-                pending = _notify_nowait(self.parent, self)
+                pending = notify_nowait(self.parent, self)
                 if pending is not None:  # the stream had no room: wait for it
-                    await _notify(self.parent, *pending)
+                    await notify(self.parent, *pending)
 
     @property
     def status(self) -> str:
@@ -385,93 +385,6 @@ def release_transcript(child: AgentLoop) -> None:
         child.transcript.close()
 
 
-async def _report_progress(child: AgentLoop, response: Response) -> None:
-    """``task_progress`` after each response of a background agent."""
-    calls = response.tool_uses
-    session = child.session
-    message = SystemMessage(
-        subtype="task_progress",
-        data={
-            "task_id": child.agent_id,
-            "tool_use_id": child.parent_tool_use_id,
-            "num_turns": session.turns_by_agent.get(child.agent_id, 0),
-            "cost_usd": session.supervisor.ledger.spent(child.agent_id),  # the tree's ledger
-            "last_tool_name": calls[-1].name if calls else None,
-        },
-    )
-    nowait = session.emit_nowait
-    if nowait is None or not nowait(message):
-        await session.emit(message)
-
-
-def _notify_nowait(parent: AgentLoop, record: _Child) -> tuple[SystemMessage, Prompt] | None:
-    """A background child ended: tell the stream, then the spawner.
-
-    The spawner hears of it through ``parent.links.notifications``, not by a prompt in its bounded
-    mailbox: a child must not wait (alive, holding its memory) for room in a busy parent's
-    mailbox, and a notification must never be dropped. The list is bounded all the same: by
-    the spawner's background children, which the concurrency limit bounds. A ``WAKE``
-    marks the moment among the mailbox's prompts; if the mailbox is full the spawner is busy
-    with it and finds the notification when it has drained it.
-
-    Done here, without a coroutine, when the stream takes its message at once (None); when it
-    has no room, the message and the spawner's prompt are returned for :func:`_notify` to
-    finish (the spawner hears of it once the stream has the message, as always).
-    """
-    child = record.loop
-    status, summary = record.status, record.summary()
-    text = (
-        f"<task-notification>\n<task-id>{child.agent_id}</task-id>\n"
-        f"<status>{status}</status>\n<summary>{record.description}</summary>\n"
-        f"<result>{summary}</result>\n</task-notification>"
-    )
-    # positional (content, origin): once per background child
-    prompt = Prompt(text, {"kind": "task-notification", "task_id": child.agent_id})
-    try:
-        data = {
-            "task_id": child.agent_id,
-            "tool_use_id": child.parent_tool_use_id,
-            "status": status,
-            "summary": summary[:2000],
-            "cost_usd": child.session.supervisor.ledger.spent(child.agent_id),
-            "num_turns": child.turns_total,
-        }
-        message = SystemMessage(subtype="task_notification", data=data)
-        nowait = parent.session.emit_nowait
-        if nowait is None or not nowait(message):
-            return message, prompt
-    except BaseException:  # even so: the spawner must hear of it
-        _tell_spawner(parent, prompt)
-        raise
-    _tell_spawner(parent, prompt)
-    return None
-
-
-async def _notify(parent: AgentLoop, message: SystemMessage, prompt: Prompt) -> None:
-    """The end of :func:`_notify_nowait` when the stream had no room for ``message``."""
-    try:
-        # Shielded, with a deadline: a stopped or cancelled child still reports its end, and a
-        # stream nobody reads holds it 5 s at most. (Only here: queuing without a wait has no
-        # checkpoint, so a cancel cannot cut it, and a scope per child costs.)
-        with trio.CancelScope(shield=True, relative_deadline=5):
-            await parent.session.emit(message)
-    finally:  # even if the stream's reader is gone or too slow: the spawner must hear of it
-        _tell_spawner(parent, prompt)
-
-
-def _tell_spawner(parent: AgentLoop, prompt: Prompt) -> None:
-    """Queue a background child's notification for its spawner, and wake the spawner."""
-    links = parent.links
-    links.notifications.append(prompt)
-    links.background_running -= 1
-    if links.actor is not None:
-        # not ``contextlib.suppress``: this runs for every background child
-        try:  # noqa: SIM105 - a suppress context costs more than the rest of this
-            links.actor.mailbox.send_nowait(WAKE)
-        except (trio.WouldBlock, trio.ClosedResourceError):
-            pass
-
-
 async def run_agent_tool(args: AgentInput, ctx: ToolContext) -> ToolOutput:
     """The Agent tool's handler: spawn a subagent, in the foreground or the background."""
     parent = ctx.agent
@@ -529,7 +442,7 @@ async def run_agent_tool(args: AgentInput, ctx: ToolContext) -> ToolOutput:
     except SpawnRefused as exc:
         return ToolOutput.error(str(exc))
     if background:
-        child.links.progress = _report_progress
+        child.links.progress = report_progress
         session = parent.session
         started = SystemMessage(
             subtype="task_started",

@@ -101,7 +101,7 @@ async def _tree_run(project: Path) -> tuple[list[Any], list[Any], list[Any]]:
 
 def _stream_without_room_for_notifications(patch: pytest.MonkeyPatch) -> list[Any]:
     """The stream takes no ``task_notification`` at its first offer: each is awaited
-    (``_notify``), and taken by the awaited ``put``'s own offer."""
+    (``notify``), and taken by the awaited ``put``'s own offer."""
     put_nowait = MessageStream.put_nowait
     refused: list[Any] = []
 
@@ -155,7 +155,7 @@ async def test_the_trees_shortcuts_answer_as_their_full_paths(
     """The same stream, requests and transcripts through each shortcut and its full path:
     leaves awaited through ``answer`` or served through ``serve`` and a nursery; spawns by
     ``spawn_child_nowait`` or by ``spawn_child``'s wait; a child's end reported at once or
-    after an awaited emit (``_notify``)."""
+    after an awaited emit (``notify``)."""
     shortcut = await _tree_run(project)
     with monkeypatch.context() as patch:
         taken = full_path(patch)
