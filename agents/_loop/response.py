@@ -82,13 +82,13 @@ class ResponseBuilder(msgspec.Struct, eq=False, gc=False):
         runs for every event of every response; a call per event is a tenth of its cost)."""
         parts = self._parts
         starts = self._starts
-        text_field = _DELTA_TEXT.get
-        handler_of = FEED.get
+        # (the tables' ``get`` looked up at each use, not bound here: a bound method is an object
+        # the collector tracks, held as long as the response streams, two for every agent)
         async for event in events:
             kind = type(event)
             if kind is ContentBlockDelta:
                 delta = event.delta
-                field = text_field(delta.get("type"))
+                field = _DELTA_TEXT.get(delta.get("type"))
                 if field is None:
                     self._delta(event)
                 else:
@@ -108,7 +108,7 @@ class ResponseBuilder(msgspec.Struct, eq=False, gc=False):
             elif kind is MessageStop:  # (``_message_stop``)
                 self.response.complete = True
             else:
-                handler = handler_of(kind)
+                handler = FEED.get(kind)
                 if handler is not None:  # anything else has nothing to add
                     handler(self, event)
 
