@@ -388,6 +388,45 @@ async def test_malformed_tool_input_json_is_an_error_result(project: Path) -> No
     assert result_of(messages).subtype == "success"
 
 
+async def test_tool_input_nested_too_deeply_is_an_error_result(project: Path) -> None:
+    """A tool input nested past Python's recursion limit (the model's JSON: a prompt injection
+    can ask for it) gives an error result naming the cause, not a RecursionError that ends
+    the whole session."""
+
+    def responder(request: Any) -> Step:
+        if len(request.messages) == 1:
+            return Step([tool_use("Glob", {"pattern": "*"}, id="toolu_deep")])
+        return Step([text("ok")])
+
+    scripted = ScriptedBackend(responder)
+    deep = '{"pattern": "*", "x": ' + "[" * 100_000 + "]" * 100_000 + "}"
+
+    class Nesting:
+        async def stream(self, request: Any) -> Any:
+            async for event in scripted.stream(request):
+                if (
+                    isinstance(event, ContentBlockDelta)
+                    and event.delta["type"] == "input_json_delta"
+                ):
+                    event = ContentBlockDelta(
+                        event.index, {"type": "input_json_delta", "partial_json": deep}
+                    )
+                yield event
+
+    messages, error = await collect("hi", AgentOptions(cwd=str(project), backend=Nesting()))
+    assert error is None
+    errors = [
+        b
+        for m in messages
+        if isinstance(m, UserMessage) and isinstance(m.content, list)
+        for b in m.content
+        if isinstance(b, ToolResultBlock)
+    ]
+    assert errors[0].is_error
+    assert "invalid tool input JSON (nested too deeply to be read)" in str(errors[0].content)
+    assert result_of(messages).subtype == "success"
+
+
 async def test_unconsumed_and_exhausted_scripts_are_reported(project: Path) -> None:
     """A call past the script ends in an api_error naming the agent; leftovers are named."""
     backend = ScriptedBackend([Step([tool_use("Glob", {"pattern": "*"})])])
