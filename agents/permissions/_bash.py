@@ -29,6 +29,7 @@ from ._bash_tree import MAX_DEPTH, Walker
 from ._bash_words import Word
 from ._bash_wrappers import basename
 from ._paths import absolute
+from ._stars import stars
 
 __all__ = [
     "MAX_COMMAND_BYTES",
@@ -340,7 +341,12 @@ def _list(directory: str, budget: list[int]) -> list[str] | None:
 
 
 def _component_regex(component: str) -> re.Pattern[str] | None:
-    out: list[str] = []
+    """The regex of one component of a glob: the pieces between its ``*``, each of fixed
+    length (a character, ``?``, a bracket class), joined by :func:`~._stars.stars`. The pattern
+    is the model's and the names are the directory's: joined by plain ``.*``, ``rm *a*a*a*a*b``
+    beside a file of 200 a's held the event loop 16 s, eight stars years."""
+    pieces: list[list[str]] = [[]]
+    out = pieces[0]
     i = 0
     n = len(component)
     while i < n:
@@ -349,7 +355,8 @@ def _component_regex(component: str) -> re.Pattern[str] | None:
             out.append(re.escape(component[i + 1]))
             i += 2
         elif c == "*":
-            out.append(".*")
+            out = []
+            pieces.append(out)
             i += 1
         elif c == "?":
             out.append(".")
@@ -376,6 +383,6 @@ def _component_regex(component: str) -> re.Pattern[str] | None:
             out.append(re.escape(c))
             i += 1
     try:
-        return re.compile("".join(out), re.IGNORECASE | re.DOTALL)
+        return re.compile(stars(["".join(piece) for piece in pieces]), re.IGNORECASE | re.DOTALL)
     except re.error:
         return None
