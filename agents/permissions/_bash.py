@@ -7,7 +7,8 @@ redirection, the directory each runs in, and every construct that cannot be deci
 The rules, the modes and the critical-path guard judge that list; nothing here decides.
 
 Fail closed: a line longer than :data:`MAX_COMMAND_BYTES`, nested deeper than the walk's limit,
-or that does not parse, is reported opaque (never auto-approved) rather than guessed at.
+with a command under more than :data:`MAX_WRAPPERS` wrappers, or that does not parse, is
+reported opaque (never auto-approved) rather than guessed at.
 Analysing is linear in the line's size; a line over :data:`THREAD_BYTES` is analysed in a worker
 thread by the gate (:func:`analyze` itself is synchronous and thread-safe).
 """
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # tree-sitter loads with the first command analysed
     from tree_sitter import Language, Node, Parser, Tree
 
+from ._bash_commands import MAX_WRAPPERS
 from ._bash_model import Analysis, Command, Dirs, Opaque, Write
 from ._bash_tree import MAX_DEPTH, Walker
 from ._bash_words import Word
@@ -35,6 +37,7 @@ __all__ = [
     "MAX_COMMAND_BYTES",
     "MAX_DEPTH",
     "MAX_PARTS",
+    "MAX_WRAPPERS",
     "MAX_WRITES",
     "THREAD_BYTES",
     "Analysis",
