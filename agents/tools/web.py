@@ -17,6 +17,7 @@ never imported here); other backends get an error result saying so.
 
 from __future__ import annotations
 
+import codecs
 import ipaddress
 from collections.abc import Mapping
 from typing import Annotated, Any
@@ -35,6 +36,11 @@ MAX_CONTENT_CHARS = 100_000
 FETCH_DEADLINE_S = 60.0
 CACHE_TTL_S = 15 * 60.0
 USER_AGENT = "trio-agents/0.1 (WebFetch; +https://github.com/)"
+#: Python codecs that are no web page's charset, which the server's Content-Type may still name:
+#: punycode decodes in quadratic time (320 KB took 4.7 s on the event loop, 10 MB hours), idna
+#: and undefined refuse the ``replace`` error handler (a UnicodeError out of the tool). A body
+#: in one of them is read as UTF-8, as one in a charset Python does not know.
+_NOT_CHARSETS = frozenset({"punycode", "idna", "undefined"})
 _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 _TEXT_TYPES = (
     "text/",
@@ -105,6 +111,15 @@ def _same_origin(a: Any, b: Any) -> bool:
     return _origin(a) == _origin(b)
 
 
+def _decode_body(body: bytes, charset: str) -> str:
+    """``body`` as text in ``charset``, or in UTF-8 when that is unknown or no web charset."""
+    try:
+        codec = codecs.lookup(charset).name
+    except LookupError:
+        codec = "utf-8"
+    return body.decode("utf-8" if codec in _NOT_CHARSETS else codec, "replace")
+
+
 def _to_markdown(html: str, base_url: str) -> str:
     import html2text
 
@@ -160,10 +175,7 @@ async def _fetch(url: str) -> tuple[str, Mapping[str, Any]] | ToolOutput:
             return ToolOutput.error(f"Too many redirects (more than {MAX_REDIRECTS}) for {url}")
     if ctype and not ctype.startswith(_TEXT_TYPES):
         return ToolOutput.error(f"Unsupported content type {ctype!r} at {current}")
-    try:
-        raw = bytes(body).decode(charset, "replace")
-    except LookupError:
-        raw = bytes(body).decode("utf-8", "replace")
+    raw = _decode_body(bytes(body), charset)
     if ctype in ("text/html", "application/xhtml+xml") or (not ctype and "<html" in raw[:1000]):
         if len(raw) > 256 * 1024:
             text = await trio.to_thread.run_sync(_to_markdown, raw, str(current))

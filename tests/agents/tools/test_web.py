@@ -25,7 +25,7 @@ from agents.tools import web
 from agents.tools.base import ToolContext
 from agents.tools.web import web_fetch_tool, web_search_tool
 
-from .toolkit import call, text_of
+from .toolkit import call, printed_within_a_deadline, text_of
 
 FETCH, SEARCH = web_fetch_tool(), web_search_tool()
 
@@ -60,6 +60,9 @@ class Server:
             return "302 Found", [("location", "/loop")], b""
         if path == "/big":
             return "200 OK", [("content-type", "text/plain")], b"a" * (web.MAX_BODY_BYTES + 10)
+        if path.startswith("/charset/"):
+            ctype = f"text/plain; charset={path.removeprefix('/charset/')}"
+            return "200 OK", [("content-type", ctype)], "h\u00e9llo".encode()
         if path == "/bin":
             return "200 OK", [("content-type", "application/octet-stream")], b"\x00\x01"
         return "404 Not Found", [("content-type", "text/plain")], b"nope"
@@ -119,6 +122,27 @@ async def test_fetch_answers_the_prompt_with_the_model(server: Server, ctx: Tool
 async def test_fetch_plain_text_as_is(server: Server, ctx: ToolContext) -> None:
     out = text_of(await call(FETCH, {"url": server.url("/text"), "prompt": "p"}, ctx))
     assert out.endswith("plain text body")
+
+
+@pytest.mark.parametrize("charset", ["punycode", "idna", "undefined", "no-such-charset"])
+async def test_fetch_reads_a_charset_no_page_is_written_in_as_utf8(
+    server: Server, ctx: ToolContext, charset: str
+) -> None:
+    """The server names the charset: Python's punycode (quadratic), idna and undefined (they
+    raised UnicodeError) and unknown names are read as UTF-8."""
+    out = await call(FETCH, {"url": server.url(f"/charset/{charset}"), "prompt": "p"}, ctx)
+    assert not out.is_error
+    assert text_of(out).endswith("h\u00e9llo")
+
+
+def test_a_body_the_server_calls_punycode_is_read_at_once() -> None:
+    """2 MB the server calls punycode: decoded as punycode, hours on the event loop (320 KB
+    took 4.7 s); read as UTF-8, at once."""
+    script = (
+        "from agents.tools.web import _decode_body\n"
+        "print(len(_decode_body(b'a' * 1_000_000 + b'-' + b'z' * 1_000_000, 'punycode')))"
+    )
+    assert printed_within_a_deadline(script, seconds=30) == "2000001"
 
 
 async def test_fetch_follows_same_host_redirects(server: Server, ctx: ToolContext) -> None:
