@@ -1,14 +1,15 @@
 """WebFetch and WebSearch.
 
 **WebFetch** ``{url, prompt}`` fetches a page with ``httpx`` (which runs on Trio natively), turns
-HTML into Markdown with ``html2text``, and asks the session's model ``prompt`` over it through
-``ctx.complete`` — so a 200 KB page costs the main context only the answer. Limits, as Claude
-Code's: ``http`` is upgraded to ``https`` (except for ``localhost``/``127.0.0.1``/``::1``), at most
-10 redirects are followed and only within the same scheme, host and port (a redirect elsewhere is
-reported to the model, which may fetch it knowingly, with its own permission check), bodies over 10
-MB are cut, and the whole fetch has a cancel scope. Pages are cached per session for 15 minutes
-(Trio time). With no ``ctx.complete`` (unit tests, a bare context) the converted page itself is
-returned, with a note.
+HTML into Markdown with ``html2text`` (in a Python process of its own, within
+:data:`CONVERT_SECONDS`: it is quadratic on some pages), and asks the session's model ``prompt``
+over it through ``ctx.complete`` — so a 200 KB page costs the main context only the answer. Limits,
+as Claude Code's: ``http`` is upgraded to ``https`` (except for
+``localhost``/``127.0.0.1``/``::1``), at most 10 redirects are followed and only within the same
+scheme, host and port (a redirect elsewhere is reported to the model, which may fetch it knowingly,
+with its own permission check), bodies over 10 MB are cut, and the whole fetch has a cancel scope.
+Pages are cached per session for 15 minutes (Trio time). With no ``ctx.complete`` (unit tests, a
+bare context) the converted page itself is returned, with a note.
 
 **WebSearch** ``{query, allowed_domains?, blocked_domains?}`` uses the Messages API's server-side
 ``web_search`` tool, so it needs the Anthropic backend (checked by class name, so ``anthropic`` is
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import codecs
 import ipaddress
+import sys
 from collections.abc import Mapping
 from typing import Annotated, Any
 
@@ -34,6 +36,11 @@ MAX_REDIRECTS = 10
 #: Characters of converted content handed to the model (or returned without one).
 MAX_CONTENT_CHARS = 100_000
 FETCH_DEADLINE_S = 60.0
+#: How long converting one page to Markdown may take. html2text runs in a Python process of its
+#: own, which the deadline or a cancellation kills: it is quadratic or worse on some pages (8 KB
+#: of blank lines took 0.5 s, 64 KB 33 s; 64 KB of nested lists made 67 MB of Markdown in 7.5 s),
+#: the page is the server's, and on the event loop nothing could cancel it.
+CONVERT_SECONDS = 10.0
 CACHE_TTL_S = 15 * 60.0
 USER_AGENT = "trio-agents/0.1 (WebFetch; +https://github.com/)"
 #: Python codecs that are no web page's charset, which the server's Content-Type may still name:
@@ -120,13 +127,43 @@ def _decode_body(body: bytes, charset: str) -> str:
     return body.decode("utf-8" if codec in _NOT_CHARSETS else codec, "replace")
 
 
-def _to_markdown(html: str, base_url: str) -> str:
-    import html2text
+_CONVERT = """
+import sys
+import html2text
+converter = html2text.HTML2Text(baseurl=sys.argv[1])
+converter.body_width = 0  # no hard wrapping: the model reads long lines fine
+converter.ignore_images = True
+html = sys.stdin.buffer.read().decode("utf-8", "surrogateescape")
+sys.stdout.buffer.write(str(converter.handle(html)).strip().encode("utf-8", "surrogateescape"))
+"""
 
-    converter = html2text.HTML2Text(baseurl=base_url)
-    converter.body_width = 0  # no hard wrapping: the model reads long lines fine
-    converter.ignore_images = True
-    return str(converter.handle(html)).strip()
+
+async def _to_markdown(html: str, base_url: str) -> str | ToolOutput:
+    """``html`` as Markdown, converted in a process of its own within ``CONVERT_SECONDS``, or
+    the error to return instead."""
+    with trio.move_on_after(CONVERT_SECONDS):
+        done = await trio.run_process(
+            [sys.executable, "-I", "-c", _CONVERT, base_url],
+            stdin=html.encode("utf-8", "surrogateescape"),
+            capture_stdout=True,
+            capture_stderr=True,
+            check=False,
+            deliver_cancel=_kill,
+        )
+        if done.returncode != 0:
+            why = done.stderr.decode("utf-8", "replace").strip().rpartition("\n")[2]
+            return ToolOutput.error(f"Converting {base_url} to Markdown failed: {why}")
+        return done.stdout.decode("utf-8", "surrogateescape")
+    return ToolOutput.error(
+        f"Converting {base_url} to Markdown took longer than {CONVERT_SECONDS:g} s "
+        "(html2text is slow on some pages: fetch another)"
+    )
+
+
+async def _kill(process: trio.Process) -> None:
+    """A conversion holds no resource worth a graceful end: killed at once."""
+    process.kill()
+    await trio.lowlevel.checkpoint()
 
 
 async def _fetch(url: str) -> tuple[str, Mapping[str, Any]] | ToolOutput:
@@ -177,10 +214,10 @@ async def _fetch(url: str) -> tuple[str, Mapping[str, Any]] | ToolOutput:
         return ToolOutput.error(f"Unsupported content type {ctype!r} at {current}")
     raw = _decode_body(bytes(body), charset)
     if ctype in ("text/html", "application/xhtml+xml") or (not ctype and "<html" in raw[:1000]):
-        if len(raw) > 256 * 1024:
-            text = await trio.to_thread.run_sync(_to_markdown, raw, str(current))
-        else:
-            text = _to_markdown(raw, str(current))
+        converted = await _to_markdown(raw, str(current))
+        if isinstance(converted, ToolOutput):
+            return converted
+        text = converted
     else:
         text = raw
     meta = {"url": str(current), "code": status, "bytes": len(body), "contentType": ctype}

@@ -292,3 +292,51 @@ async def test_search_rejects_both_domain_lists(ctx: ToolContext) -> None:
         SEARCH, {"query": "q q", "allowed_domains": ["a"], "blocked_domains": ["b"]}, ctx
     )
     assert text_of(out) == "Cannot specify both allowed_domains and blocked_domains"
+
+
+_HOSTILE_PAGE_SCRIPT = """
+import trio
+from agents.tools import web
+from agents.tools.base import ToolContext
+
+web.CONVERT_SECONDS = 1.0
+PAGE = b"<html>" + b" \\n" * 128_000  # 256 KB of blank lines: minutes of html2text
+HEAD = b"HTTP/1.1 200 OK\\r\\ncontent-type: text/html\\r\\nconnection: close\\r\\n"
+
+async def handle(stream):
+    data = b""
+    while b"\\r\\n\\r\\n" not in data:
+        data += await stream.receive_some(4096)
+    await stream.send_all(HEAD + b"content-length: %d\\r\\n\\r\\n" % len(PAGE) + PAGE)
+
+async def main():
+    ticks = 0
+    async def tick():
+        nonlocal ticks
+        while True:
+            await trio.sleep(0.01)
+            ticks += 1
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(trio.serve_tcp, handle, 0)
+        port = listeners[0].socket.getsockname()[1]
+        nursery.start_soon(tick)
+        tool = web.web_fetch_tool()
+        ctx = ToolContext(cwd="/", agent_id="main", tool_use_id="t1", session_id="s")
+        url = f"http://127.0.0.1:{port}/blank"
+        out = await tool.handler(tool.validate({"url": url, "prompt": "p"}), ctx)
+        print(out.is_error, out.content.replace(str(port), "PORT"), ticks > 10, sep="|")
+        nursery.cancel_scope.cancel()
+
+trio.run(main)
+"""
+
+
+def test_a_page_html2text_cannot_convert_in_time_is_an_error_and_never_holds_the_loop() -> None:
+    """256 KB of blank lines (html2text: 8 KB took 0.5 s, 64 KB 33 s, quadratic): converted in
+    a process of its own, killed at the deadline, an error naming the page and the deadline,
+    and the event loop ran other tasks all along."""
+    printed = printed_within_a_deadline(_HOSTILE_PAGE_SCRIPT, seconds=30)
+    assert printed == (
+        "True|Converting http://127.0.0.1:PORT/blank to Markdown took longer than 1 s "
+        "(html2text is slow on some pages: fetch another)|True"
+    )
