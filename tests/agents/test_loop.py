@@ -482,6 +482,48 @@ async def test_an_input_checked_in_a_process_runs_the_tool_or_is_its_error(
     )
 
 
+async def test_an_input_a_hook_rewrote_is_checked_in_a_process_too(project: Path) -> None:
+    """A PreToolUse hook's rewritten input, under a schema whose regex could backtrack without
+    bound, is checked in a process of its own: a misfit is jsonschema's error result."""
+    from agents import HookMatcher, create_sdk_mcp_server, tool
+
+    schema = {"type": "object", "properties": {"word": {"type": "string", "pattern": "^(ab|a)+$"}}}
+
+    @tool("spell", "spell a word", schema)
+    async def spell(args: dict[str, Any]) -> dict[str, Any]:
+        return {"content": [{"type": "text", "text": f"spelled {args['word']}"}]}
+
+    async def rewrite(input: dict[str, Any], tool_use_id: str | None, context: Any) -> Any:
+        word = input["tool_input"]["word"] + "c"
+        return {
+            "hookSpecificOutput": {"permissionDecision": "allow", "updatedInput": {"word": word}}
+        }
+
+    backend = ScriptedBackend(
+        [Step([tool_use("mcp__t__spell", {"word": "ab"}, id="toolu_1")]), Step([text("ok")])]
+    )
+    options = AgentOptions(
+        cwd=str(project),
+        backend=backend,
+        mcp_servers={"t": create_sdk_mcp_server("t", "1.0", [spell])},
+        hooks={"PreToolUse": [HookMatcher(hooks=[rewrite])]},
+    )
+    with trio.fail_after(30):
+        messages, error = await collect("hi", options)
+    assert error is None
+    (result,) = [
+        b
+        for m in messages
+        if isinstance(m, UserMessage) and isinstance(m.content, list)
+        for b in m.content
+        if isinstance(b, ToolResultBlock)
+    ]
+    assert result.is_error
+    assert str(result.content) == (
+        "invalid input for mcp__t__spell: 'abc' does not match '^(ab|a)+$' - at `$.word`"
+    )
+
+
 async def test_unconsumed_and_exhausted_scripts_are_reported(project: Path) -> None:
     """A call past the script ends in an api_error naming the agent; leftovers are named."""
     backend = ScriptedBackend([Step([tool_use("Glob", {"pattern": "*"})])])
