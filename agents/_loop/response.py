@@ -160,8 +160,10 @@ class ResponseBuilder(msgspec.Struct, eq=False, gc=False):
             if text:
                 try:
                     tool_input = _json_decode(text)
-                except msgspec.DecodeError as exc:
-                    r.bad_inputs[tool_id] = f"invalid tool input JSON ({exc}): {text[:200]!r}"
+                except (msgspec.DecodeError, RecursionError) as exc:
+                    # (the model's JSON: nesting a million deep is as possible as a cut-off)
+                    why = "nested too deeply to be read" if isinstance(exc, RecursionError) else exc
+                    r.bad_inputs[tool_id] = f"invalid tool input JSON ({why}): {text[:200]!r}"
                     log.warning("tool %s %s: %s", name, tool_id, r.bad_inputs[tool_id])
                     tool_input = {}
             else:

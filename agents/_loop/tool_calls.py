@@ -23,7 +23,15 @@ from trio.lowlevel import checkpoint_if_cancelled
 from runtime import ToolScheduler
 
 from ..messages import SystemMessage, ToolResultBlock, ToolUseBlock, UserMessage
-from ..tools.base import NO_CONTEXT, Tool, ToolContext, ToolInputError, ToolOutput
+from ..tools.base import (
+    NO_CONTEXT,
+    Tool,
+    ToolContext,
+    ToolInputError,
+    ToolOutput,
+    UncheckedInput,
+    validated,
+)
 from .budget import watching_the_budget
 from .capping import capped
 from .run import BUDGET_LIMIT_TEXT, INTERRUPTED_TEXT, Run, new_id
@@ -188,7 +196,7 @@ async def _admit(
     if verdict.input is not call.input:  # a hook or can_use_tool rewrote the input
         tool_input = verdict.input
         try:
-            parsed = tool.validate(tool_input)
+            parsed = await validated(tool, tool_input)
         except ToolInputError as exc:
             failed = ToolOutput.error(str(exc))
             return await loop.seams.after_tool(loop, call, tool_input, failed, context, run)
@@ -327,6 +335,8 @@ class _Turn:
         else:
             try:
                 parsed = tool.validate(call.input)
+            except UncheckedInput as unchecked:
+                output, data = await self._checked_apart(call, tool, unchecked)
             except ToolInputError as exc:
                 output = ToolOutput.error(str(exc))
             else:
@@ -403,6 +413,22 @@ class _Turn:
         if self.unstreamed is None:
             self.unstreamed = {}
         self.unstreamed[call_id] = message
+
+    async def _checked_apart(
+        self, call: ToolUseBlock, tool: Tool, unchecked: UncheckedInput
+    ) -> tuple[ToolOutput, dict[str, Any] | None]:
+        """A call whose input only a process of its own can check (a regex of the schema that
+        could backtrack without bound over it): checked there, then through the gate's slow
+        path, as any call whose input is valid."""
+        try:
+            parsed = await unchecked.check()
+        except ToolInputError as exc:
+            return ToolOutput.error(str(exc)), None
+        if self.loop.gate is not None:
+            return await self._gated(call, tool, parsed)
+        if self.loop.session.supervisor.ledger.exhausted:  # no tool starts after the trip
+            return ToolOutput.error(BUDGET_LIMIT_TEXT), None
+        return await self._execute(call, tool, _Admitted(parsed, call.input, ()))
 
     async def _gated(
         self, call: ToolUseBlock, tool: Tool, parsed: Any

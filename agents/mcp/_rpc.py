@@ -237,6 +237,11 @@ class LineClient:
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             self._bad_line(f"a line that is not JSON-RPC ({exc}): {bytes(line[:80])!r}")
             return
+        except RecursionError:  # (the server's line: it may nest [ a million deep)
+            self._bad_line(
+                f"a line that is not JSON-RPC (nested too deeply to be read): {bytes(line[:80])!r}"
+            )
+            return
         if message.method is not None:
             if message.id is None:
                 if self._on_notification is not None:
@@ -277,7 +282,7 @@ class LineClient:
 def _peek_id(line: bytes) -> Any:
     try:
         return _decode_envelope(line).id
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return None
 
 

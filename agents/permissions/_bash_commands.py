@@ -22,6 +22,7 @@ from ._bash_wrappers import NOT_WRAPPED, WRAPPERS, basename, is_assignment, unwr
 
 __all__ = [
     "MAX_DEPTH",
+    "MAX_WRAPPERS",
     "RESERVED",
     "RUN_CONTROL_VARIABLES",
     "SAFE_NAME",
@@ -31,6 +32,10 @@ __all__ = [
 
 #: Constructs nested deeper than this are not analysed: the command asks.
 MAX_DEPTH = 48
+#: A command under more wrappers than this (``nice nice … rm``) asks, its first layers listed
+#: only: each layer is a spelling the deny rules are tried on, as long as the rest of the
+#: command, so n wrappers made n² of text on the event loop (12 000 in a 60 KB line: 360 MB).
+MAX_WRAPPERS = 32
 
 #: Shells whose ``-c`` script is parsed in turn; without ``-c`` they run a file or stdin.
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "rbash", "yash"})
@@ -218,6 +223,10 @@ class SimpleCommands:
         scripts."""
         values = [None if w.glob else w.value for w in words]
         layers = unwrap(values)
+        too_many = len(layers.starts) > MAX_WRAPPERS + 1  # (the first is the command as written)
+        if too_many:
+            del layers.starts[MAX_WRAPPERS + 1 :]
+            layers.inner = None
         inner = layers.inner
         if layers.replace is not None and inner is not None:
             words = [
@@ -231,7 +240,11 @@ class SimpleCommands:
             self.writes.append(Write(Word(target, target), dirs))
         self._check_words(words, inner)
         if inner is None:
-            self.fail("a wrapper's arguments are not static")
+            self.fail(
+                f"more than {MAX_WRAPPERS} wrappers around one command"
+                if too_many
+                else "a wrapper's arguments are not static"
+            )
             self.commands.append(new_command(tuple(words), tuple(assigned), layers, None))
             return None, None
         if layers.split is not None:

@@ -34,13 +34,19 @@ class SlashCommand:
     def expand(self, arguments: str) -> str:
         words = arguments.split()
         text = self.body.replace("$ARGUMENTS", arguments)
-        text = _POSITIONAL.sub(lambda m: _word(words, int(m.group(1))), text)
+        text = _POSITIONAL.sub(lambda m: _word(words, m.group(1)), text)
         if "$ARGUMENTS" not in self.body and not _POSITIONAL.search(self.body) and arguments:
             text = f"{text}\n\nARGUMENTS: {arguments}"
         return text
 
 
-def _word(words: list[str], index: int) -> str:
+def _word(words: list[str], digits: str) -> str:
+    """The word ``$<digits>`` names, "" past the last (a number of thousands of digits, which
+    ``int`` refuses, is past it too)."""
+    significant = digits.lstrip("0")
+    if len(significant) > len(str(len(words))):
+        return ""
+    index = int(significant or "0")
     return words[index - 1] if 0 < index <= len(words) else ""
 
 

@@ -55,6 +55,83 @@ class ToolInputError(Exception):
     """The model's tool input does not fit the tool's schema; the text names the JSON path."""
 
 
+#: How long checking one input against its schema in a process of its own may take.
+INPUT_CHECK_SECONDS = 10.0
+
+
+class UncheckedInput(ToolInputError):
+    """An input that only a process of its own can check against the tool's schema: a regex of
+    the schema (``pattern``, ``patternProperties``) could backtrack without bound over a string
+    of the input. The schema is the tool's (an MCP server's) and the string the model's: ``^(a+)+$``
+    over 28 a's and a ``!`` took 8 s, on the event loop, where nothing can cancel it. Its text
+    says so, so that code that knows only :class:`ToolInputError` refuses the input; the tool
+    call awaits :meth:`check` (:func:`validated`)."""
+
+    def __init__(self, name: str, schema: Mapping[str, Any], raw: Mapping[str, Any]) -> None:
+        super().__init__(
+            f"invalid input for {name}: a pattern of its schema could backtrack without bound "
+            "over it (checked only in a process of its own)"
+        )
+        self.name, self.schema, self.raw = name, schema, raw
+
+    async def check(self) -> dict[str, Any]:
+        """The input, checked against the schema by ``jsonschema`` in a Python process of its
+        own, which a cancellation or :data:`INPUT_CHECK_SECONDS` kills; raises
+        :class:`ToolInputError` naming what is wrong, or the deadline."""
+        import sys
+
+        payload = msgspec.json.encode({"schema": self.schema, "instance": self.raw})
+        with trio.move_on_after(INPUT_CHECK_SECONDS):
+            done = await trio.run_process(
+                [sys.executable, "-I", "-c", _CHECK_SCRIPT],
+                stdin=payload,
+                capture_stdout=True,
+                capture_stderr=True,
+                check=False,
+                deliver_cancel=_kill,
+            )
+            if done.returncode != 0:  # (a check that fails is no pass)
+                why = done.stderr.decode("utf-8", "replace").strip().rpartition("\n")[2]
+                raise ToolInputError(
+                    f"invalid input for {self.name}: it could not be checked: {why}"
+                )
+            message = done.stdout.decode("utf-8", "replace")
+            if message:
+                raise ToolInputError(f"invalid input for {self.name}: {message}")
+            return dict(self.raw)
+        raise ToolInputError(
+            f"invalid input for {self.name}: checking it against the tool's schema took longer "
+            f"than {INPUT_CHECK_SECONDS:g} s (a pattern of the schema backtracks over it)"
+        )
+
+
+_CHECK_SCRIPT = """
+import json, sys
+import jsonschema
+given = json.loads(sys.stdin.buffer.read())
+schema = given["schema"]
+cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft7Validator)
+error = jsonschema.exceptions.best_match(cls(schema).iter_errors(given["instance"]))
+if error is not None:
+    sys.stdout.write(f"{error.message} - at `{error.json_path}`")
+"""
+
+
+async def _kill(process: trio.Process) -> None:
+    """A check holds no resource worth a graceful end: killed at once."""
+    process.kill()
+    await trio.lowlevel.checkpoint()
+
+
+async def validated(tool: Tool, raw: Mapping[str, Any]) -> Any:
+    """``tool.validate(raw)``, an input only a process can check checked there (see
+    :class:`UncheckedInput`); raises :class:`ToolInputError`."""
+    try:
+        return tool.validate(raw)
+    except UncheckedInput as unchecked:
+        return await unchecked.check()
+
+
 @attrs.frozen
 class ToolAnnotations:
     """MCP tool annotations; ``readOnlyHint=True`` lets the scheduler run the tool concurrently."""
@@ -192,10 +269,13 @@ class Tool:
             return converted
         fits = _fast_check(self.input_schema)
         check = _schema_validator(self.input_schema)
+        schema = self.input_schema
 
         def checked(raw: Mapping[str, Any]) -> dict[str, Any]:
             if fits is None or not fits(raw):  # the fast check passes only what fits
                 message = check(raw)
+                if message is _UNBOUNDED:
+                    raise UncheckedInput(name, schema, raw)
                 if message is not None:
                     raise ToolInputError(f"invalid input for {name}: {message}")
             return dict(raw)
@@ -206,8 +286,10 @@ class Tool:
 _JSON_TYPES: dict[str, Callable[[Any], bool]] = {
     "string": lambda v: isinstance(v, str),
     # as JSON Schema since draft 6: a number whose fraction is zero (``1.0``) is an integer
-    "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool))
-    or (isinstance(v, float) and v.is_integer()),
+    "integer": lambda v: (
+        (isinstance(v, int) and not isinstance(v, bool))
+        or (isinstance(v, float) and v.is_integer())
+    ),
     "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
     "boolean": lambda v: isinstance(v, bool),
     "array": lambda v: isinstance(v, list),
@@ -276,15 +358,70 @@ def _schema_validator(schema: Mapping[str, Any]) -> Callable[[Any], str | None]:
     import jsonschema  # lazy: only tools with richer schemas need it (and it costs 100 ms)
 
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft7Validator)
-    validator = cls(schema)
+    validator = _guarded(cls)(schema)
 
     def check(instance: Any) -> str | None:
-        error = jsonschema.exceptions.best_match(validator.iter_errors(instance))
+        try:
+            error = jsonschema.exceptions.best_match(validator.iter_errors(instance))
+        except _Unbounded:
+            return _UNBOUNDED
+        except RecursionError:  # (the model's input, a schema that refers to itself)
+            return "nested too deeply to be checked - at `$`"
         if error is None:
             return None
         return f"{error.message} - at `{error.json_path}`"
 
     return check
+
+
+class _Unbounded(Exception):
+    """A regex of the schema could backtrack without bound over a string of the input."""
+
+
+#: What a check answers for an input only a process of its own can check.
+_UNBOUNDED = "a pattern could backtrack without bound"
+
+
+def _bounded_search(pattern: str, text: str) -> bool:
+    """Whether ``re.search(pattern, text)`` takes a bounded number of steps, by Grep's rule
+    (BashOutput's filter decides by it too): a pattern of known backtracking degree and width,
+    ``C(L + k + 1, k + 1)`` steps over the text under the work limit."""
+    from ._grep import WORK_LIMIT, backtracking_steps, translate
+
+    translated = translate(pattern) if pattern.isascii() else None
+    if translated is None:
+        return False
+    return translated.width * backtracking_steps((len(text),), translated.degree) <= WORK_LIMIT
+
+
+def _guarded(cls: Any) -> Any:
+    """``cls`` whose regex keywords raise :class:`_Unbounded` rather than search a string they
+    could backtrack over without bound (everything else is ``cls``'s own)."""
+    import jsonschema
+
+    own = cls.VALIDATORS
+
+    def pattern(validator: Any, regex: str, instance: Any, schema: Any) -> Any:
+        if validator.is_type(instance, "string") and not _bounded_search(regex, instance):
+            raise _Unbounded
+        return own["pattern"](validator, regex, instance, schema)
+
+    def keyed(keyword: str) -> Any:
+        # these match the object's keys against ``patternProperties``
+        def check(validator: Any, value: Any, instance: Any, schema: Any) -> Any:
+            if validator.is_type(instance, "object"):
+                for regex in schema.get("patternProperties") or ():
+                    if any(not _bounded_search(regex, key) for key in instance):
+                        raise _Unbounded
+            return own[keyword](validator, value, instance, schema)
+
+        return check
+
+    replaced = {"pattern": pattern}
+    for keyword in ("patternProperties", "additionalProperties", "unevaluatedProperties"):
+        if keyword in own:
+            replaced[keyword] = keyed(keyword)
+    return jsonschema.validators.extend(cls, replaced)  # type: ignore[no-untyped-call]
 
 
 def _fast_check(schema: Mapping[str, Any]) -> Callable[[Any], bool] | None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
@@ -31,6 +32,7 @@ from .base import Tool, ToolContext, ToolOutput
 
 __all__ = [
     "DEFAULT_DEFER_SHARE",
+    "MAX_QUERY_KEYWORDS",
     "TOOL_SEARCH_MODES",
     "DeferredTools",
     "choose_deferred",
@@ -45,6 +47,10 @@ DEFAULT_DEFER_SHARE = 0.10
 #: The estimate used for definitions: about four characters of JSON per token.
 _CHARS_PER_TOKEN = 4
 MAX_RESULTS = 5
+#: Distinct keywords one query may hold. Each is looked for in every deferred tool's name and
+#: description, so a search costs their number times the descriptions' size; the query is the
+#: model's (30 000 keywords against 200 descriptions of 5 KB held the event loop for minutes).
+MAX_QUERY_KEYWORDS = 32
 
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
@@ -103,7 +109,9 @@ def _words(text: str) -> set[str]:
 
 
 def search_tools(query: str, tools: Iterable[Tool], max_results: int = MAX_RESULTS) -> list[str]:
-    """Names of the best matches for ``query`` (at most ``max_results``), best first."""
+    """Names of the best matches for ``query`` (at most ``max_results``), best first.
+
+    A query of more than :data:`MAX_QUERY_KEYWORDS` distinct keywords is a ``ValueError``."""
     candidates = list(tools)
     query = query.strip()
     if query.startswith("select:"):
@@ -111,25 +119,32 @@ def search_tools(query: str, tools: Iterable[Tool], max_results: int = MAX_RESUL
         known = {t.name for t in candidates}
         return [n for n in wanted if n in known][:max_results]
     terms = [t.lower() for t in query.split() if t.strip("+")]
-    required = [t[1:] for t in terms if t.startswith("+")]
-    keywords = [t.lstrip("+") for t in terms]
+    required = list(dict.fromkeys(t[1:] for t in terms if t.startswith("+")))
+    # (a keyword written twice scores twice: each distinct one is scored once, times its count)
+    keywords = Counter(t.lstrip("+") for t in terms)
+    if len(keywords) > MAX_QUERY_KEYWORDS:
+        raise ValueError(
+            f"query has {len(keywords)} distinct keywords, "
+            f"more than the {MAX_QUERY_KEYWORDS} a search takes"
+        )
     scored: list[tuple[int, int, str]] = []
     for order, tool in enumerate(candidates):
         name = tool.name.lower()
-        name_words = _words(tool.name)
         if any(r not in name for r in required):
             continue
+        name_words = _words(tool.name)
+        description = tool.description.lower()
         description_words = _words(tool.description)
         score = 0
-        for word in keywords:
+        for word, count in keywords.items():
             if word in name_words:
-                score += 10
+                score += 10 * count
             elif word in name:
-                score += 5
+                score += 5 * count
             if word in description_words:
-                score += 2
-            elif word in tool.description.lower():
-                score += 1
+                score += 2 * count
+            elif word in description:
+                score += count
         if score or (required and not keywords):
             scored.append((-score, order, tool.name))
     scored.sort()
@@ -149,7 +164,10 @@ def tool_search_tool(deferred: DeferredTools) -> Tool:
             return ToolOutput.error(
                 f"max_results must be between 1 and {MAX_RESULTS}, got {args.max_results}"
             )
-        found = search_tools(args.query, deferred.tools.values(), args.max_results)
+        try:
+            found = search_tools(args.query, deferred.tools.values(), args.max_results)
+        except ValueError as exc:
+            return ToolOutput.error(str(exc))
         if not found:
             return ToolOutput(
                 content=f"No deferred tools match {args.query!r}.", data={"matches": []}

@@ -1,14 +1,15 @@
 """WebFetch and WebSearch.
 
 **WebFetch** ``{url, prompt}`` fetches a page with ``httpx`` (which runs on Trio natively), turns
-HTML into Markdown with ``html2text``, and asks the session's model ``prompt`` over it through
-``ctx.complete`` — so a 200 KB page costs the main context only the answer. Limits, as Claude
-Code's: ``http`` is upgraded to ``https`` (except for ``localhost``/``127.0.0.1``/``::1``), at most
-10 redirects are followed and only within the same scheme, host and port (a redirect elsewhere is
-reported to the model, which may fetch it knowingly, with its own permission check), bodies over 10
-MB are cut, and the whole fetch has a cancel scope. Pages are cached per session for 15 minutes
-(Trio time). With no ``ctx.complete`` (unit tests, a bare context) the converted page itself is
-returned, with a note.
+HTML into Markdown with ``html2text`` (in a Python process of its own, within
+:data:`CONVERT_SECONDS`: it is quadratic on some pages), and asks the session's model ``prompt``
+over it through ``ctx.complete`` — so a 200 KB page costs the main context only the answer. Limits,
+as Claude Code's: ``http`` is upgraded to ``https`` (except for
+``localhost``/``127.0.0.1``/``::1``), at most 10 redirects are followed and only within the same
+scheme, host and port (a redirect elsewhere is reported to the model, which may fetch it knowingly,
+with its own permission check), bodies over 10 MB are cut, and the whole fetch has a cancel scope.
+Pages are cached per session for 15 minutes (Trio time). With no ``ctx.complete`` (unit tests, a
+bare context) the converted page itself is returned, with a note.
 
 **WebSearch** ``{query, allowed_domains?, blocked_domains?}`` uses the Messages API's server-side
 ``web_search`` tool, so it needs the Anthropic backend (checked by class name, so ``anthropic`` is
@@ -17,7 +18,9 @@ never imported here); other backends get an error result saying so.
 
 from __future__ import annotations
 
+import codecs
 import ipaddress
+import sys
 from collections.abc import Mapping
 from typing import Annotated, Any
 
@@ -33,8 +36,18 @@ MAX_REDIRECTS = 10
 #: Characters of converted content handed to the model (or returned without one).
 MAX_CONTENT_CHARS = 100_000
 FETCH_DEADLINE_S = 60.0
+#: How long converting one page to Markdown may take. html2text runs in a Python process of its
+#: own, which the deadline or a cancellation kills: it is quadratic or worse on some pages (8 KB
+#: of blank lines took 0.5 s, 64 KB 33 s; 64 KB of nested lists made 67 MB of Markdown in 7.5 s),
+#: the page is the server's, and on the event loop nothing could cancel it.
+CONVERT_SECONDS = 10.0
 CACHE_TTL_S = 15 * 60.0
 USER_AGENT = "trio-agents/0.1 (WebFetch; +https://github.com/)"
+#: Python codecs that are no web page's charset, which the server's Content-Type may still name:
+#: punycode decodes in quadratic time (320 KB took 4.7 s on the event loop, 10 MB hours), idna
+#: and undefined refuse the ``replace`` error handler (a UnicodeError out of the tool). A body
+#: in one of them is read as UTF-8, as one in a charset Python does not know.
+_NOT_CHARSETS = frozenset({"punycode", "idna", "undefined"})
 _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 _TEXT_TYPES = (
     "text/",
@@ -105,13 +118,52 @@ def _same_origin(a: Any, b: Any) -> bool:
     return _origin(a) == _origin(b)
 
 
-def _to_markdown(html: str, base_url: str) -> str:
-    import html2text
+def _decode_body(body: bytes, charset: str) -> str:
+    """``body`` as text in ``charset``, or in UTF-8 when that is unknown or no web charset."""
+    try:
+        codec = codecs.lookup(charset).name
+    except LookupError:
+        codec = "utf-8"
+    return body.decode("utf-8" if codec in _NOT_CHARSETS else codec, "replace")
 
-    converter = html2text.HTML2Text(baseurl=base_url)
-    converter.body_width = 0  # no hard wrapping: the model reads long lines fine
-    converter.ignore_images = True
-    return str(converter.handle(html)).strip()
+
+_CONVERT = """
+import sys
+import html2text
+converter = html2text.HTML2Text(baseurl=sys.argv[1])
+converter.body_width = 0  # no hard wrapping: the model reads long lines fine
+converter.ignore_images = True
+html = sys.stdin.buffer.read().decode("utf-8", "surrogateescape")
+sys.stdout.buffer.write(str(converter.handle(html)).strip().encode("utf-8", "surrogateescape"))
+"""
+
+
+async def _to_markdown(html: str, base_url: str) -> str | ToolOutput:
+    """``html`` as Markdown, converted in a process of its own within ``CONVERT_SECONDS``, or
+    the error to return instead."""
+    with trio.move_on_after(CONVERT_SECONDS):
+        done = await trio.run_process(
+            [sys.executable, "-I", "-c", _CONVERT, base_url],
+            stdin=html.encode("utf-8", "surrogateescape"),
+            capture_stdout=True,
+            capture_stderr=True,
+            check=False,
+            deliver_cancel=_kill,
+        )
+        if done.returncode != 0:
+            why = done.stderr.decode("utf-8", "replace").strip().rpartition("\n")[2]
+            return ToolOutput.error(f"Converting {base_url} to Markdown failed: {why}")
+        return done.stdout.decode("utf-8", "surrogateescape")
+    return ToolOutput.error(
+        f"Converting {base_url} to Markdown took longer than {CONVERT_SECONDS:g} s "
+        "(html2text is slow on some pages: fetch another)"
+    )
+
+
+async def _kill(process: trio.Process) -> None:
+    """A conversion holds no resource worth a graceful end: killed at once."""
+    process.kill()
+    await trio.lowlevel.checkpoint()
 
 
 async def _fetch(url: str) -> tuple[str, Mapping[str, Any]] | ToolOutput:
@@ -160,15 +212,12 @@ async def _fetch(url: str) -> tuple[str, Mapping[str, Any]] | ToolOutput:
             return ToolOutput.error(f"Too many redirects (more than {MAX_REDIRECTS}) for {url}")
     if ctype and not ctype.startswith(_TEXT_TYPES):
         return ToolOutput.error(f"Unsupported content type {ctype!r} at {current}")
-    try:
-        raw = bytes(body).decode(charset, "replace")
-    except LookupError:
-        raw = bytes(body).decode("utf-8", "replace")
+    raw = _decode_body(bytes(body), charset)
     if ctype in ("text/html", "application/xhtml+xml") or (not ctype and "<html" in raw[:1000]):
-        if len(raw) > 256 * 1024:
-            text = await trio.to_thread.run_sync(_to_markdown, raw, str(current))
-        else:
-            text = _to_markdown(raw, str(current))
+        converted = await _to_markdown(raw, str(current))
+        if isinstance(converted, ToolOutput):
+            return converted
+        text = converted
     else:
         text = raw
     meta = {"url": str(current), "code": status, "bytes": len(body), "contentType": ctype}

@@ -388,6 +388,142 @@ async def test_malformed_tool_input_json_is_an_error_result(project: Path) -> No
     assert result_of(messages).subtype == "success"
 
 
+async def test_tool_input_nested_too_deeply_is_an_error_result(project: Path) -> None:
+    """A tool input nested past Python's recursion limit (the model's JSON: a prompt injection
+    can ask for it) gives an error result naming the cause, not a RecursionError that ends
+    the whole session."""
+
+    def responder(request: Any) -> Step:
+        if len(request.messages) == 1:
+            return Step([tool_use("Glob", {"pattern": "*"}, id="toolu_deep")])
+        return Step([text("ok")])
+
+    scripted = ScriptedBackend(responder)
+    deep = '{"pattern": "*", "x": ' + "[" * 100_000 + "]" * 100_000 + "}"
+
+    class Nesting:
+        async def stream(self, request: Any) -> Any:
+            async for event in scripted.stream(request):
+                if (
+                    isinstance(event, ContentBlockDelta)
+                    and event.delta["type"] == "input_json_delta"
+                ):
+                    event = ContentBlockDelta(
+                        event.index, {"type": "input_json_delta", "partial_json": deep}
+                    )
+                yield event
+
+    messages, error = await collect("hi", AgentOptions(cwd=str(project), backend=Nesting()))
+    assert error is None
+    errors = [
+        b
+        for m in messages
+        if isinstance(m, UserMessage) and isinstance(m.content, list)
+        for b in m.content
+        if isinstance(b, ToolResultBlock)
+    ]
+    assert errors[0].is_error
+    assert "invalid tool input JSON (nested too deeply to be read)" in str(errors[0].content)
+    assert result_of(messages).subtype == "success"
+
+
+@pytest.mark.parametrize("mode", ["default", "bypassPermissions"])
+async def test_an_input_checked_in_a_process_runs_the_tool_or_is_its_error(
+    project: Path, mode: str
+) -> None:
+    """A tool whose schema's regex could backtrack without bound (a quantified group): each
+    call's input is checked in a process of its own, then the tool runs on a fitting one and a
+    misfit is an error result with jsonschema's words, with the permission gate or without."""
+    from agents import create_sdk_mcp_server, tool
+
+    schema = {
+        "type": "object",
+        "properties": {"word": {"type": "string", "pattern": "^(ab|a)+$"}},
+        "required": ["word"],
+    }
+
+    @tool("spell", "spell a word", schema)
+    async def spell(args: dict[str, Any]) -> dict[str, Any]:
+        return {"content": [{"type": "text", "text": f"spelled {args['word']}"}]}
+
+    backend = ScriptedBackend(
+        [
+            Step(
+                [
+                    tool_use("mcp__t__spell", {"word": "abaab"}, id="toolu_fits"),
+                    tool_use("mcp__t__spell", {"word": "abc"}, id="toolu_misfit"),
+                ]
+            ),
+            Step([text("ok")]),
+        ]
+    )
+    options = AgentOptions(
+        cwd=str(project),
+        backend=backend,
+        mcp_servers={"t": create_sdk_mcp_server("t", "1.0", [spell])},
+        allowed_tools=["mcp__t__spell"],
+        permission_mode=mode,
+    )
+    with trio.fail_after(30):
+        messages, error = await collect("hi", options)
+    assert error is None
+    results = {
+        b.tool_use_id: b
+        for m in messages
+        if isinstance(m, UserMessage) and isinstance(m.content, list)
+        for b in m.content
+        if isinstance(b, ToolResultBlock)
+    }
+    assert not results["toolu_fits"].is_error
+    assert "spelled abaab" in str(results["toolu_fits"].content)
+    assert results["toolu_misfit"].is_error
+    assert str(results["toolu_misfit"].content) == (
+        "invalid input for mcp__t__spell: 'abc' does not match '^(ab|a)+$' - at `$.word`"
+    )
+
+
+async def test_an_input_a_hook_rewrote_is_checked_in_a_process_too(project: Path) -> None:
+    """A PreToolUse hook's rewritten input, under a schema whose regex could backtrack without
+    bound, is checked in a process of its own: a misfit is jsonschema's error result."""
+    from agents import HookMatcher, create_sdk_mcp_server, tool
+
+    schema = {"type": "object", "properties": {"word": {"type": "string", "pattern": "^(ab|a)+$"}}}
+
+    @tool("spell", "spell a word", schema)
+    async def spell(args: dict[str, Any]) -> dict[str, Any]:
+        return {"content": [{"type": "text", "text": f"spelled {args['word']}"}]}
+
+    async def rewrite(input: dict[str, Any], tool_use_id: str | None, context: Any) -> Any:
+        word = input["tool_input"]["word"] + "c"
+        return {
+            "hookSpecificOutput": {"permissionDecision": "allow", "updatedInput": {"word": word}}
+        }
+
+    backend = ScriptedBackend(
+        [Step([tool_use("mcp__t__spell", {"word": "ab"}, id="toolu_1")]), Step([text("ok")])]
+    )
+    options = AgentOptions(
+        cwd=str(project),
+        backend=backend,
+        mcp_servers={"t": create_sdk_mcp_server("t", "1.0", [spell])},
+        hooks={"PreToolUse": [HookMatcher(hooks=[rewrite])]},
+    )
+    with trio.fail_after(30):
+        messages, error = await collect("hi", options)
+    assert error is None
+    (result,) = [
+        b
+        for m in messages
+        if isinstance(m, UserMessage) and isinstance(m.content, list)
+        for b in m.content
+        if isinstance(b, ToolResultBlock)
+    ]
+    assert result.is_error
+    assert str(result.content) == (
+        "invalid input for mcp__t__spell: 'abc' does not match '^(ab|a)+$' - at `$.word`"
+    )
+
+
 async def test_unconsumed_and_exhausted_scripts_are_reported(project: Path) -> None:
     """A call past the script ends in an api_error naming the agent; leftovers are named."""
     backend = ScriptedBackend([Step([tool_use("Glob", {"pattern": "*"})])])

@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
 import trio.testing
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from agents import AgentOptions
-from agents._features.structured import MAX_STRUCTURED_OUTPUT_FAILURES
+from agents._features.structured import (
+    MAX_STRUCTURED_OUTPUT_FAILURES,
+    unfenced,
+    validation_errors,
+)
 from agents.testing import ScriptedBackend, Step, text
 
 from .helpers import collect, result_of
+from .tools.toolkit import printed_within_a_deadline
 
 SCHEMA: dict[str, Any] = {
     "$schema": "http://json-schema.org/draft-07/schema#",
@@ -85,3 +93,46 @@ def test_an_invalid_output_format_is_refused_at_startup(
 ) -> None:
     with pytest.raises(ValueError, match=message):
         AgentOptions(output_format=output_format)
+
+
+# -- the final answer is the model's text: reading it never holds the event loop ---------------
+
+#: The fence as it was matched: ``\s*\n`` before the body backtracks a newline at a time, and
+#: the greedy body scans to the end of the answer again after each, so an answer of 20 000
+#: newlines took 1.4 s (a minute and more at the output limit). Kept as the reference.
+_REFERENCE_FENCE = re.compile(r"^```[a-zA-Z0-9_-]*\s*\n(.*)\n```\s*$", re.DOTALL)
+
+_FENCE_TEXT = st.lists(
+    st.sampled_from(["`", "```", "\n", " ", "\t", "\x1c", "\xa0", "json", "-", "{}", "1", "é"]),
+    max_size=40,
+).map("".join)
+
+
+@given(_FENCE_TEXT)
+@example("```\n```")
+@example("```json\n\n```")
+@example("```json \n \n1\n```")
+@example("```\n\n\n```")
+@example("```a b\n1\n```")
+def test_the_fence_is_read_as_the_regex_read_it(text: str) -> None:
+    """The unfenced body is the one the backtracking regex gave, for any (stripped) answer."""
+    body = text.strip()
+    reference = _REFERENCE_FENCE.match(body)
+    assert unfenced(body) == (None if reference is None else reference.group(1))
+
+
+def test_an_answer_of_newlines_is_read_at_once() -> None:
+    """A fence opened over 200 000 newlines answers in linear time (the regex: hours)."""
+    script = (
+        "from agents._features.structured import validation_errors\n"
+        "print(validation_errors({}, '```' + '\\n' * 200_000 + 'x')[1][0][:30])"
+    )
+    assert printed_within_a_deadline(script, seconds=30) == "the answer is not valid JSON:"
+
+
+def test_an_answer_nested_too_deeply_is_invalid_json_not_a_crash() -> None:
+    """JSON nested past Python's recursion limit is an answer to re-prompt, not an error that
+    ends the session."""
+    value, errors = validation_errors({}, "[" * 100_000 + "]" * 100_000)
+    assert value is None
+    assert errors == ["the answer is not valid JSON: nested too deeply to be read"]

@@ -104,6 +104,22 @@ async def test_a_line_that_is_not_json_rpc_is_noted_and_the_calls_in_flight_go_o
     assert client.last_error is not None and "not JSON-RPC" in client.last_error
 
 
+async def test_a_line_nested_too_deeply_is_noted_and_the_calls_in_flight_go_on() -> None:
+    """A server's line nested past Python's recursion limit is a line that is not JSON-RPC,
+    not a RecursionError that ends the connection's task (and the session with it)."""
+    deep = b'{"jsonrpc": "2.0", "id": "x", "result": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+
+    def nest_first(message: dict[str, Any]) -> list[bytes]:
+        return [deep + b"\n", *echo(message)]
+
+    with trio.fail_after(5):
+        async with connected(nest_first) as (client, _):
+            raw = await client.request("m", {"a": 1})
+    assert json.loads(bytes(raw)) == {"echo": {"a": 1}}
+    assert client.last_error is not None
+    assert client.last_error.startswith("a line that is not JSON-RPC (nested too deeply")
+
+
 async def test_a_response_with_an_unknown_id_is_ignored() -> None:
     def also_a_stranger(message: dict[str, Any]) -> list[bytes]:
         stranger = {"jsonrpc": "2.0", "id": 999, "result": {"who": "?"}}

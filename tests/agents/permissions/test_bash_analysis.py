@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from agents.permissions._bash import MAX_COMMAND_BYTES, MAX_DEPTH, MAX_PARTS, MAX_WRITES, analyze
+from agents.permissions._bash import (
+    MAX_COMMAND_BYTES,
+    MAX_DEPTH,
+    MAX_PARTS,
+    MAX_WRAPPERS,
+    MAX_WRITES,
+    analyze,
+    deny_forms,
+)
+
+from ..tools.toolkit import printed_within_a_deadline
 
 
 @pytest.mark.parametrize(
@@ -245,3 +255,37 @@ def test_quoting_and_escapes_are_decoded(command: str, value: str) -> None:
     """Words are what the program receives: ANSI-C quoting, quotes and escapes decoded."""
     (part,) = analyze(command).commands
     assert part.words[0].value == value
+
+
+def test_a_command_under_too_many_wrappers_is_opaque_and_keeps_a_bounded_list_of_layers() -> None:
+    """Each wrapper adds a spelling the deny rules are tried on, as long as the rest of the
+    command: past the bound the command is opaque (it asks) and only the first layers are
+    listed; at the bound it is judged in full."""
+    over = analyze("nice " * (MAX_WRAPPERS + 1) + "rm x")
+    reason = f"more than {MAX_WRAPPERS} wrappers around one command"
+    assert [o.reason for o in over.opaque] == [reason]
+    assert len(over.commands[0].layers.starts) == MAX_WRAPPERS + 1
+    at = analyze("nice " * MAX_WRAPPERS + "rm x")
+    assert not at.opaque
+    assert deny_forms(at.commands[0])[-1] == "rm x"
+
+
+def test_lines_of_many_wrappers_are_judged_at_once() -> None:
+    """12 000 wrappers (60 KB, inside the line limit) made 12 000 spellings of 30 KB on
+    average, 360 MB joined on the event loop (13 s); the line now asks at once, and a deny
+    rule on what the wrappers run still stops it from being allowed."""
+    script = (
+        "import tempfile, trio\n"
+        "from agents.permissions import PermissionCheck, PermissionGate, RuleSet\n"
+        "async def main():\n"
+        "    rules = RuleSet.from_strings(deny=['Bash(rm *)'])\n"
+        "    gate = PermissionGate(mode='acceptEdits', rules=rules, can_use_tool=None,\n"
+        "                          cwd=tempfile.mkdtemp(), home='/h')\n"
+        "    for wrapper in ('nice ', 'nice ', 'nice ', 'timeout 1 '):\n"
+        "        command = wrapper * (60_000 // len(wrapper)) + 'rm x'\n"
+        "        check = PermissionCheck('Bash', {'command': command}, 't1', read_only=False)\n"
+        "        hook_input = {'session_id': 's1', 'cwd': '/', 'transcript_path': '/t'}\n"
+        "        print((await gate.check(check, hook_input)).behavior)\n"
+        "trio.run(main)\n"
+    )  # fmt: skip
+    assert printed_within_a_deadline(script, seconds=30).split() == ["deny"] * 4

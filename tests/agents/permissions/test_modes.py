@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from agents.permissions import PermissionCheck, PermissionResultDeny
 from agents.permissions._memo import CallMemo
-from agents.permissions._modes import WorkingDirs
+from agents.permissions._modes import _SED_OPTION, WorkingDirs
 
+from ..tools.toolkit import printed_within_a_deadline
 from .helpers import Recorder, decide, make_gate
 
 
@@ -284,3 +288,54 @@ def test_the_session_directory_and_home_are_resolved_once_per_session(tmp_path: 
     (tmp_path / "link").unlink()  # moved after the first use: the session keeps its anchor
     assert CallMemo(dirs).real(str(tmp_path / "link")) == str(real_cwd)
     assert CallMemo().real(str(tmp_path / "link")) == str(tmp_path / "link")
+
+
+# -- sed's options are the model's words: reading them never holds the event loop -------------
+
+#: sed's options as they were matched: ``[nrEsuz]*i?[nrEsuz]*`` tries every split of a run of
+#: flags between its two stars before failing, so ``-nnn…n!`` (60 000 flags, inside the Bash
+#: line limit) took 10 s on the event loop in acceptEdits mode. Kept as the reference.
+_REFERENCE_SED_OPTION = re.compile(
+    r"-[nrEsuz]*i?[nrEsuz]*|-i[\w.~-]*|--(?:in-place(?:=[\w.~-]*)?|quiet|silent|"
+    r"regexp-extended|separate|null-data|posix|debug|sandbox)"
+)
+
+
+@given(
+    st.lists(
+        st.sampled_from(["-", "--", "n", "r", "E", "i", "s", "z", "u", "x", ".", "~", "!", "=",
+                         "in-place", "quiet", "posix", "bak", "é"]),
+        max_size=12,
+    ).map("".join)
+)  # fmt: skip
+@example("-ni")
+@example("-in")
+@example("-nin")
+@example("-nii")
+@example("-i.bak")
+@example("--in-place=.bak")
+def test_sed_options_are_read_as_the_regex_read_them(option: str) -> None:
+    """An option is accepted exactly when the backtracking regex accepted it."""
+    expected = _REFERENCE_SED_OPTION.fullmatch(option) is not None
+    assert (_SED_OPTION.fullmatch(option) is not None) is expected
+
+
+def test_sed_options_of_many_flags_are_judged_at_once() -> None:
+    """Five calls, each with a 60 000-flag option that no sed has, are answered in linear
+    time and not approved (the regex: 10 s each)."""
+    script = (
+        "import tempfile, trio\n"
+        "from agents.permissions import PermissionCheck, PermissionGate, RuleSet\n"
+        "async def main():\n"
+        "    cwd = tempfile.mkdtemp()\n"
+        "    gate = PermissionGate(mode='acceptEdits', rules=RuleSet.from_strings(),\n"
+        "                          can_use_tool=None, cwd=cwd, home='/home/nobody-test')\n"
+        "    for flag in 'nrEsu':\n"
+        "        command = 'sed -' + flag * 60_000 + '! s/a/b/ f'\n"
+        "        check = PermissionCheck('Bash', {'command': command}, 't1', read_only=False)\n"
+        "        hook_input = {'session_id': 's1', 'cwd': '/', 'transcript_path': '/t'}\n"
+        "        outcome = await gate.check(check, hook_input)\n"
+        "        print(outcome.decided_by)\n"
+        "trio.run(main)\n"
+    )  # fmt: skip
+    assert "mode" not in printed_within_a_deadline(script, seconds=30).split()

@@ -18,6 +18,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from agents.permissions import RuleSet
+from agents.permissions._bash import _component_regex
 from agents.permissions._paths import compile_path_pattern
 from agents.permissions._rules import Alternation, PermissionRule, bash_pattern_regex
 from agents.permissions._stars import stars
@@ -208,3 +209,90 @@ def test_the_hostile_cases_still_match_what_they_should() -> None:
     assert match("Read", {"file_path": "/w/" + "a/" * 20 + "b/c"}) == "Read(**/a/**/a/**/b)"
     assert match("Read", {"file_path": "/w/d/" + "a" * 50 + "b"}) == "Read(*a*a*b)"
     assert match("Agent", {"subagent_type": "x" + "a" * 50 + "b"}) == "Agent(*a*b)"
+
+
+# -- a Bash glob expanded against the directory (the model's pattern, the files' names) ------------
+
+
+def _plain_glob_component(component: str) -> re.Pattern[str] | None:
+    """A glob component as it was translated for expansion: each ``*`` a plain ``.*``."""
+    out: list[str] = []
+    i, n = 0, len(component)
+    while i < n:
+        c = component[i]
+        if c == "\\" and i + 1 < n:
+            out.append(re.escape(component[i + 1]))
+            i += 2
+        elif c == "*":
+            out.append(".*")
+            i += 1
+        elif c == "?":
+            out.append(".")
+            i += 1
+        elif c == "[":
+            j = i + 1
+            if j < n and component[j] in "!^":
+                j += 1
+            if j < n and component[j] == "]":
+                j += 1
+            while j < n and component[j] != "]":
+                j += 1
+            if j >= n:
+                out.append(re.escape("["))
+                i += 1
+                continue
+            body = component[i + 1 : j]
+            negate = body.startswith("!")
+            body = body[1:] if negate else body
+            escaped = "".join("\\" + ch if ch in "\\^]" else ch for ch in body)
+            out.append(f"[{'^' if negate else ''}{escaped}]")
+            i = j + 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    try:
+        return re.compile("".join(out), re.IGNORECASE | re.DOTALL)
+    except re.error:
+        return None
+
+
+_GLOB_PIECES = st.sampled_from(["*", "**", "?", "a", "B", "b", "[ab]", "[!a]", "[]a]", "[*]",
+                                "[a-", "\\*", "\\", ".", "\n", "é"])  # fmt: skip
+_NAMES = st.text(st.sampled_from("aAbB.*\n-é"), max_size=12)
+
+
+@given(st.lists(_GLOB_PIECES, max_size=8).map("".join), st.lists(_NAMES, max_size=6))
+@example("*a*a*b", ["aab", "aaab", "ab", "xaxaxb", "AaB"])
+@example("[*]*", ["*", "**", "a"])
+@example("a**b", ["ab", "a*b", "b"])
+@settings(max_examples=300)
+def test_a_glob_component_matches_the_names_the_plain_translation_matched(
+    component: str, names: list[str]
+) -> None:
+    """The same names match as with the plain translation (or both refuse the pattern)."""
+    plain = _plain_glob_component(component)
+    linear = _component_regex(component)
+    assert (plain is None) is (linear is None)
+    if plain is not None and linear is not None:
+        for name in names:
+            assert (linear.fullmatch(name) is None) is (plain.fullmatch(name) is None), name
+
+
+def test_a_glob_of_many_stars_over_a_long_file_name_is_judged_at_once() -> None:
+    """rm *a*a*a*a*a*a*a*a*b beside a file of 255 a's: the plain translation tried every way
+    to place the a's (four stars over 200 a's: 16 s; eight, years), on the event loop."""
+    script = (
+        "import os, tempfile, trio\n"
+        "from agents.permissions import PermissionCheck, PermissionGate, RuleSet\n"
+        "async def main():\n"
+        "    cwd = tempfile.mkdtemp()\n"
+        "    open(os.path.join(cwd, 'a' * 255), 'w').close()\n"
+        "    gate = PermissionGate(mode='acceptEdits', rules=RuleSet.from_strings(),\n"
+        "                          can_use_tool=None, cwd=cwd, home='/home/nobody-test')\n"
+        "    command = 'rm ' + '*a' * 8 + '*b ' + '*a' * 8 + '*'\n"
+        "    check = PermissionCheck('Bash', {'command': command}, 't1', read_only=False)\n"
+        "    hook_input = {'session_id': 's1', 'cwd': '/', 'transcript_path': '/t'}\n"
+        "    print((await gate.check(check, hook_input)).behavior)\n"
+        "trio.run(main)\n"
+    )  # fmt: skip
+    assert printed_within_a_deadline(script, seconds=30) == "allow"

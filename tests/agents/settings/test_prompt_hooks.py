@@ -4,17 +4,22 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from agents import AgentOptions, ToolResultBlock, UserMessage
 from agents.hooks import HookContext
 from agents.settings import HookDecisionError, PromptHook, load_settings, prompt_hook
+from agents.settings._prompt_hooks import parse_answer
 from agents.testing import ScriptedBackend, Step, text, tool_use
 from tests.agents.helpers import collect
+from tests.agents.tools.toolkit import printed_within_a_deadline
 
 CTX = HookContext()
 INPUT = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "rm -r /"}}
@@ -68,7 +73,10 @@ async def test_without_a_placeholder_the_input_is_appended() -> None:
     assert asked[0][0].startswith("Is it safe?") and '"rm -r /"' in asked[0][0]
 
 
-@pytest.mark.parametrize("answer", ["yes", '{"ok": "yes"}', "{not json}"])
+@pytest.mark.parametrize(
+    "answer",
+    ["yes", '{"ok": "yes"}', "{not json}", '{"ok": ' + "[" * 100_000 + "]" * 100_000 + "}"],
+)
 async def test_an_unusable_answer_is_the_hooks_error(answer: str) -> None:
     """An error, which the hook runner turns into a denial before a tool runs and a
     non-blocking error elsewhere."""
@@ -248,3 +256,42 @@ async def test_a_question_that_trips_the_ledger_ends_the_run_on_the_budget(proje
         _, error = await collect("go", _options(project, backend, max_budget_usd=0.5))
     assert not marker.exists()
     assert error is not None and error.subtype == "error_max_budget_usd"
+
+
+# -- the answer is a model's text: reading it never holds the event loop -------------------------
+
+#: The object as it was found: a search for ``\{.*\}`` scans to the end of the answer from every
+#: ``{`` when no ``}`` follows, quadratic in the answer (an agent hook's final answer may be
+#: 32 000 tokens: 200 000 braces took 8 s). Kept as the reference.
+_REFERENCE_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
+
+
+@given(
+    st.lists(st.sampled_from(["{", "}", '"ok"', ":", " true", "false", "\n", "x", '"'])).map(
+        "".join
+    )
+)
+@example('say {"ok": true} and {"ok": false}')
+@example("}{")
+def test_the_answer_is_read_as_the_regex_read_it(answer: str) -> None:
+    """The verdict is the one the regex's first object gave, for any answer."""
+    found = _REFERENCE_OBJECT.search(answer)
+    expected = None
+    if found is not None:
+        try:
+            data = json.loads(found.group(0))
+        except json.JSONDecodeError:
+            data = None
+        if isinstance(data, dict) and isinstance(data.get("ok"), bool):
+            reason = data.get("reason")
+            expected = (data["ok"], reason if isinstance(reason, str) else None)
+    assert parse_answer(answer) == expected
+
+
+def test_an_answer_of_opening_braces_is_read_at_once() -> None:
+    """1 000 000 braces and no closing one (the regex: hours) are no verdict, at once."""
+    script = (
+        "from agents.settings._prompt_hooks import parse_answer\n"
+        "print(parse_answer('{' * 1_000_000))"
+    )
+    assert printed_within_a_deadline(script, seconds=30) == "None"

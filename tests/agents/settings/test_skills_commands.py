@@ -102,6 +102,14 @@ def test_a_command_expands_arguments(project: Path) -> None:
     assert expand_command("/fix 42 now", commands) == "Fix issue #42 with care: 42 now"
 
 
+def test_a_placeholder_past_every_word_is_empty_however_many_digits_it_has(project: Path) -> None:
+    """``$`` and 5 000 digits (past Python's 4 300 for an int) names no word, as ``$9`` does for
+    two words: empty, not a ValueError out of the prompt's expansion."""
+    command(project, "far", "[$9] [$" + "9" * 5000 + "] [$" + "0" * 5000 + "2]")
+    commands = load_commands(str(project), ["project"])
+    assert expand_command("/far a b", commands) == "[] [] [b]"
+
+
 def test_a_command_without_placeholders_gets_the_arguments_appended(project: Path) -> None:
     command(project, "review", "Review the diff.")
     commands = load_commands(str(project), ["project"])

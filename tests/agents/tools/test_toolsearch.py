@@ -6,14 +6,20 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from agents.tools.base import Tool, ToolContext, ToolOutput, ToolRegistry
 from agents.tools.toolsearch import (
+    MAX_QUERY_KEYWORDS,
     DeferredTools,
+    _words,
     choose_deferred,
     search_tools,
     tool_search_tool,
 )
+
+from .toolkit import printed_within_a_deadline
 
 CTX = ToolContext(cwd="/", agent_id="main", tool_use_id="t1", session_id="s1")
 
@@ -120,3 +126,94 @@ async def test_loading_a_tool_leaves_the_definitions_unchanged() -> None:
     assert all(d.get("defer_loading") is True for d in before[:-1])
     assert "defer_loading" not in before[-1]
     assert "defer_loading" not in TOOLS[0].definition()  # the shared tool object is untouched
+
+
+# -- the query is the model's: its work is bounded -----------------------------------------------
+
+
+def _reference_search(query: str, tools: list[Tool], max_results: int = 5) -> list[str]:
+    """The search as it was written: every keyword of the query, duplicates included, against
+    every tool, the description lowered again for each (kept as the reference)."""
+    query = query.strip()
+    if query.startswith("select:"):
+        wanted = [n.strip() for n in query[len("select:") :].split(",") if n.strip()]
+        known = {t.name for t in tools}
+        return [n for n in wanted if n in known][:max_results]
+    terms = [t.lower() for t in query.split() if t.strip("+")]
+    required = [t[1:] for t in terms if t.startswith("+")]
+    keywords = [t.lstrip("+") for t in terms]
+    scored: list[tuple[int, int, str]] = []
+    for order, tool in enumerate(tools):
+        name = tool.name.lower()
+        name_words = _words(tool.name)
+        if any(r not in name for r in required):
+            continue
+        description_words = _words(tool.description)
+        score = 0
+        for word in keywords:
+            if word in name_words:
+                score += 10
+            elif word in name:
+                score += 5
+            if word in description_words:
+                score += 2
+            elif word in tool.description.lower():
+                score += 1
+        if score or (required and not keywords):
+            scored.append((-score, order, tool.name))
+    scored.sort()
+    return [name for _, _, name in scored[:max_results]]
+
+
+_PIECES = ["slack", "Slack", "send", "message", "Msg", "issue", "a", "s", "_", "__", "mcp", "+",
+           "select:", ",", " ", "pull", "Request", "1"]  # fmt: skip
+_SEARCH_TEXT = st.lists(st.sampled_from(_PIECES), max_size=12).map("".join)
+
+
+@given(
+    _SEARCH_TEXT,
+    st.lists(st.tuples(_SEARCH_TEXT, _SEARCH_TEXT), max_size=6),
+    st.integers(1, 5),
+)
+@example("slack slack +slack", [("slack__send", "Slack slack")], 5)
+@example("message message slack", [("slack__x", ""), ("message__y", "")], 5)
+@example("issue issue mcp", [("a", "mcp"), ("b", "issue")], 5)
+@example("sla sla sla mess", [("mess_x", ""), ("slack_y", "")], 5)
+@example("ssu ssu ssu ab", [("x", "ab"), ("y", "issue")], 5)
+def test_search_finds_what_the_plain_search_found(
+    query: str, named: list[tuple[str, str]], max_results: int
+) -> None:
+    """For any query within the bound, the same tools in the same order as the plain search
+    (duplicated keywords count once each, as they did)."""
+    tools = [make(f"mcp__{name}", description) for name, description in named]
+    assert search_tools(query, tools, max_results) == _reference_search(query, tools, max_results)
+
+
+async def test_a_query_of_too_many_keywords_is_the_tools_error() -> None:
+    """More distinct keywords than the bound: an error naming the count and the bound."""
+    tool = tool_search_tool(DeferredTools.of(TOOLS))
+    query = " ".join(f"w{i}" for i in range(MAX_QUERY_KEYWORDS + 1)) + " w0 +w1"
+    output = await tool.handler(tool.validate({"query": query}), CTX)
+    assert output.is_error
+    assert output.content == (
+        f"query has {MAX_QUERY_KEYWORDS + 1} distinct keywords, "
+        f"more than the {MAX_QUERY_KEYWORDS} a search takes"
+    )
+
+
+def test_a_query_of_many_keywords_is_answered_at_once() -> None:
+    """30 000 keywords against 200 tools of 5 KB descriptions (the plain search lowered each
+    description for each keyword: minutes) are answered at once."""
+    script = (
+        "from agents.tools.base import Tool\n"
+        "from agents.tools.toolsearch import search_tools\n"
+        "async def noop(args, ctx): pass\n"
+        "tools = [Tool(f'mcp__s__t{i}', 'Xy' * 2500, {'type': 'object'}, noop)\n"
+        "         for i in range(200)]\n"
+        "query = ' '.join(f'k{i}' for i in range(30_000))\n"
+        "try:\n"
+        "    search_tools(query, tools)\n"
+        "except ValueError as exc:\n"
+        "    print(exc)\n"
+    )  # fmt: skip
+    assert printed_within_a_deadline(script, seconds=30).startswith("query has 30000")

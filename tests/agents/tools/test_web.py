@@ -25,7 +25,7 @@ from agents.tools import web
 from agents.tools.base import ToolContext
 from agents.tools.web import web_fetch_tool, web_search_tool
 
-from .toolkit import call, text_of
+from .toolkit import call, printed_within_a_deadline, text_of
 
 FETCH, SEARCH = web_fetch_tool(), web_search_tool()
 
@@ -60,6 +60,9 @@ class Server:
             return "302 Found", [("location", "/loop")], b""
         if path == "/big":
             return "200 OK", [("content-type", "text/plain")], b"a" * (web.MAX_BODY_BYTES + 10)
+        if path.startswith("/charset/"):
+            ctype = f"text/plain; charset={path.removeprefix('/charset/')}"
+            return "200 OK", [("content-type", ctype)], "h\u00e9llo".encode()
         if path == "/bin":
             return "200 OK", [("content-type", "application/octet-stream")], b"\x00\x01"
         return "404 Not Found", [("content-type", "text/plain")], b"nope"
@@ -119,6 +122,27 @@ async def test_fetch_answers_the_prompt_with_the_model(server: Server, ctx: Tool
 async def test_fetch_plain_text_as_is(server: Server, ctx: ToolContext) -> None:
     out = text_of(await call(FETCH, {"url": server.url("/text"), "prompt": "p"}, ctx))
     assert out.endswith("plain text body")
+
+
+@pytest.mark.parametrize("charset", ["punycode", "idna", "undefined", "no-such-charset"])
+async def test_fetch_reads_a_charset_no_page_is_written_in_as_utf8(
+    server: Server, ctx: ToolContext, charset: str
+) -> None:
+    """The server names the charset: Python's punycode (quadratic), idna and undefined (they
+    raised UnicodeError) and unknown names are read as UTF-8."""
+    out = await call(FETCH, {"url": server.url(f"/charset/{charset}"), "prompt": "p"}, ctx)
+    assert not out.is_error
+    assert text_of(out).endswith("h\u00e9llo")
+
+
+def test_a_body_the_server_calls_punycode_is_read_at_once() -> None:
+    """2 MB the server calls punycode: decoded as punycode, hours on the event loop (320 KB
+    took 4.7 s); read as UTF-8, at once."""
+    script = (
+        "from agents.tools.web import _decode_body\n"
+        "print(len(_decode_body(b'a' * 1_000_000 + b'-' + b'z' * 1_000_000, 'punycode')))"
+    )
+    assert printed_within_a_deadline(script, seconds=30) == "2000001"
 
 
 async def test_fetch_follows_same_host_redirects(server: Server, ctx: ToolContext) -> None:
@@ -268,3 +292,51 @@ async def test_search_rejects_both_domain_lists(ctx: ToolContext) -> None:
         SEARCH, {"query": "q q", "allowed_domains": ["a"], "blocked_domains": ["b"]}, ctx
     )
     assert text_of(out) == "Cannot specify both allowed_domains and blocked_domains"
+
+
+_HOSTILE_PAGE_SCRIPT = """
+import trio
+from agents.tools import web
+from agents.tools.base import ToolContext
+
+web.CONVERT_SECONDS = 1.0
+PAGE = b"<html>" + b" \\n" * 128_000  # 256 KB of blank lines: minutes of html2text
+HEAD = b"HTTP/1.1 200 OK\\r\\ncontent-type: text/html\\r\\nconnection: close\\r\\n"
+
+async def handle(stream):
+    data = b""
+    while b"\\r\\n\\r\\n" not in data:
+        data += await stream.receive_some(4096)
+    await stream.send_all(HEAD + b"content-length: %d\\r\\n\\r\\n" % len(PAGE) + PAGE)
+
+async def main():
+    ticks = 0
+    async def tick():
+        nonlocal ticks
+        while True:
+            await trio.sleep(0.01)
+            ticks += 1
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(trio.serve_tcp, handle, 0)
+        port = listeners[0].socket.getsockname()[1]
+        nursery.start_soon(tick)
+        tool = web.web_fetch_tool()
+        ctx = ToolContext(cwd="/", agent_id="main", tool_use_id="t1", session_id="s")
+        url = f"http://127.0.0.1:{port}/blank"
+        out = await tool.handler(tool.validate({"url": url, "prompt": "p"}), ctx)
+        print(out.is_error, out.content.replace(str(port), "PORT"), ticks > 10, sep="|")
+        nursery.cancel_scope.cancel()
+
+trio.run(main)
+"""
+
+
+def test_a_page_html2text_cannot_convert_in_time_is_an_error_and_never_holds_the_loop() -> None:
+    """256 KB of blank lines (html2text: 8 KB took 0.5 s, 64 KB 33 s, quadratic): converted in
+    a process of its own, killed at the deadline, an error naming the page and the deadline,
+    and the event loop ran other tasks all along."""
+    printed = printed_within_a_deadline(_HOSTILE_PAGE_SCRIPT, seconds=30)
+    assert printed == (
+        "True|Converting http://127.0.0.1:PORT/blank to Markdown took longer than 1 s "
+        "(html2text is slow on some pages: fetch another)|True"
+    )
