@@ -423,3 +423,28 @@ def test_importing_backends_does_not_import_anthropic() -> None:
     code = "import sys, agents.backends; print('anthropic' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_an_event_longer_than_the_limit_ends_the_stream_naming_it() -> None:
+    """A server sending one event without end (64 KiB chunks, as a transport reads them): the
+    parser holds at most the limit and then fails the stream, naming it; an event of just the
+    limit is read."""
+    from agents.backends.anthropic import MAX_SSE_EVENT_BYTES
+
+    head = b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+    head += b'"delta":{"type":"text_delta","text":"'
+    tail = b'"}}\n\n'
+    fits = head + b"a" * (MAX_SSE_EVENT_BYTES - len(head) - len(tail) + 2) + tail
+    parser = _SSEParser(MODEL)
+    chunk = 65536
+    events = [e for i in range(0, len(fits), chunk) for e in parser.feed(fits[i : i + chunk])]
+    assert len(msgspec.to_builtins(events)[0]["delta"]["text"]) == len(fits) - len(head) - 5
+    parser = _SSEParser(MODEL)
+    parser.feed(head)
+    with pytest.raises(APIConnectionError) as info:
+        for _ in range(MAX_SSE_EVENT_BYTES // chunk + 1):
+            parser.feed(b"a" * chunk)
+    assert str(info.value).startswith(
+        f"connection error: the stream sent an event longer than {MAX_SSE_EVENT_BYTES} bytes "
+        "(MAX_SSE_EVENT_BYTES; "
+    )
