@@ -192,11 +192,44 @@ Usage:
 - If you read a file that exists but has empty contents you will receive a warning"""
 
 
+#: Bytes of a line read at most: enough for ``MAX_LINE_CHARS + 1`` characters of UTF-8, so a
+#: longer line is known to be cut; the rest of it is skipped without being kept.
+_LINE_HEAD_BYTES = 4 * (MAX_LINE_CHARS + 1)
+#: Bytes read at a time while skipping (or counting) past what is kept.
+_SKIP_BYTES = 1 << 20
+
+
+def _line(f: IO[bytes]) -> str | None:
+    """The next line of ``f`` as Read shows it (its line end stripped; a line longer than
+    ``MAX_LINE_CHARS`` as its first ``MAX_LINE_CHARS + 1`` characters, which ``_numbered``
+    cuts with its marker), or None at the end.
+
+    At most ``_LINE_HEAD_BYTES`` of the line are held: a file of one line of gigabytes costs
+    no more memory than a short one.
+    """
+    head = f.readline(_LINE_HEAD_BYTES)
+    if not head:
+        return None
+    if len(head) < _LINE_HEAD_BYTES or head.endswith(b"\n"):
+        return head.decode(_ENCODING, _ERRORS).rstrip("\r\n")
+    only_line_ends = True  # whether the rest of the line is CRs only (then stripped)
+    while rest := f.readline(_SKIP_BYTES):
+        if only_line_ends and rest.strip(b"\r\n"):
+            only_line_ends = False
+        if rest.endswith(b"\n"):
+            break
+    text = head.decode(_ENCODING, _ERRORS)
+    if only_line_ends and len(stripped := text.rstrip("\r\n")) <= MAX_LINE_CHARS:
+        return stripped  # a short line followed by a long run of CRs
+    return text[: MAX_LINE_CHARS + 1]
+
+
 def _read_slice(f: IO[bytes], path: str, start: int, limit: int) -> tuple[list[str], bool, bool]:
     """Lines ``start..start+limit`` (0-based) of a text file, whether more follow, whether binary.
 
     Stops reading as soon as one line past the window is seen, so a window near the top of a
-    huge file costs only that much I/O.
+    huge file costs only that much I/O; each line is read through :func:`_line`, so a huge
+    line costs no memory.
     """
     lines: list[str] = []
     more = False
@@ -204,19 +237,26 @@ def _read_slice(f: IO[bytes], path: str, start: int, limit: int) -> tuple[list[s
     if _looks_binary(path, head):
         return [], False, True
     f.seek(0)
-    for i, raw in enumerate(f):
-        if i < start:
-            continue
-        if len(lines) == limit:
-            more = True
-            break
-        lines.append(raw.decode(_ENCODING, _ERRORS).rstrip("\r\n"))
+    i = 0
+    while (line := _line(f)) is not None:
+        if i >= start:
+            if len(lines) == limit:
+                more = True
+                break
+            lines.append(line)
+        i += 1
     return lines, more, False
 
 
 def _count_lines(f: IO[bytes]) -> int:
+    """Lines in ``f`` (a last line without its line end counts), read in bounded pieces."""
     f.seek(0)
-    return sum(1 for _ in f)
+    count = 0
+    last = b"\n"
+    while chunk := f.read(_SKIP_BYTES):
+        count += chunk.count(b"\n")
+        last = chunk[-1:]
+    return count + (last != b"\n")
 
 
 async def _read(args: ReadInput, ctx: ToolContext) -> ToolOutput:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from agents.permissions import PermissionCheck, PermissionGate, _checked
@@ -438,3 +438,81 @@ async def test_a_link_before_dotdot_repointed_after_the_check_is_not_followed(
     ctx.files = gate.files
     out = await call(READ, {"file_path": path}, ctx)
     assert text_of(out) == "     1\tnotes"
+
+
+def _read_slice_whole_lines(f: Any, start: int, limit: int) -> tuple[list[str], bool]:
+    """What Read returned before lines were read in bounded pieces: every line whole (the
+    reference for the property below)."""
+    lines: list[str] = []
+    more = False
+    for i, raw in enumerate(f):
+        if i < start:
+            continue
+        if len(lines) == limit:
+            more = True
+            break
+        lines.append(raw.decode("utf-8", "surrogateescape").rstrip("\r\n"))
+    return lines, more
+
+
+_piece = st.tuples(
+    st.sampled_from(["a", "é", "😀", "\r", "\r\n", "\n", "\xff", "b\r"]),
+    st.integers(min_value=1, max_value=9000),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@example(pieces=[("a", 1999), ("\r", 7000)], start=0, limit=1)  # CRs only past the head
+@example(pieces=[("a", 10), ("\r", 9000), ("\r\n", 1), ("a", 3)], start=0, limit=2)
+@example(pieces=[("a", 1999), ("\r", 6010), ("b\r", 1)], start=0, limit=1)  # then text
+@given(
+    pieces=st.lists(_piece, min_size=1, max_size=8),
+    start=st.integers(min_value=0, max_value=4),
+    limit=st.integers(min_value=1, max_value=6),
+)
+def test_long_lines_read_in_bounded_pieces_show_as_whole_lines_did(
+    tmp_path_factory: pytest.TempPathFactory,
+    pieces: list[tuple[str, int]],
+    start: int,
+    limit: int,
+) -> None:
+    """Lines far past the 2 000-character cut, long runs of CRs at a cut, characters split
+    where the head ends, bytes that are no UTF-8: Read shows each line (numbered and cut) and
+    counts lines exactly as it did reading every line whole."""
+    from agents.tools.files import _count_lines, _numbered, _read_slice
+
+    raw = b"".join((s.encode("utf-8") if s != "\xff" else b"\xff") * n for s, n in pieces)
+    path = tmp_path_factory.mktemp("lines") / "f.txt"
+    path.write_bytes(raw)
+    with open(path, "rb") as f:
+        lines, more, binary = _read_slice(f, str(path), start, limit)
+        total = _count_lines(f)
+        f.seek(0)
+        want, want_more = _read_slice_whole_lines(f, start, limit)
+        f.seek(0)
+        want_total = sum(1 for _ in f)
+    assert not binary
+    assert (_numbered(lines, start + 1), more) == (_numbered(want, start + 1), want_more)
+    assert total == want_total
+
+
+def test_a_line_of_many_megabytes_is_read_in_bounded_memory(tmp_path: Path) -> None:
+    """A file of one 64 MB line: Read keeps a few kilobytes of it (peak memory under 4 MiB,
+    the 64 MB it would hold whole), and shows it cut with the marker."""
+    import tracemalloc
+
+    from agents.tools.files import _read_slice
+
+    path = tmp_path / "one-line.txt"
+    with open(path, "wb") as f:
+        for _ in range(64):
+            f.write(b"x" * (1 << 20))
+    tracemalloc.start()
+    try:
+        with open(path, "rb") as f:
+            lines, more, _ = _read_slice(f, str(path), 0, 2000)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 << 20
+    assert (lines, more) == (["x" * 2001], False)
