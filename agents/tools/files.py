@@ -29,6 +29,7 @@ import stat
 from collections.abc import Callable
 from typing import IO, Annotated, Any, TypeVar
 
+import attrs
 import msgspec
 import trio
 
@@ -50,6 +51,10 @@ T = TypeVar("T")
 DEFAULT_READ_LIMIT = 2000
 #: Characters kept of one line; the rest is cut with a marker.
 MAX_LINE_CHARS = 2000
+#: Characters of numbered lines Read returns at most, whatever ``limit`` asks: the default
+#: window of the longest lines fits, and a larger ``limit`` stops at a line boundary with a
+#: note saying so (the memory a read holds, and what reaches the model, stay bounded).
+MAX_READ_CHARS = DEFAULT_READ_LIMIT * (MAX_LINE_CHARS + 64)
 #: Files (or contents) larger than this are read/written in a worker thread.
 INLINE_IO_BYTES = 256 * 1024
 #: Images up to this size are returned as image blocks (the Messages API's limit is 5 MB base64).
@@ -133,14 +138,23 @@ def _read_files(ctx: ToolContext) -> dict[str, int]:
     return files
 
 
+_LINE_CUT = "... [line truncated]"
+
+
 def _numbered(lines: list[str], first: int) -> str:
     """``cat -n`` format: the line number right-aligned in 6 columns, a tab, the line."""
     out = []
     for n, line in enumerate(lines, start=first):
         if len(line) > MAX_LINE_CHARS:
-            line = line[:MAX_LINE_CHARS] + "... [line truncated]"
+            line = line[:MAX_LINE_CHARS] + _LINE_CUT
         out.append(f"{n:>6}\t{line}")
     return "\n".join(out)
+
+
+def _numbered_size(n: int, line: str) -> int:
+    """Characters line ``n`` takes in :func:`_numbered`'s text, its newline included."""
+    shown = len(line) if len(line) <= MAX_LINE_CHARS else MAX_LINE_CHARS + len(_LINE_CUT)
+    return max(6, len(str(n))) + 2 + shown
 
 
 def _looks_binary(path: str, head: bytes) -> bool:
@@ -224,28 +238,43 @@ def _line(f: IO[bytes]) -> str | None:
     return text[: MAX_LINE_CHARS + 1]
 
 
-def _read_slice(f: IO[bytes], path: str, start: int, limit: int) -> tuple[list[str], bool, bool]:
-    """Lines ``start..start+limit`` (0-based) of a text file, whether more follow, whether binary.
+@attrs.frozen
+class _Window:
+    """What Read shows of a text file: the numbered lines, how many, whether more follow and
+    whether ``MAX_READ_CHARS`` stopped it before ``limit`` did."""
+
+    text: str = ""
+    count: int = 0
+    more: bool = False
+    capped: bool = False
+    binary: bool = False
+
+
+def _read_slice(f: IO[bytes], path: str, start: int, limit: int) -> _Window:
+    """Lines ``start..start+limit`` (0-based) of a text file, numbered, at most
+    ``MAX_READ_CHARS`` characters of them (at least one line).
 
     Stops reading as soon as one line past the window is seen, so a window near the top of a
     huge file costs only that much I/O; each line is read through :func:`_line`, so a huge
     line costs no memory.
     """
     lines: list[str] = []
-    more = False
     head = f.read(8192)
     if _looks_binary(path, head):
-        return [], False, True
+        return _Window(binary=True)
     f.seek(0)
     i = 0
+    size = -1  # the text's characters so far (no newline before the first line)
     while (line := _line(f)) is not None:
         if i >= start:
             if len(lines) == limit:
-                more = True
-                break
+                return _Window(_numbered(lines, start + 1), len(lines), more=True)
+            size += _numbered_size(i + 1, line)
+            if size > MAX_READ_CHARS and lines:
+                return _Window(_numbered(lines, start + 1), len(lines), more=True, capped=True)
             lines.append(line)
         i += 1
-    return lines, more, False
+    return _Window(_numbered(lines, start + 1), len(lines))
 
 
 def _count_lines(f: IO[bytes]) -> int:
@@ -303,31 +332,38 @@ async def _read_open(
         )
     start = max(args.offset or 1, 1) - 1
     limit = args.limit or DEFAULT_READ_LIMIT
+    # A long window is numbered in the thread too: 260 000 empty lines of a 256 KiB file took
+    # 150 ms to read and number.
+    work = st.st_size if limit <= DEFAULT_READ_LIMIT else max(st.st_size, INLINE_IO_BYTES + 1)
     try:
-        lines, more, binary = await _blocking(
-            lambda: _read_slice(f, path, start, limit), st.st_size
-        )
+        window = await _blocking(lambda: _read_slice(f, path, start, limit), work)
     except OSError as exc:
         return ToolOutput.error(f"Cannot read {path}: {exc.strerror}")
-    if binary:
+    if window.binary:
         return ToolOutput.error(
             f"Cannot read binary file: {path} (this tool reads text files and images only)"
         )
     _read_files(ctx)[key] = st.st_mtime_ns
-    if not lines:
+    if not window.count:
         total = await _blocking(lambda: _count_lines(f), st.st_size)
         return ToolOutput(
             "<system-reminder>Warning: the file exists but is shorter than the provided offset "
             f"({start + 1}). The file has {total} lines.</system-reminder>"
         )
-    text = _numbered(lines, start + 1)
-    if more:
-        end = start + len(lines)
+    text = window.text
+    more = window.more
+    end = start + window.count
+    if window.capped:
+        text += (
+            f"\n\n(Showing lines {start + 1}-{end}: Read returns at most {MAX_READ_CHARS} "
+            f"characters (MAX_READ_CHARS). Read with offset={end + 1} to continue.)"
+        )
+    elif more:
         text += (
             f"\n\n(Showing lines {start + 1}-{end}; the file has more. "
             f"Read with offset={end + 1} to continue.)"
         )
-    data = {"file_path": path, "start_line": start + 1, "num_lines": len(lines), "more": more}
+    data = {"file_path": path, "start_line": start + 1, "num_lines": window.count, "more": more}
     return ToolOutput(text, data=data)
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import trio
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -485,14 +486,18 @@ def test_long_lines_read_in_bounded_pieces_show_as_whole_lines_did(
     path = tmp_path_factory.mktemp("lines") / "f.txt"
     path.write_bytes(raw)
     with open(path, "rb") as f:
-        lines, more, binary = _read_slice(f, str(path), start, limit)
+        window = _read_slice(f, str(path), start, limit)
         total = _count_lines(f)
         f.seek(0)
         want, want_more = _read_slice_whole_lines(f, start, limit)
         f.seek(0)
         want_total = sum(1 for _ in f)
-    assert not binary
-    assert (_numbered(lines, start + 1), more) == (_numbered(want, start + 1), want_more)
+    assert not window.binary and not window.capped
+    assert (window.text, window.count, window.more) == (
+        _numbered(want, start + 1),
+        len(want),
+        want_more,
+    )
     assert total == want_total
 
 
@@ -510,9 +515,90 @@ def test_a_line_of_many_megabytes_is_read_in_bounded_memory(tmp_path: Path) -> N
     tracemalloc.start()
     try:
         with open(path, "rb") as f:
-            lines, more, _ = _read_slice(f, str(path), 0, 2000)
+            window = _read_slice(f, str(path), 0, 2000)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
     assert peak < 4 << 20
-    assert (lines, more) == (["x" * 2001], False)
+    assert (window.text, window.more) == ("     1\t" + "x" * 2000 + "... [line truncated]", False)
+
+
+async def test_a_huge_limit_stops_at_the_character_limit_naming_it(
+    tmp_path: Path, ctx: ToolContext
+) -> None:
+    """``limit`` asks for more lines than fit in MAX_READ_CHARS: Read stops at the last line
+    that fits and says how to go on, naming the limit. The lines are as wide as makes the
+    text exactly the limit (each one 6 columns, a tab, 149 characters and a newline)."""
+    from agents.tools.files import MAX_READ_CHARS
+
+    path = tmp_path / "wide.txt"
+    path.write_text(("w" * 149 + "\n") * 30_000)
+    out = await call(read_tool(), {"file_path": str(path), "limit": 10**9}, ctx)
+    assert (MAX_READ_CHARS + 1) % 157 == 0
+    shown = (MAX_READ_CHARS + 1) // 157
+    body = "\n".join(f"{n:>6}\t" + "w" * 149 for n in range(1, shown + 1))
+    assert len(body) == MAX_READ_CHARS
+    assert text_of(out) == body + (
+        f"\n\n(Showing lines 1-{shown}: Read returns at most {MAX_READ_CHARS} characters "
+        f"(MAX_READ_CHARS). Read with offset={shown + 1} to continue.)"
+    )
+    assert out.data == {"file_path": str(path), "start_line": 1, "num_lines": shown, "more": True}
+    again = await call(read_tool(), {"file_path": str(path), "offset": shown + 1}, ctx)
+    assert text_of(again).startswith(f"{shown + 1:>6}\t")
+
+
+async def test_the_default_window_of_the_longest_lines_is_not_capped(
+    tmp_path: Path, ctx: ToolContext
+) -> None:
+    """2 000 lines of over 2 000 characters, numbered past a million: the default window
+    fits the limit."""
+    big = tmp_path / "numbers.txt"
+    big.write_text("\n" * 1_000_000 + ("z" * 3000 + "\n") * 2001)
+    out = await call(read_tool(), {"file_path": str(big), "offset": 1_000_001}, ctx)
+    assert text_of(out).endswith(
+        "(Showing lines 1000001-1002000; the file has more. Read with offset=1002001 to continue.)"
+    )
+
+
+def test_a_huge_limit_holds_memory_near_the_character_limit(tmp_path: Path) -> None:
+    """40 MB of short lines read with a limit of 10**9: the read holds about the limit's worth
+    (peak under 24 MiB), not the file."""
+    import tracemalloc
+
+    from agents.tools.files import _read_slice
+
+    path = tmp_path / "many.txt"
+    with open(path, "wb") as f:
+        for _ in range(40):
+            f.write((b"y" * 99 + b"\n") * 10_486)
+    tracemalloc.start()
+    try:
+        with open(path, "rb") as f:
+            window = _read_slice(f, str(path), 0, 10**9)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert window.capped
+    assert peak < 24 << 20
+
+
+async def test_a_window_longer_than_the_default_is_read_off_the_event_loop(
+    tmp_path: Path, ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A small file read with a limit past the default window is read and numbered in a worker
+    thread (260 000 empty lines of a 256 KiB file took 150 ms), one within it inline."""
+    threads: list[object] = []
+    real = trio.to_thread.run_sync
+
+    async def counted(fn: Any, *args: Any, **kwargs: Any) -> Any:
+        threads.append(fn)
+        return await real(fn, *args, **kwargs)
+
+    monkeypatch.setattr(trio.to_thread, "run_sync", counted)
+    path = tmp_path / "empty-lines.txt"
+    path.write_text("\n" * 5000)
+    await call(read_tool(), {"file_path": str(path)}, ctx)
+    assert threads == []
+    out = await call(read_tool(), {"file_path": str(path), "limit": 10_000}, ctx)
+    assert len(threads) == 1
+    assert text_of(out).endswith("  5000\t")
