@@ -28,7 +28,7 @@ import trio
 
 from ..tools.base import ToolOutput
 from ._config import HttpServerConfig, ServerConfig, StdioServerConfig
-from ._rpc import ConnectionLost, LineClient, RpcError, Tracer, decode_call_result
+from ._rpc import ConnectionLost, LineClient, RpcError, Tracer, decode_call_result, validated
 
 if TYPE_CHECKING:
     from mcp.client.session import ClientSession
@@ -370,7 +370,7 @@ class _LineMcpClient:
             client_info=Implementation(name="trio-agents", version=_version()),
         ).model_dump(by_alias=True, mode="json", exclude_none=True)
         raw = await self.lines.request("initialize", params)
-        result = InitializeResult.model_validate_json(bytes(raw), by_name=False)
+        result: InitializeResult = validated(InitializeResult, raw)
         if result.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
             raise RuntimeError(
                 f"unsupported protocol version from the server: {result.protocol_version!r} "
@@ -388,7 +388,8 @@ class _LineMcpClient:
         from mcp.types import ListToolsResult
 
         raw = await self.lines.request("tools/list", None if cursor is None else {"cursor": cursor})
-        return ListToolsResult.model_validate_json(bytes(raw), by_name=False)
+        listing: ListToolsResult = validated(ListToolsResult, raw)
+        return listing
 
 
 def _version() -> str:
