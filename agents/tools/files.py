@@ -606,26 +606,12 @@ async def _edit(args: EditInput, ctx: ToolContext) -> ToolOutput:
         return _changed(path, exc)
     except OSError as exc:
         return ToolOutput.error(f"Cannot read {path}: {exc.strerror}")
-    if old == "":
-        if content.strip():
-            return ToolOutput.error(
-                "Cannot create new file - file already exists. "
-                "Provide the old_string to replace instead."
-            )
-        updated, at = new, 0
-    else:
-        n = count_occurrences(content, old)
-        if n == 0:
-            return ToolOutput.error(f"String to replace not found in file.\nString: {old}")
-        if n > 1 and not args.replace_all:
-            return ToolOutput.error(
-                f"Found {n} matches of the string to replace, but replace_all is false. To "
-                "replace all occurrences, set replace_all to true. To replace only one "
-                "occurrence, please provide more context to uniquely identify the instance.\n"
-                f"String: {old}"
-            )
-        at = content.find(old)
-        updated = content.replace(old, new) if args.replace_all else content.replace(old, new, 1)
+    # Finding, replacing and the snippet take time with the file's size (counting "aa" in
+    # 10 MB of "a" held the event loop 1.2 s): a large file's go to the worker thread too.
+    edited = await _blocking(lambda: _apply_edit(content, args), len(content))
+    if isinstance(edited, str):
+        return ToolOutput.error(edited)
+    updated, snippet = edited
     try:
         mtime = await _blocking(lambda: _write_text(checked, updated), len(updated))
     except PathChanged as exc:
@@ -642,9 +628,38 @@ async def _edit(args: EditInput, ctx: ToolContext) -> ToolOutput:
         return ToolOutput(text, data=data)
     text = (
         f"The file {path} has been updated. Here's the result of running `cat -n` on a snippet "
-        f"of the edited file:\n{_snippet(updated, at, len(new))}"
+        f"of the edited file:\n{snippet}"
     )
     return ToolOutput(text, data=data)
+
+
+def _apply_edit(content: str, args: EditInput) -> tuple[str, str] | str:
+    """``(the edited text, its snippet)`` (no snippet for ``replace_all``), or why the edit
+    cannot be made. Only an ambiguous edit counts every match (for its message): a unique one
+    is known by a second search."""
+    old, new = args.old_string, args.new_string
+    if old == "":
+        if content.strip():
+            return (
+                "Cannot create new file - file already exists. "
+                "Provide the old_string to replace instead."
+            )
+        return new, "" if args.replace_all else _snippet(new, 0, len(new))
+    at = content.find(old)
+    if at == -1:
+        return f"String to replace not found in file.\nString: {old}"
+    if args.replace_all:
+        return content.replace(old, new), ""
+    if content.find(old, at + 1) != -1:
+        n = count_occurrences(content, old)
+        return (
+            f"Found {n} matches of the string to replace, but replace_all is false. To "
+            "replace all occurrences, set replace_all to true. To replace only one "
+            "occurrence, please provide more context to uniquely identify the instance.\n"
+            f"String: {old}"
+        )
+    updated = content.replace(old, new, 1)
+    return updated, _snippet(updated, at, len(new))
 
 
 def edit_tool() -> Tool:

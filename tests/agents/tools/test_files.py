@@ -602,3 +602,81 @@ async def test_a_window_longer_than_the_default_is_read_off_the_event_loop(
     out = await call(read_tool(), {"file_path": str(path), "limit": 10_000}, ctx)
     assert len(threads) == 1
     assert text_of(out).endswith("  5000\t")
+
+
+def _edit_whole(content: str, old: str, new: str, replace_all: bool) -> tuple[str, str] | str:
+    """The edit as it was made before (every match counted first): the reference below."""
+    from agents.tools.files import _snippet
+
+    if old == "":
+        if content.strip():
+            return (
+                "Cannot create new file - file already exists. "
+                "Provide the old_string to replace instead."
+            )
+        updated, at = new, 0
+    else:
+        n = count_occurrences(content, old)
+        if n == 0:
+            return f"String to replace not found in file.\nString: {old}"
+        if n > 1 and not replace_all:
+            return (
+                f"Found {n} matches of the string to replace, but replace_all is false. To "
+                "replace all occurrences, set replace_all to true. To replace only one "
+                "occurrence, please provide more context to uniquely identify the instance.\n"
+                f"String: {old}"
+            )
+        at = content.find(old)
+        updated = content.replace(old, new) if replace_all else content.replace(old, new, 1)
+    return updated, "" if replace_all else _snippet(updated, at, len(new))
+
+
+_edit_text = st.text(alphabet="ab\n ", max_size=40)
+
+
+@settings(max_examples=300)
+@example(content="aaa", old="aa", new="b", every=False)  # the second match overlaps the first
+@given(
+    content=_edit_text,
+    old=st.text(alphabet="ab\n", max_size=4),
+    new=_edit_text,
+    every=st.booleans(),
+)
+def test_an_edit_made_with_a_second_search_is_the_edit_made_counting(
+    content: str, old: str, new: str, every: bool
+) -> None:
+    """Known unique by a second search, not by counting every (overlapping) match: the same
+    text, snippet or refusal (with its count) as counting first."""
+    from agents.tools.files import EditInput, _apply_edit
+
+    args = EditInput(file_path="/f", old_string=old, new_string=new, replace_all=every)
+    assert _apply_edit(content, args) == _edit_whole(content, old, new, every)
+
+
+@pytest.mark.parametrize(("size", "threads"), [(1_000, 0), (1_000_000, 3)])
+async def test_a_large_files_edit_is_made_off_the_event_loop(
+    tmp_path: Path,
+    ctx: ToolContext,
+    monkeypatch: pytest.MonkeyPatch,
+    size: int,
+    threads: int,
+) -> None:
+    """Loading, finding and replacing (with the snippet), and writing a file over 256 KiB each
+    go to the worker thread: counting "aa" in 10 MB of "a" held the event loop 1.2 s."""
+    path = tmp_path / "big.txt"
+    path.write_text("a" * size + "\nNEEDLE\n")
+    await call(read_tool(), {"file_path": str(path), "limit": 1}, ctx)
+    used: list[object] = []
+    real = trio.to_thread.run_sync
+
+    async def counted(fn: Any, *args: Any, **kwargs: Any) -> Any:
+        used.append(fn)
+        return await real(fn, *args, **kwargs)
+
+    monkeypatch.setattr(trio.to_thread, "run_sync", counted)
+    out = await call(
+        edit_tool(), {"file_path": str(path), "old_string": "NEEDLE", "new_string": "X"}, ctx
+    )
+    assert not out.is_error, out.content
+    assert len(used) == threads
+    assert path.read_text() == "a" * size + "\nX\n"
