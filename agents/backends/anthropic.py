@@ -28,6 +28,7 @@ Retries are the loop's job (backoff, jitter, ``api_retry`` messages): the client
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any, cast
@@ -363,11 +364,16 @@ class AnthropicBackend:
                 options=cast(Any, self._options(request)),
             )
             try:
-                parser = _SSEParser(request.model)
+                parser = _SSEParser(request.model, self.timeout)
                 chunks = response.aiter_bytes()
                 try:
                     async for chunk in chunks:
-                        for event in parser.feed(chunk):
+                        try:
+                            events = parser.feed(chunk, trio.current_time())
+                        except BackendError:
+                            await unwind_stream(chunks)
+                            raise
+                        for event in events:
                             yield event
                 finally:
                     await chunks.aclose()
@@ -399,19 +405,26 @@ class _SSEParser:
     event's end resumes where the last one stopped, and CRLF line ends are normalized in the new
     bytes only (one before them, for a CRLF split across chunks). An event longer than
     ``MAX_SSE_EVENT_BYTES`` is an :class:`APIConnectionError` naming the limit.
+
+    With a ``patience`` (the backend's read timeout), chunks fed with the time they came
+    (``now``) that bring no event for longer than it end the stream too: a read timeout cuts a
+    silent server, and this one that sends only pings (or one event that never ends).
     """
 
-    __slots__ = ("_buffer", "_crlf", "_model", "_scanned", "stopped")
+    __slots__ = ("_buffer", "_crlf", "_model", "_patience", "_quiet_since", "_scanned", "stopped")
 
-    def __init__(self, model: str) -> None:
+    def __init__(self, model: str, patience: float | None = None) -> None:
         self._buffer = bytearray()
         self._crlf = False
         self._model = model
+        self._patience = patience
+        #: when the chunks without an event began (None: the last chunk brought one)
+        self._quiet_since: float | None = None
         #: where the search for the next event's end resumes (all before it holds none)
         self._scanned = 0
         self.stopped = False
 
-    def feed(self, chunk: bytes) -> list[BackendEvent]:
+    def feed(self, chunk: bytes, now: float | None = None) -> list[BackendEvent]:
         buffer = self._buffer
         fresh = max(0, len(buffer) - 1)
         buffer += chunk
@@ -437,6 +450,16 @@ class _SSEParser:
         # The next end may start at the last byte, or one before it when the last is a CR that
         # the next chunk's LF turns into a line end.
         self._scanned = max(0, len(buffer) - 2)
+        if now is not None and self._patience is not None:
+            if events:
+                self._quiet_since = None
+            elif self._quiet_since is None:
+                self._quiet_since = now
+            elif now - self._quiet_since > self._patience:
+                raise APIConnectionError(
+                    f"the stream brought no event but pings for {now - self._quiet_since:.1f} s "
+                    f"(more than the read timeout, {self._patience:g} s)"
+                )
         return events
 
     def _event(self, buffer: bytearray, end: int) -> BackendEvent | None:
@@ -456,6 +479,18 @@ class _SSEParser:
         if name == b"error":
             raise _stream_error(data, self._model)
         return None  # ``ping`` and event types this version does not know are skipped
+
+
+async def unwind_stream(chunks: AsyncIterator[bytes]) -> None:
+    """End a response's byte stream left mid-iteration (its SSE failed) as a cancellation would:
+    the client's async generators are nested, and an exception raised by their reader leaves
+    the inner ones to the garbage collector, where a cancellation at their await unwinds each
+    in its own frame."""
+    with trio.CancelScope() as scope:
+        scope.cancel()
+        with contextlib.suppress(StopAsyncIteration):
+            while True:  # chunks already read come first, then the cancelled read
+                await chunks.__anext__()
 
 
 def _api_shape_data(buffer: bytearray, end: int) -> int:

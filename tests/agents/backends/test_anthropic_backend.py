@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import email.utils
 import itertools
+import re
 import socket
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
@@ -448,3 +449,91 @@ def test_an_event_longer_than_the_limit_ends_the_stream_naming_it() -> None:
         f"connection error: the stream sent an event longer than {MAX_SSE_EVENT_BYTES} bytes "
         "(MAX_SSE_EVENT_BYTES; "
     )
+
+
+async def _only_pings(stream: trio.SocketStream, then: bytes = b"") -> None:
+    """A server that starts a response, sends ``then``, then pings every 20 ms until the
+    client hangs up."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += await stream.receive_some(65536)
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = next(
+        int(line.split(b":", 1)[1])
+        for line in head.split(b"\r\n")
+        if line.lower().startswith(b"content-length:")
+    )
+    while len(body) < length:
+        body += await stream.receive_some(65536)
+
+    def chunk(payload: bytes) -> bytes:
+        return b"%x\r\n%s\r\n" % (len(payload), payload)
+
+    start = {
+        "type": "message_start",
+        "message": {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": MODEL,
+            "content": [],
+            "stop_reason": None,
+            "usage": {"input_tokens": 1, "output_tokens": 0},
+        },
+    }
+    try:
+        await stream.send_all(
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+            b"transfer-encoding: chunked\r\n\r\n"
+            + chunk(b"event: message_start\ndata: " + msgspec.json.encode(start) + b"\n\n")
+            + (chunk(then) if then else b"")
+        )
+        while True:
+            await trio.sleep(0.02)
+            await stream.send_all(chunk(b'event: ping\ndata: {"type": "ping"}\n\n'))
+    except (trio.BrokenResourceError, trio.ClosedResourceError):
+        pass
+
+
+async def test_a_stream_of_nothing_but_pings_ends_after_the_read_timeout(
+    nursery: trio.Nursery,
+) -> None:
+    """Pings keep every read within the read timeout, so without another deadline the stream
+    never ended: it is cut once no event but pings came for longer than that timeout (here
+    0.3 s; pings every 20 ms, real time: the client's timeouts are real)."""
+    from functools import partial
+
+    listeners = await nursery.start(partial(trio.serve_tcp, _only_pings, 0, host="127.0.0.1"))
+    port = listeners[0].socket.getsockname()[1]
+    backend = AnthropicBackend(
+        api_key="test-key", base_url=f"http://127.0.0.1:{port}", max_retries=0, timeout=0.3
+    )
+    async with backend:
+        with trio.fail_after(10), pytest.raises(APIConnectionError) as caught:
+            await collect(backend.stream(request()))
+    assert re.fullmatch(
+        r"connection error: the stream brought no event but pings for 0\.\d s "
+        r"\(more than the read timeout, 0\.3 s\)",
+        str(caught.value),
+    )
+
+
+async def test_a_malformed_event_mid_stream_fails_it_and_leaves_no_stream_open(
+    nursery: trio.Nursery,
+) -> None:
+    """The parser's failure mid-stream (here an event that is not its JSON) ends the response's
+    byte stream as a cancellation would: no async generator of the client is left to the
+    garbage collector (a warning, an error under this suite, when it was)."""
+    from functools import partial
+
+    bad = b"event: content_block_stop\ndata: {not json\n\n"
+    handler = partial(_only_pings, then=bad)
+    listeners = await nursery.start(partial(trio.serve_tcp, handler, 0, host="127.0.0.1"))
+    port = listeners[0].socket.getsockname()[1]
+    backend = AnthropicBackend(
+        api_key="test-key", base_url=f"http://127.0.0.1:{port}", max_retries=0, timeout=30
+    )
+    async with backend:
+        with trio.fail_after(10), pytest.raises(APIConnectionError) as caught:
+            await collect(backend.stream(request()))
+    assert str(caught.value).startswith("connection error: malformed content_block_stop event:")
