@@ -27,7 +27,8 @@ when this Python process dies, even by ``SIGKILL`` (Linux; elsewhere a warning s
 from the persistent shell's current directory, with a reader task in the agent's nursery
 (``ctx.nursery``), and returns an id; ``BashOutput`` returns what it printed since the last read,
 ``KillShell`` ends it and its descendants. A cleanup callable registered in ``ctx.cleanup`` ends
-every shell when the agent ends, so no process outlives the session. A background shell keeps its
+every shell when the agent ends, so no process outlives the session. At most
+``MAX_BACKGROUND_SHELLS`` (32) run at once per agent. A background shell keeps its
 last 4 MiB of unread output; once that much waits, its pipe is read at most every 10 ms (a pipe's
 worth, so at most about 6 MB/s): ``yes`` in the background kept the event loop's thread 87 %
 busy reading output only to drop it, and now slows to that pace instead (still read, so a
@@ -63,6 +64,9 @@ _HEAD_BYTES = OUTPUT_CAP * 4
 _TAIL_BYTES = 8192
 #: Unread bytes a background shell keeps; older output is dropped with a note.
 _BACKGROUND_KEEP = 4 * 1024 * 1024
+#: Background shells one agent may have running at once (each keeps up to
+#: ``_BACKGROUND_KEEP`` bytes): one more is refused, naming the limit and the running ones.
+MAX_BACKGROUND_SHELLS = 32
 #: Seconds between two reads of a background shell's pipe while ``_BACKGROUND_KEEP`` bytes
 #: wait unread: what it prints past that is read (and dropped) at this pace, not at once.
 _FULL_PACE = 0.01
@@ -391,6 +395,13 @@ class _Background:
 async def _start_background(command: str, state: _ShellState, ctx: ToolContext) -> ToolOutput:
     if ctx.nursery is None:
         return ToolOutput.error("run_in_background is unavailable: the agent has no nursery")
+    running = [bg.id for bg in state.background.values() if bg.poll_status() == "running"]
+    if len(running) >= MAX_BACKGROUND_SHELLS:
+        return ToolOutput.error(
+            f"Too many background shells: at most {MAX_BACKGROUND_SHELLS} run at once "
+            f"(MAX_BACKGROUND_SHELLS; running: {', '.join(running)}). Stop one with KillShell, "
+            "or wait for one to finish."
+        )
     state.counter += 1
     shell_id = f"bash_{state.counter}"
     bg = _Background(shell_id, command, state.start_dir(ctx), state.env)

@@ -259,3 +259,26 @@ async def test_a_flooding_background_shell_is_read_at_a_bounded_pace(
     data, dropped = bg.take()
     assert len(data) == 4 << 20
     assert dropped == len(flood.reads) * 65536 - (4 << 20)
+
+
+async def test_background_shells_past_the_limit_are_refused_naming_it(
+    ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each background shell may keep 4 MiB and a process: past MAX_BACKGROUND_SHELLS running
+    at once (here 2), one more is refused naming the limit and the running ones; once one is
+    killed, the next starts."""
+    from agents.tools import shell
+
+    monkeypatch.setattr(shell, "MAX_BACKGROUND_SHELLS", 2)
+    for _ in range(2):
+        out = await call(BASH, {"command": "sleep 30", "run_in_background": True}, ctx)
+        assert not out.is_error
+    refused = await call(BASH, {"command": "sleep 30", "run_in_background": True}, ctx)
+    assert refused.is_error
+    assert text_of(refused) == (
+        "Too many background shells: at most 2 run at once (MAX_BACKGROUND_SHELLS; running: "
+        "bash_1, bash_2). Stop one with KillShell, or wait for one to finish."
+    )
+    await call(KILL, {"shell_id": "bash_1"}, ctx)
+    started = await call(BASH, {"command": "sleep 30", "run_in_background": True}, ctx)
+    assert started.data == {"backgroundTaskId": "bash_3"}
