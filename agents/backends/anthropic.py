@@ -28,6 +28,7 @@ Retries are the loop's job (backoff, jitter, ``api_retry`` messages): the client
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any, cast
@@ -363,11 +364,16 @@ class AnthropicBackend:
                 options=cast(Any, self._options(request)),
             )
             try:
-                parser = _SSEParser(request.model)
+                parser = _SSEParser(request.model, self.timeout)
                 chunks = response.aiter_bytes()
                 try:
                     async for chunk in chunks:
-                        for event in parser.feed(chunk):
+                        try:
+                            events = parser.feed(chunk, trio.current_time())
+                        except BackendError:
+                            await unwind_stream(chunks)
+                            raise
+                        for event in events:
                             yield event
                 finally:
                     await chunks.aclose()
@@ -386,41 +392,124 @@ class AnthropicBackend:
             raise BackendError(f"anthropic client: {exc}") from exc
 
 
+#: Bytes one SSE event may take; a longer one ends the stream with an error naming the limit.
+#: The API's events are small (a delta, a block's start); this bounds a broken or hostile
+#: server's, which would otherwise be held in memory whole.
+MAX_SSE_EVENT_BYTES = 16 << 20
+
+
 class _SSEParser:
-    """Incremental SSE parser: bytes in, event structs out; notes whether ``message_stop`` came."""
+    """Incremental SSE parser: bytes in, event structs out; notes whether ``message_stop`` came.
 
-    __slots__ = ("_buffer", "_crlf", "_model", "stopped")
+    Each byte is looked at a bounded number of times whatever the chunking: the search for an
+    event's end resumes where the last one stopped, and CRLF line ends are normalized in the new
+    bytes only (one before them, for a CRLF split across chunks). An event longer than
+    ``MAX_SSE_EVENT_BYTES`` is an :class:`APIConnectionError` naming the limit.
 
-    def __init__(self, model: str) -> None:
+    With a ``patience`` (the backend's read timeout), chunks fed with the time they came
+    (``now``) that bring no event for longer than it end the stream too: a read timeout cuts a
+    silent server, and this one that sends only pings (or one event that never ends).
+    """
+
+    __slots__ = ("_buffer", "_crlf", "_model", "_patience", "_quiet_since", "_scanned", "stopped")
+
+    def __init__(self, model: str, patience: float | None = None) -> None:
         self._buffer = bytearray()
         self._crlf = False
         self._model = model
+        self._patience = patience
+        #: when the chunks without an event began (None: the last chunk brought one)
+        self._quiet_since: float | None = None
+        #: where the search for the next event's end resumes (all before it holds none)
+        self._scanned = 0
         self.stopped = False
 
-    def feed(self, chunk: bytes) -> list[BackendEvent]:
+    def feed(self, chunk: bytes, now: float | None = None) -> list[BackendEvent]:
         buffer = self._buffer
+        fresh = max(0, len(buffer) - 1)
         buffer += chunk
         if self._crlf or b"\r" in chunk:
-            # Once a CR is seen, keep normalizing: a CRLF may straddle two chunks.
+            # Once a CR is seen, keep normalizing: a CRLF may straddle two chunks (the byte
+            # before the chunk is taken again for that). The bytes before it hold no CRLF.
             self._crlf = True
-            buffer[:] = buffer.replace(b"\r\n", b"\n")
+            buffer[fresh:] = buffer[fresh:].replace(b"\r\n", b"\n")
         events: list[BackendEvent] = []
-        while (end := buffer.find(b"\n\n")) >= 0:
-            block = bytes(buffer[:end])
+        while (end := buffer.find(b"\n\n", self._scanned)) >= 0:
+            self._scanned = 0
+            event = self._event(buffer, end)
             del buffer[: end + 2]
-            name, data = _parse_sse_block(block)
-            if name in _EVENT_NAMES:
-                try:
-                    event = _event_decoder.decode(data)
-                except msgspec.DecodeError as exc:
-                    raise APIConnectionError(f"malformed {name.decode()} event: {exc}") from exc
+            if event is not None:
                 if type(event) is MessageStop:
                     self.stopped = True
                 events.append(event)
-            elif name == b"error":
-                raise _stream_error(data, self._model)
-            # ``ping`` and event types this version does not know are skipped.
+        if len(buffer) > MAX_SSE_EVENT_BYTES:
+            raise APIConnectionError(
+                f"the stream sent an event longer than {MAX_SSE_EVENT_BYTES} bytes "
+                f"(MAX_SSE_EVENT_BYTES; {len(buffer)} bytes so far without its end)"
+            )
+        # The next end may start at the last byte, or one before it when the last is a CR that
+        # the next chunk's LF turns into a line end.
+        self._scanned = max(0, len(buffer) - 2)
+        if now is not None and self._patience is not None:
+            if events:
+                self._quiet_since = None
+            elif self._quiet_since is None:
+                self._quiet_since = now
+            elif now - self._quiet_since > self._patience:
+                raise APIConnectionError(
+                    f"the stream brought no event but pings for {now - self._quiet_since:.1f} s "
+                    f"(more than the read timeout, {self._patience:g} s)"
+                )
         return events
+
+    def _event(self, buffer: bytearray, end: int) -> BackendEvent | None:
+        """The event ``buffer[:end]`` (None for a ping or an unknown one); raises for an
+        ``error`` event or data that is not the event's JSON."""
+        at = _api_shape_data(buffer, end)
+        if at:  # the API's shape: decoded where it lies, so an event of megabytes is not copied
+            name = bytes(buffer[7 : at - 7])
+            if name in _EVENT_NAMES:
+                with memoryview(buffer)[at:end] as data_view:  # released before the buffer shrinks
+                    return _decode_event(data_view, name)
+            data = bytes(buffer[at:end]) if name == b"error" else b""
+        else:
+            name, data = _parse_sse_block(bytes(buffer[:end]))
+            if name in _EVENT_NAMES:
+                return _decode_event(data, name)
+        if name == b"error":
+            raise _stream_error(data, self._model)
+        return None  # ``ping`` and event types this version does not know are skipped
+
+
+async def unwind_stream(chunks: AsyncIterator[bytes]) -> None:
+    """End a response's byte stream left mid-iteration (its SSE failed) as a cancellation would:
+    the client's async generators are nested, and an exception raised by their reader leaves
+    the inner ones to the garbage collector, where a cancellation at their await unwinds each
+    in its own frame."""
+    with trio.CancelScope() as scope:
+        scope.cancel()
+        with contextlib.suppress(StopAsyncIteration):
+            while True:  # chunks already read come first, then the cancelled read
+                await chunks.__anext__()
+
+
+def _api_shape_data(buffer: bytearray, end: int) -> int:
+    """Where the data of the event ``buffer[:end]`` starts if it has the API's shape (one
+    ``event:`` line, then one ``data:`` line), else 0."""
+    if not buffer.startswith(b"event: "):
+        return 0
+    line = buffer.find(b"\n", 7, end)
+    if line < 0 or buffer.find(b"\n", line + 1, end) >= 0:
+        return 0
+    return line + 7 if buffer.startswith(b"data: ", line + 1, end) else 0
+
+
+def _decode_event(data: bytes | memoryview, name: bytes) -> BackendEvent:
+    try:
+        event: BackendEvent = _event_decoder.decode(data)
+    except msgspec.DecodeError as exc:
+        raise APIConnectionError(f"malformed {name.decode()} event: {exc}") from exc
+    return event
 
 
 def _parse_sse_block(block: bytes) -> tuple[bytes, bytes]:

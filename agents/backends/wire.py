@@ -34,6 +34,7 @@ from .anthropic import (
     error_fields,
     parse_retry_after,
     status_error,
+    unwind_stream,
 )
 from .base import APIConnectionError, BackendError, BackendEvent, ModelRequest
 
@@ -164,9 +165,15 @@ class WireBackend(AnthropicBackend):
             ) as resp:
                 if resp.status_code >= 400:
                     raise await _status_failure(resp, model)
-                parser = SSEParser(model)
-                async for chunk in resp.aiter_bytes():
-                    for event in parser.feed(chunk):
+                parser = SSEParser(model, self.timeout)
+                chunks = resp.aiter_bytes()
+                async for chunk in chunks:
+                    try:
+                        events = parser.feed(chunk, trio.current_time())
+                    except BackendError:
+                        await unwind_stream(chunks)
+                        raise
+                    for event in events:
                         yield event
                 if not parser.stopped:
                     raise APIConnectionError("stream ended before message_stop")
@@ -185,9 +192,15 @@ class WireBackend(AnthropicBackend):
             async with http.stream("POST", "/v1/messages", content=body, headers=headers) as resp:
                 if resp.status_code >= 400:
                     raise await _status_failure(resp, model)
-                parser = SSEParser(model)
-                async for chunk in resp.aiter_bytes():
-                    for event in parser.feed(chunk):
+                parser = SSEParser(model, self.timeout)
+                chunks = resp.aiter_bytes()
+                async for chunk in chunks:
+                    try:
+                        events = parser.feed(chunk, trio.current_time())
+                    except BackendError:
+                        await unwind_stream(chunks)
+                        raise
+                    for event in events:
                         yield event
                 if not parser.stopped:
                     raise APIConnectionError("stream ended before message_stop")

@@ -28,7 +28,7 @@ import trio
 
 from ..tools.base import ToolOutput
 from ._config import HttpServerConfig, ServerConfig, StdioServerConfig
-from ._rpc import ConnectionLost, LineClient, RpcError, Tracer, decode_call_result
+from ._rpc import ConnectionLost, LineClient, RpcError, Tracer, decode_call_result, validated
 
 if TYPE_CHECKING:
     from mcp.client.session import ClientSession
@@ -57,6 +57,11 @@ log = logging.getLogger(__name__)
 #: Characters of a stdio server's stderr quoted in its error (the end, where the reason is).
 _STDERR_TAIL = 600
 _STDERR_LINES = 5
+#: Bytes of the end of a stdio server's stderr file read for that quote, and the most read
+#: when what ends it is blank (the window doubles up to it): never the whole file, which a
+#: server may have filled with gigabytes.
+_STDERR_WINDOW = 64 * 1024
+_STDERR_WINDOW_MAX = 1 << 20
 
 
 @attrs.define(eq=False)
@@ -282,11 +287,9 @@ class Connection:
             return ""
         try:
             self._stderr.flush()
-            self._stderr.seek(0)
-            lines = self._stderr.read().strip().splitlines()[-_STDERR_LINES:]
+            text = stderr_tail(self._stderr.buffer)
         except (OSError, ValueError):
             return ""
-        text = "\n".join(lines)[-_STDERR_TAIL:]
         return f"; its stderr ends with: {text}" if text else ""
 
     def disable(self) -> None:
@@ -295,6 +298,31 @@ class Connection:
         self.client = None
         self.settled.set()
         self.stop()
+
+
+def stderr_tail(file: Any) -> str:
+    """The last ``_STDERR_LINES`` lines of a binary ``file``'s stripped text, at most its last
+    ``_STDERR_TAIL`` characters, read from its end: ``_STDERR_WINDOW`` bytes, twice as many
+    each time that does not settle the quote, at most ``_STDERR_WINDOW_MAX``. A window that
+    starts mid-line (or mid-character: up to 3 replacement characters) ends as the whole text
+    does once text that is not blank comes before the quote, past the window's first line (or
+    its first characters): the quote then comes from where the two agree."""
+    size = file.seek(0, 2)
+    window = _STDERR_WINDOW
+    while True:
+        start = max(0, size - window)
+        file.seek(start)
+        lines = file.read(size - start).decode("utf-8", "replace").strip().splitlines()
+        tail = "\n".join(lines[-_STDERR_LINES:])
+        # Past the window's first line (or its first characters) the text is the whole
+        # text's, and something not blank there keeps the quote from the whole text's strip.
+        if len(lines) > _STDERR_LINES:
+            settled = any(line.strip() for line in lines[1:-_STDERR_LINES])
+        else:
+            settled = len(tail) > _STDERR_TAIL + 3 and bool(tail[3:-_STDERR_TAIL].strip())
+        if start == 0 or settled or window >= _STDERR_WINDOW_MAX:
+            return tail[-_STDERR_TAIL:]
+        window *= 2
 
 
 def _stderr_file(config: ServerConfig) -> contextlib.AbstractContextManager[TextIO | None]:
@@ -370,7 +398,7 @@ class _LineMcpClient:
             client_info=Implementation(name="trio-agents", version=_version()),
         ).model_dump(by_alias=True, mode="json", exclude_none=True)
         raw = await self.lines.request("initialize", params)
-        result = InitializeResult.model_validate_json(bytes(raw), by_name=False)
+        result: InitializeResult = validated(InitializeResult, raw)
         if result.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
             raise RuntimeError(
                 f"unsupported protocol version from the server: {result.protocol_version!r} "
@@ -388,7 +416,8 @@ class _LineMcpClient:
         from mcp.types import ListToolsResult
 
         raw = await self.lines.request("tools/list", None if cursor is None else {"cursor": cursor})
-        return ListToolsResult.model_validate_json(bytes(raw), by_name=False)
+        listing: ListToolsResult = validated(ListToolsResult, raw)
+        return listing
 
 
 def _version() -> str:

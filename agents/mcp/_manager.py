@@ -154,8 +154,8 @@ class McpServers:
         with trio.move_on_after(self.call_timeout):
             try:
                 output = await client.call_tool(tool, args)
-            except ConnectionLost:
-                return await self._lost(conn, tool)
+            except ConnectionLost as exc:
+                return await self._lost(conn, tool, str(exc))
             except RpcError as exc:
                 if conn.status != "connected":
                     return await self._lost(conn, tool)
@@ -175,15 +175,16 @@ class McpServers:
         return cap_output(output, self.max_output_tokens)
 
     @staticmethod
-    async def _lost(conn: Connection, tool: str) -> ToolOutput:
+    async def _lost(conn: Connection, tool: str, reason: str = "") -> ToolOutput:
         """The error result of a call the connection's end cut short (the reason, once the
-        connection's task has noticed it)."""
+        connection's task has noticed it). A connection still up lost this call's own stream
+        (over HTTP: an event over the ``mcp`` package's 1 MiB limit): its reason is given."""
         await _settle_briefly(conn)
         if conn.status != "connected":
             return ToolOutput.error(f"{conn.closed_error()}; tool {tool!r} did not complete")
-        return ToolOutput.error(
-            f"MCP server {conn.name!r} closed the connection during tool {tool!r}"
-        )
+        own = f"MCP server {conn.name!r} closed the connection"
+        detail = f": {reason}" if reason and not reason.startswith(own) else ""
+        return ToolOutput.error(f"{own} during tool {tool!r}{detail}")
 
     # -- changing --------------------------------------------------------------------------------
 

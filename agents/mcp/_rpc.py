@@ -14,12 +14,20 @@ Failures the caller sees: :class:`RpcError` (the server answered with a JSON-RPC
 :class:`ConnectionLost` (the pipes closed, the server exited, or the client was closed); a line
 that is not JSON-RPC, or a response to no pending request, is logged and noted in
 ``last_error`` and does not disturb the calls in flight.
+
+A read of more than ``LONG_LINE_BYTES`` (a line of megabytes: a big tool result) is split and
+decoded in a worker thread, its long string literals by pieces (``decode_long_line``): msgspec
+holds the interpreter for a whole call, and one 100 MB result held the event loop for 400 ms
+(the line split, the envelope, the result, each in one call). Its result is handed over
+decoded (:class:`Decoded`) rather than raw; :func:`decode_call_result` and :func:`validated`
+take either.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -29,15 +37,21 @@ import trio
 from ..tools.base import ToolOutput
 
 __all__ = [
+    "LONG_LINE_BYTES",
     "ConnectionLost",
+    "Decoded",
     "LineClient",
     "RpcError",
     "decode_call_result",
+    "validated",
 ]
 
 log = logging.getLogger(__name__)
 
 _READ_SIZE = 1 << 16
+#: Bytes of lines read at once past which they are decoded in a worker thread, by pieces.
+LONG_LINE_BYTES = 1 << 20
+_BLANK = re.compile(rb"\s*")
 #: JSON-RPC error code of "method not found", the answer to a server request we do not serve.
 _METHOD_NOT_FOUND = -32601
 
@@ -74,7 +88,31 @@ class _Envelope(msgspec.Struct):
     error: _Error | None = None
 
 
+class _LongEnvelope(msgspec.Struct):
+    """:class:`_Envelope` for a long line: its result decoded (by pieces), not raw."""
+
+    jsonrpc: str = ""
+    id: int | str | None = None
+    method: str | None = None
+    result: Any = msgspec.UNSET
+    error: _Error | None = None
+
+
+class Decoded:
+    """A result that came in a line too long to hand over raw: decoded already, in a worker
+    thread (see the module's docstring)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+#: What a request answers: the raw JSON of its result, or the result decoded.
+Result = msgspec.Raw | Decoded
+
 _decode_envelope = msgspec.json.Decoder(_Envelope).decode
+_long_envelope_decoder = msgspec.json.Decoder(_LongEnvelope)
 _encode = msgspec.json.Encoder().encode
 
 
@@ -85,7 +123,7 @@ class _Slot:
 
     def __init__(self) -> None:
         self.done = trio.Event()
-        self.result: msgspec.Raw | None = None
+        self.result: Result | None = None
         self.error: Exception | None = None
 
 
@@ -121,8 +159,9 @@ class LineClient:
 
     # -- requests -------------------------------------------------------------------------------
 
-    async def request(self, method: str, params: dict[str, Any] | None = None) -> msgspec.Raw:
-        """The raw ``result`` of ``method``; :class:`RpcError` or :class:`ConnectionLost`.
+    async def request(self, method: str, params: dict[str, Any] | None = None) -> Result:
+        """The ``result`` of ``method``, raw (or :class:`Decoded` when it came in a long line);
+        :class:`RpcError` or :class:`ConnectionLost`.
         Cancelled while waiting: the server is told (``notifications/cancelled``)."""
         if self._closed is not None:
             await trio.lowlevel.checkpoint()
@@ -227,20 +266,19 @@ class LineClient:
             else:
                 data = chunk[: end + 1]
                 buffer += chunk[end + 1 :]
+            if len(data) > LONG_LINE_BYTES:
+                for decoded in await trio.to_thread.run_sync(_decode_lines, data):
+                    self._route(decoded)
+                continue
             for line in data.splitlines():
                 if line.strip():
-                    self._dispatch(line)
+                    self._route(_decode_line(line))
 
-    def _dispatch(self, line: bytes | bytearray) -> None:
-        try:
-            message = _decode_envelope(line)
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            self._bad_line(f"a line that is not JSON-RPC ({exc}): {bytes(line[:80])!r}")
-            return
-        except RecursionError:  # (the server's line: it may nest [ a million deep)
-            self._bad_line(
-                f"a line that is not JSON-RPC (nested too deeply to be read): {bytes(line[:80])!r}"
-            )
+    def _route(self, message: _Envelope | _LongEnvelope | str) -> None:
+        """Hand a decoded message to its caller (or answer it); a string is why a line could
+        not be used."""
+        if isinstance(message, str):
+            self._bad_line(message)
             return
         if message.method is not None:
             if message.id is None:
@@ -258,6 +296,11 @@ class LineClient:
             self._tracer("answered", key)
         if message.error is not None:
             slot.error = RpcError(message.error.code, message.error.message)
+        elif type(message) is _LongEnvelope:
+            if message.result is msgspec.UNSET:
+                slot.error = RpcError(0, "a response with neither result nor error")
+            else:
+                slot.result = Decoded(message.result)
         elif not message.result:
             slot.error = RpcError(0, "a response with neither result nor error")
         else:
@@ -277,6 +320,50 @@ class LineClient:
     def _bad_line(self, what: str) -> None:
         self.last_error = what
         log.warning("MCP server %r sent %s", self.name, what)
+
+
+def _decode_line(line: bytes | bytearray | memoryview) -> _Envelope | str:
+    """One line's message, or why it is not one."""
+    try:
+        return _decode_envelope(line)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        return f"a line that is not JSON-RPC ({exc}): {bytes(line[:80])!r}"
+    except RecursionError:  # (the server's line: it may nest [ a million deep)
+        return f"a line that is not JSON-RPC (nested too deeply to be read): {bytes(line[:80])!r}"
+
+
+def _decode_lines(data: bytes | bytearray) -> list[_Envelope | _LongEnvelope | str]:
+    """The messages of ``data``'s lines, as :meth:`LineClient._route` takes them, split as
+    ``splitlines`` splits (at LF, CR and CRLF) without copying a long line whole in one call; a
+    line over ``LONG_LINE_BYTES`` decoded by pieces (a worker thread runs this)."""
+    from ..sessions.chunked import decode_long_line
+
+    out: list[_Envelope | _LongEnvelope | str] = []
+    start, size = 0, len(data)
+    while start < size:
+        end = data.find(b"\n", start)
+        end = size if end < 0 else end
+        if data.find(b"\r", start, end) >= 0:  # rare: let splitlines say where lines end
+            lines: list[Any] = bytes(data[start:end]).splitlines()
+        else:
+            lines = [memoryview(data)[start:end]]
+        for line in lines:
+            if _BLANK.fullmatch(line):
+                continue
+            if len(line) <= LONG_LINE_BYTES:
+                out.append(_decode_line(line))
+                continue
+            try:
+                out.append(decode_long_line(line, _long_envelope_decoder))
+            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                out.append(f"a line that is not JSON-RPC ({exc}): {bytes(line[:80])!r}")
+            except RecursionError:
+                out.append(
+                    "a line that is not JSON-RPC (nested too deeply to be read): "
+                    f"{bytes(line[:80])!r}"
+                )
+        start = end + 1
+    return out
 
 
 def _peek_id(line: bytes) -> Any:
@@ -328,10 +415,21 @@ class _CallToolResult(msgspec.Struct):
 _decode_result = msgspec.json.Decoder(_CallToolResult).decode
 
 
-def decode_call_result(raw: msgspec.Raw) -> ToolOutput:
+def validated(model: Any, result: Result) -> Any:
+    """``result`` validated as the ``mcp`` package's pydantic ``model`` (raw JSON, or the value
+    a long line was decoded to)."""
+    if isinstance(result, Decoded):
+        return model.model_validate(result.value, by_name=False)
+    return model.model_validate_json(bytes(result), by_name=False)
+
+
+def decode_call_result(raw: Result) -> ToolOutput:
     """A ``tools/call`` result as Messages API content (``convert_result`` reads the ``mcp``
     package's type through it); a result that is not one raises ``msgspec.ValidationError``."""
-    result = _decode_result(raw)
+    if isinstance(raw, Decoded):
+        result = msgspec.convert(raw.value, _CallToolResult)
+    else:
+        result = _decode_result(raw)
     blocks: list[dict[str, Any]] = []
     for item in result.content:
         if type(item) is _Text:

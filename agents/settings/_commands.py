@@ -15,6 +15,7 @@ from pathlib import Path
 
 import attrs
 
+from ._files import read_settings_text
 from ._frontmatter import split_front_matter
 
 __all__ = ["SlashCommand", "expand_command", "load_commands"]
@@ -68,7 +69,7 @@ def load_commands(
             name = path.stem
             if name in _BUILT_IN or not path.is_file():
                 continue
-            fields, body = split_front_matter(path.read_text(encoding="utf-8"), path)
+            fields, body = split_front_matter(read_settings_text(path), path)
             description = fields.get("description")
             hint = fields.get("argument-hint")
             commands[name] = SlashCommand(

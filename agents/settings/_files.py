@@ -11,11 +11,17 @@ keys take the value of the highest file that sets them; permission rule lists,
 denies). Keys this project does not use (``model``, ``statusLine``, ...) are ignored; a file that
 is not JSON, or a known key of the wrong shape, is a :class:`SettingsError` naming the file and the
 key.
+
+Every file of a settings source (these, ``.mcp.json``, skills and commands) is read only up to
+``MAX_SETTINGS_FILE_BYTES``: a longer one is a :class:`SettingsError` naming it and the limit.
+They may come with a cloned repository, and were read whole, decoded and held for the session
+(a 200 MB ``SKILL.md`` held the event loop's thread for 260 ms and 400 MiB).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -23,6 +29,7 @@ from typing import Any
 import attrs
 
 __all__ = [
+    "MAX_SETTINGS_FILE_BYTES",
     "HookCommand",
     "HttpHook",
     "PromptHook",
@@ -31,8 +38,12 @@ __all__ = [
     "SettingsHook",
     "load_settings",
     "read_json",
+    "read_settings_text",
     "settings_files",
 ]
+
+#: Bytes a settings source's file may have (settings, ``.mcp.json``, skills, commands).
+MAX_SETTINGS_FILE_BYTES = 4 << 20
 
 _PERMISSION_MODES = ("default", "acceptEdits", "plan", "dontAsk", "auto", "bypassPermissions")
 
@@ -208,9 +219,24 @@ def _extra(extra: str | Mapping[str, Any], cwd: str) -> tuple[Path, Mapping[str,
     return path, read_json(path)
 
 
+def read_settings_text(path: Path) -> str:
+    """``path``'s text as ``Path.read_text(encoding="utf-8")`` reads it (universal newlines),
+    reading no more than ``MAX_SETTINGS_FILE_BYTES`` and one byte: a longer file is a
+    :class:`SettingsError` naming the limit. ``OSError`` and ``UnicodeDecodeError`` pass."""
+    with open(path, "rb") as f:
+        data = f.read(MAX_SETTINGS_FILE_BYTES + 1)
+        if len(data) > MAX_SETTINGS_FILE_BYTES:
+            size = os.fstat(f.fileno()).st_size
+            raise SettingsError(
+                f"{path}: {size if size > MAX_SETTINGS_FILE_BYTES else 'more'} bytes, over the "
+                f"{MAX_SETTINGS_FILE_BYTES}-byte limit of a settings source's file"
+            )
+    return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+
+
 def read_json(path: Path) -> Mapping[str, Any]:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_settings_text(path)
     except (OSError, UnicodeDecodeError) as exc:
         raise SettingsError(f"{path}: cannot be read: {exc}") from None
     try:

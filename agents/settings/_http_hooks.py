@@ -10,6 +10,9 @@
   over the process's) only for the variables the hook lists in ``allowedEnvVars``; any other
   reference becomes an empty string, so a settings file cannot send secrets it was not given.
   Redirects are not followed.
+* The answer's body is read as it comes, at most ``MAX_HTTP_HOOK_BODY`` bytes (1 MiB): a longer
+  one is a non-blocking error naming the limit, and the rest is never read (a server that
+  streams without end costs no memory past it; the hook's timeout bounds its time).
 """
 
 from __future__ import annotations
@@ -18,14 +21,17 @@ import json
 import os
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 
 from ..hooks import DEFAULT_HOOK_TIMEOUT, HookCallback, HookContext
 from ._files import HttpHook
 
-__all__ = ["HTTP_HOOK_MARGIN", "http_hook"]
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["HTTP_HOOK_MARGIN", "MAX_HTTP_HOOK_BODY", "http_hook"]
 
 #: Seconds the hook runner waits past an http hook's own timeout, so the hook's message (which
 #: names the URL) is the one reported.
@@ -34,6 +40,8 @@ HTTP_HOOK_MARGIN = 1.0
 _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 #: Characters of an error answer's body quoted in the message.
 _BODY_QUOTE = 200
+#: Bytes of an answer's body read at most; a longer body is an error naming this limit.
+MAX_HTTP_HOOK_BODY = 1 << 20
 
 
 def http_hook(hook: HttpHook, env: Mapping[str, str]) -> HookCallback:
@@ -52,21 +60,27 @@ def http_hook(hook: HttpHook, env: Mapping[str, str]) -> HookCallback:
         import httpx
 
         body = json.dumps(input, default=str).encode()
-        answer: httpx.Response | None = None
+        answer: tuple[int, str, bool] | None = None
         with trio.move_on_after(seconds):  # the whole exchange, not each read
             try:
                 async with httpx.AsyncClient(timeout=None, follow_redirects=False) as client:
-                    answer = await client.post(hook.url, content=body, headers=headers)
+                    answer = await _post(client, hook.url, body, headers)
             except httpx.HTTPError as exc:
                 reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
                 return {"systemMessage": f"{where}: could not reach it: {reason}"}
         if answer is None:
             return {"systemMessage": f"{where} did not answer within {seconds:g} s"}
-        if not 200 <= answer.status_code < 300:
-            quote = answer.text[:_BODY_QUOTE].strip()
+        status, text, over = answer
+        if over:
+            return {
+                "systemMessage": f"{where} answered HTTP {status} with a body over "
+                f"{MAX_HTTP_HOOK_BODY} bytes (the limit of an http hook's answer); it is ignored"
+            }
+        if not 200 <= status < 300:
+            quote = text[:_BODY_QUOTE].strip()
             detail = f": {quote}" if quote else ""
-            return {"systemMessage": f"{where} answered HTTP {answer.status_code}{detail}"}
-        text = answer.text.strip()
+            return {"systemMessage": f"{where} answered HTTP {status}{detail}"}
+        text = text.strip()
         if not text:
             return {}
         try:
@@ -82,6 +96,32 @@ def http_hook(hook: HttpHook, env: Mapping[str, str]) -> HookCallback:
 
     run.__name__ = run.__qualname__ = f"http hook {hook.url!r}"
     return run
+
+
+async def _post(
+    client: httpx.AsyncClient, url: str, body: bytes, headers: Mapping[str, str]
+) -> tuple[int, str, bool]:
+    """POST ``body``; the status, the body's text and whether it was over the limit (then the
+    text is empty and the rest of the body is left unread)."""
+    async with client.stream("POST", url, content=body, headers=headers) as response:
+        data = bytearray()
+        over = False
+        # Stop at the limit by cancelling, not `break`: the cancellation unwinds httpx's nested
+        # async generators, where a break would leave them to the garbage collector.
+        with trio.CancelScope() as reading:
+            async for chunk in response.aiter_bytes():
+                data += chunk
+                if len(data) > MAX_HTTP_HOOK_BODY:
+                    over = True
+                    reading.cancel()
+        if over:
+            return response.status_code, "", True
+        charset = response.charset_encoding or "utf-8"
+        try:
+            text = data.decode(charset, "replace")
+        except LookupError:
+            text = data.decode("utf-8", "replace")
+        return response.status_code, text, False
 
 
 def _fill(value: str, env: Mapping[str, str], allowed: tuple[str, ...]) -> str:

@@ -11,10 +11,17 @@ settings' ``env`` set. It gets the hook input as JSON on stdin and answers by ex
   dropped, a Stop is blocked (the agent goes on with the reason), a compaction is skipped;
   after a tool ran (PostToolUse) stderr is fed to the model; other events show it to the user.
 * anything else: a non-blocking error, shown to the user; the action goes ahead.
+
+The hook's stdout and stderr are read as they come, and only their first ``_OUTPUT_CAP``
+characters' worth of bytes is kept: a hook that prints without end costs no memory past that (it
+is still read to its end, so it never blocks on a full pipe, and its timeout bounds it). What is
+cut is said: plain text ends with a note naming the limit, and JSON output over it is refused
+with a message saying so (a cut JSON object could not be read anyway).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
@@ -34,6 +41,9 @@ __all__ = ["blocking_output", "shell_hook", "shell_hook_matchers"]
 
 #: Characters of a hook's stdout/stderr kept (the rest is noise for the model).
 _OUTPUT_CAP = 10_000
+#: Bytes of each stream kept in memory: enough for ``_OUTPUT_CAP`` characters of UTF-8.
+_KEEP_BYTES = _OUTPUT_CAP * 4
+_READ_SIZE = 65536
 _CONTEXT_EVENTS = ("UserPromptSubmit", "SessionStart")
 
 
@@ -80,10 +90,16 @@ def shell_hook(command: str, event: str, cwd: str, env: Mapping[str, str]) -> Ho
         input: dict[str, Any], tool_use_id: str | None, context: HookContext
     ) -> dict[str, Any]:
         payload = json.dumps(input, default=str).encode()
-        process = await _run(command, payload, cwd, full_env)
-        stdout = process.stdout.decode(errors="replace")[:_OUTPUT_CAP]
-        stderr = process.stderr.decode(errors="replace")[:_OUTPUT_CAP].strip()
-        code = process.returncode
+        code, out, err = await _run(command, payload, cwd, full_env)
+        stdout = out.text()
+        stderr = err.text().strip()
+        if out.cut and stdout.lstrip().startswith("{"):
+            return {
+                "systemMessage": f"{event} hook command {command!r} printed {out.size} bytes of "
+                f"JSON, over the {_OUTPUT_CAP}-character limit of a hook's output; it is ignored"
+            }
+        stdout = out.noted(stdout)
+        stderr = err.noted(stderr)
         if code == 0:
             return _parse_stdout(stdout, event, command)
         if code == 2:
@@ -96,26 +112,77 @@ def shell_hook(command: str, event: str, cwd: str, env: Mapping[str, str]) -> Ho
     return run
 
 
+class _Kept:
+    """The head of one output stream, and how many bytes it had in all."""
+
+    __slots__ = ("head", "size")
+
+    def __init__(self) -> None:
+        self.head = bytearray()
+        self.size = 0
+
+    async def drain(self, stream: trio.abc.ReceiveStream) -> None:
+        """Read ``stream`` to its end, keeping its first ``_KEEP_BYTES`` bytes only."""
+        while chunk := await stream.receive_some(_READ_SIZE):
+            self.size += len(chunk)
+            room = _KEEP_BYTES - len(self.head)
+            if room > 0:
+                self.head += chunk[:room]
+
+    @property
+    def cut(self) -> bool:
+        """Whether more came than ``_OUTPUT_CAP`` characters (or the bytes kept for them)."""
+        return self.size > len(self.head) or len(self._decoded()) > _OUTPUT_CAP
+
+    def text(self) -> str:
+        """The kept head, decoded, at most ``_OUTPUT_CAP`` characters."""
+        return self._decoded()[:_OUTPUT_CAP]
+
+    def _decoded(self) -> str:
+        return self.head.decode(errors="replace")
+
+    def noted(self, text: str) -> str:
+        """``text`` (the head), with a note naming the limit when the stream was cut."""
+        if not self.cut:
+            return text
+        return (
+            f"{text}\n... [hook output truncated: {self.size} bytes printed, "
+            f"the first {_OUTPUT_CAP} characters kept]"
+        )
+
+
 async def _run(
     command: str, payload: bytes, cwd: str, env: Mapping[str, str]
-) -> subprocess.CompletedProcess[bytes]:
+) -> tuple[int, _Kept, _Kept]:
+    """Run the hook; its exit code and the kept heads of its stdout and stderr."""
+
     async def kill_group(process: trio.Process) -> None:
         try:
             os.killpg(process.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             process.kill()
 
-    return await trio.run_process(
-        ["/bin/sh", "-c", command],
-        stdin=payload,
-        capture_stdout=True,
-        capture_stderr=True,
-        check=False,
-        cwd=cwd,
-        env=dict(env),
-        start_new_session=True,
-        deliver_cancel=kill_group,
-    )
+    out, err = _Kept(), _Kept()
+    async with trio.open_nursery() as nursery:
+        process: trio.Process = await nursery.start(
+            functools.partial(
+                trio.run_process,
+                ["/bin/sh", "-c", command],
+                stdin=payload,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                check=False,
+                cwd=cwd,
+                env=dict(env),
+                start_new_session=True,
+                deliver_cancel=kill_group,
+            )
+        )
+        assert process.stdout is not None and process.stderr is not None
+        nursery.start_soon(out.drain, process.stdout)
+        nursery.start_soon(err.drain, process.stderr)
+    assert process.returncode is not None
+    return process.returncode, out, err
 
 
 def _parse_stdout(stdout: str, event: str, command: str) -> dict[str, Any]:

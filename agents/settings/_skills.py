@@ -17,6 +17,7 @@ import attrs
 import msgspec
 
 from ..tools.base import Tool, ToolContext, ToolOutput
+from ._files import read_settings_text
 from ._frontmatter import FrontMatterError, split_front_matter
 
 __all__ = ["SkillFile", "load_skills", "skill_tool", "skills_prompt_block"]
@@ -45,7 +46,7 @@ def load_skills(
         if not root.is_dir():
             continue
         for path in sorted(root.glob("*/SKILL.md")):
-            fields, body = split_front_matter(path.read_text(encoding="utf-8"), path)
+            fields, body = split_front_matter(read_settings_text(path), path)
             name = fields.get("name", path.parent.name)
             description = fields.get("description")
             if not isinstance(name, str) or not name:

@@ -29,6 +29,7 @@ import stat
 from collections.abc import Callable
 from typing import IO, Annotated, Any, TypeVar
 
+import attrs
 import msgspec
 import trio
 
@@ -50,6 +51,10 @@ T = TypeVar("T")
 DEFAULT_READ_LIMIT = 2000
 #: Characters kept of one line; the rest is cut with a marker.
 MAX_LINE_CHARS = 2000
+#: Characters of numbered lines Read returns at most, whatever ``limit`` asks: the default
+#: window of the longest lines fits, and a larger ``limit`` stops at a line boundary with a
+#: note saying so (the memory a read holds, and what reaches the model, stay bounded).
+MAX_READ_CHARS = DEFAULT_READ_LIMIT * (MAX_LINE_CHARS + 64)
 #: Files (or contents) larger than this are read/written in a worker thread.
 INLINE_IO_BYTES = 256 * 1024
 #: Images up to this size are returned as image blocks (the Messages API's limit is 5 MB base64).
@@ -133,14 +138,23 @@ def _read_files(ctx: ToolContext) -> dict[str, int]:
     return files
 
 
+_LINE_CUT = "... [line truncated]"
+
+
 def _numbered(lines: list[str], first: int) -> str:
     """``cat -n`` format: the line number right-aligned in 6 columns, a tab, the line."""
     out = []
     for n, line in enumerate(lines, start=first):
         if len(line) > MAX_LINE_CHARS:
-            line = line[:MAX_LINE_CHARS] + "... [line truncated]"
+            line = line[:MAX_LINE_CHARS] + _LINE_CUT
         out.append(f"{n:>6}\t{line}")
     return "\n".join(out)
+
+
+def _numbered_size(n: int, line: str) -> int:
+    """Characters line ``n`` takes in :func:`_numbered`'s text, its newline included."""
+    shown = len(line) if len(line) <= MAX_LINE_CHARS else MAX_LINE_CHARS + len(_LINE_CUT)
+    return max(6, len(str(n))) + 2 + shown
 
 
 def _looks_binary(path: str, head: bytes) -> bool:
@@ -192,31 +206,86 @@ Usage:
 - If you read a file that exists but has empty contents you will receive a warning"""
 
 
-def _read_slice(f: IO[bytes], path: str, start: int, limit: int) -> tuple[list[str], bool, bool]:
-    """Lines ``start..start+limit`` (0-based) of a text file, whether more follow, whether binary.
+#: Bytes of a line read at most: enough for ``MAX_LINE_CHARS + 1`` characters of UTF-8, so a
+#: longer line is known to be cut; the rest of it is skipped without being kept.
+_LINE_HEAD_BYTES = 4 * (MAX_LINE_CHARS + 1)
+#: Bytes read at a time while skipping (or counting) past what is kept.
+_SKIP_BYTES = 1 << 20
+
+
+def _line(f: IO[bytes]) -> str | None:
+    """The next line of ``f`` as Read shows it (its line end stripped; a line longer than
+    ``MAX_LINE_CHARS`` as its first ``MAX_LINE_CHARS + 1`` characters, which ``_numbered``
+    cuts with its marker), or None at the end.
+
+    At most ``_LINE_HEAD_BYTES`` of the line are held: a file of one line of gigabytes costs
+    no more memory than a short one.
+    """
+    head = f.readline(_LINE_HEAD_BYTES)
+    if not head:
+        return None
+    if len(head) < _LINE_HEAD_BYTES or head.endswith(b"\n"):
+        return head.decode(_ENCODING, _ERRORS).rstrip("\r\n")
+    only_line_ends = True  # whether the rest of the line is CRs only (then stripped)
+    while rest := f.readline(_SKIP_BYTES):
+        if only_line_ends and rest.strip(b"\r\n"):
+            only_line_ends = False
+        if rest.endswith(b"\n"):
+            break
+    text = head.decode(_ENCODING, _ERRORS)
+    if only_line_ends and len(stripped := text.rstrip("\r\n")) <= MAX_LINE_CHARS:
+        return stripped  # a short line followed by a long run of CRs
+    return text[: MAX_LINE_CHARS + 1]
+
+
+@attrs.frozen
+class _Window:
+    """What Read shows of a text file: the numbered lines, how many, whether more follow and
+    whether ``MAX_READ_CHARS`` stopped it before ``limit`` did."""
+
+    text: str = ""
+    count: int = 0
+    more: bool = False
+    capped: bool = False
+    binary: bool = False
+
+
+def _read_slice(f: IO[bytes], path: str, start: int, limit: int) -> _Window:
+    """Lines ``start..start+limit`` (0-based) of a text file, numbered, at most
+    ``MAX_READ_CHARS`` characters of them (at least one line).
 
     Stops reading as soon as one line past the window is seen, so a window near the top of a
-    huge file costs only that much I/O.
+    huge file costs only that much I/O; each line is read through :func:`_line`, so a huge
+    line costs no memory.
     """
     lines: list[str] = []
-    more = False
     head = f.read(8192)
     if _looks_binary(path, head):
-        return [], False, True
+        return _Window(binary=True)
     f.seek(0)
-    for i, raw in enumerate(f):
-        if i < start:
-            continue
-        if len(lines) == limit:
-            more = True
-            break
-        lines.append(raw.decode(_ENCODING, _ERRORS).rstrip("\r\n"))
-    return lines, more, False
+    i = 0
+    size = -1  # the text's characters so far (no newline before the first line)
+    while (line := _line(f)) is not None:
+        if i >= start:
+            if len(lines) == limit:
+                return _Window(_numbered(lines, start + 1), len(lines), more=True)
+            size += _numbered_size(i + 1, line)
+            if size > MAX_READ_CHARS and lines:
+                return _Window(_numbered(lines, start + 1), len(lines), more=True, capped=True)
+            lines.append(line)
+        i += 1
+    return _Window(_numbered(lines, start + 1), len(lines))
 
 
 def _count_lines(f: IO[bytes]) -> int:
+    """Lines in ``f`` (a last line without its line end counts), read in bounded pieces."""
     f.seek(0)
-    return sum(1 for _ in f)
+    count = 0
+    last = b"\n"
+    while chunk := f.read(_SKIP_BYTES):
+        count += chunk.count(b"\n")
+        last = chunk[-1:]
+    return count + (last != b"\n")
 
 
 async def _read(args: ReadInput, ctx: ToolContext) -> ToolOutput:
@@ -263,31 +332,38 @@ async def _read_open(
         )
     start = max(args.offset or 1, 1) - 1
     limit = args.limit or DEFAULT_READ_LIMIT
+    # A long window is numbered in the thread too: 260 000 empty lines of a 256 KiB file took
+    # 150 ms to read and number.
+    work = st.st_size if limit <= DEFAULT_READ_LIMIT else max(st.st_size, INLINE_IO_BYTES + 1)
     try:
-        lines, more, binary = await _blocking(
-            lambda: _read_slice(f, path, start, limit), st.st_size
-        )
+        window = await _blocking(lambda: _read_slice(f, path, start, limit), work)
     except OSError as exc:
         return ToolOutput.error(f"Cannot read {path}: {exc.strerror}")
-    if binary:
+    if window.binary:
         return ToolOutput.error(
             f"Cannot read binary file: {path} (this tool reads text files and images only)"
         )
     _read_files(ctx)[key] = st.st_mtime_ns
-    if not lines:
+    if not window.count:
         total = await _blocking(lambda: _count_lines(f), st.st_size)
         return ToolOutput(
             "<system-reminder>Warning: the file exists but is shorter than the provided offset "
             f"({start + 1}). The file has {total} lines.</system-reminder>"
         )
-    text = _numbered(lines, start + 1)
-    if more:
-        end = start + len(lines)
+    text = window.text
+    more = window.more
+    end = start + window.count
+    if window.capped:
+        text += (
+            f"\n\n(Showing lines {start + 1}-{end}: Read returns at most {MAX_READ_CHARS} "
+            f"characters (MAX_READ_CHARS). Read with offset={end + 1} to continue.)"
+        )
+    elif more:
         text += (
             f"\n\n(Showing lines {start + 1}-{end}; the file has more. "
             f"Read with offset={end + 1} to continue.)"
         )
-    data = {"file_path": path, "start_line": start + 1, "num_lines": len(lines), "more": more}
+    data = {"file_path": path, "start_line": start + 1, "num_lines": window.count, "more": more}
     return ToolOutput(text, data=data)
 
 
@@ -530,26 +606,12 @@ async def _edit(args: EditInput, ctx: ToolContext) -> ToolOutput:
         return _changed(path, exc)
     except OSError as exc:
         return ToolOutput.error(f"Cannot read {path}: {exc.strerror}")
-    if old == "":
-        if content.strip():
-            return ToolOutput.error(
-                "Cannot create new file - file already exists. "
-                "Provide the old_string to replace instead."
-            )
-        updated, at = new, 0
-    else:
-        n = count_occurrences(content, old)
-        if n == 0:
-            return ToolOutput.error(f"String to replace not found in file.\nString: {old}")
-        if n > 1 and not args.replace_all:
-            return ToolOutput.error(
-                f"Found {n} matches of the string to replace, but replace_all is false. To "
-                "replace all occurrences, set replace_all to true. To replace only one "
-                "occurrence, please provide more context to uniquely identify the instance.\n"
-                f"String: {old}"
-            )
-        at = content.find(old)
-        updated = content.replace(old, new) if args.replace_all else content.replace(old, new, 1)
+    # Finding, replacing and the snippet take time with the file's size (counting "aa" in
+    # 10 MB of "a" held the event loop 1.2 s): a large file's go to the worker thread too.
+    edited = await _blocking(lambda: _apply_edit(content, args), len(content))
+    if isinstance(edited, str):
+        return ToolOutput.error(edited)
+    updated, snippet = edited
     try:
         mtime = await _blocking(lambda: _write_text(checked, updated), len(updated))
     except PathChanged as exc:
@@ -566,9 +628,38 @@ async def _edit(args: EditInput, ctx: ToolContext) -> ToolOutput:
         return ToolOutput(text, data=data)
     text = (
         f"The file {path} has been updated. Here's the result of running `cat -n` on a snippet "
-        f"of the edited file:\n{_snippet(updated, at, len(new))}"
+        f"of the edited file:\n{snippet}"
     )
     return ToolOutput(text, data=data)
+
+
+def _apply_edit(content: str, args: EditInput) -> tuple[str, str] | str:
+    """``(the edited text, its snippet)`` (no snippet for ``replace_all``), or why the edit
+    cannot be made. Only an ambiguous edit counts every match (for its message): a unique one
+    is known by a second search."""
+    old, new = args.old_string, args.new_string
+    if old == "":
+        if content.strip():
+            return (
+                "Cannot create new file - file already exists. "
+                "Provide the old_string to replace instead."
+            )
+        return new, "" if args.replace_all else _snippet(new, 0, len(new))
+    at = content.find(old)
+    if at == -1:
+        return f"String to replace not found in file.\nString: {old}"
+    if args.replace_all:
+        return content.replace(old, new), ""
+    if content.find(old, at + 1) != -1:
+        n = count_occurrences(content, old)
+        return (
+            f"Found {n} matches of the string to replace, but replace_all is false. To "
+            "replace all occurrences, set replace_all to true. To replace only one "
+            "occurrence, please provide more context to uniquely identify the instance.\n"
+            f"String: {old}"
+        )
+    updated = content.replace(old, new, 1)
+    return updated, _snippet(updated, at, len(new))
 
 
 def edit_tool() -> Tool:

@@ -27,7 +27,12 @@ when this Python process dies, even by ``SIGKILL`` (Linux; elsewhere a warning s
 from the persistent shell's current directory, with a reader task in the agent's nursery
 (``ctx.nursery``), and returns an id; ``BashOutput`` returns what it printed since the last read,
 ``KillShell`` ends it and its descendants. A cleanup callable registered in ``ctx.cleanup`` ends
-every shell when the agent ends, so no process outlives the session.
+every shell when the agent ends, so no process outlives the session. At most
+``MAX_BACKGROUND_SHELLS`` (32) run at once per agent. A background shell keeps its
+last 4 MiB of unread output; once that much waits, its pipe is read at most every 10 ms (a pipe's
+worth, so at most about 6 MB/s): ``yes`` in the background kept the event loop's thread 87 %
+busy reading output only to drop it, and now slows to that pace instead (still read, so a
+server that logs is never blocked for long, and the newest output is what is kept).
 """
 
 from __future__ import annotations
@@ -59,8 +64,15 @@ _HEAD_BYTES = OUTPUT_CAP * 4
 _TAIL_BYTES = 8192
 #: Unread bytes a background shell keeps; older output is dropped with a note.
 _BACKGROUND_KEEP = 4 * 1024 * 1024
+#: Background shells one agent may have running at once (each keeps up to
+#: ``_BACKGROUND_KEEP`` bytes): one more is refused, naming the limit and the running ones.
+MAX_BACKGROUND_SHELLS = 32
+#: Seconds between two reads of a background shell's pipe while ``_BACKGROUND_KEEP`` bytes
+#: wait unread: what it prints past that is read (and dropped) at this pace, not at once.
+_FULL_PACE = 0.01
 
 _SHELL_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_EDITOR": "true", "CLAUDECODE": "1"}
+
 
 def _env(session: Mapping[str, str]) -> dict[str, str]:
     """A shell's environment: the process's, the tools' defaults, then the session's own."""
@@ -319,9 +331,7 @@ class _Background:
         try:
             task_status.started()
             assert process.stdout is not None
-            async for chunk in process.stdout:
-                self.unread += chunk
-                self._keep_the_tail()
+            await self.drain(process.stdout)
             code = await process.wait()
             self.exit_code = code
             if self.status == "running":
@@ -332,6 +342,15 @@ class _Background:
                 if self.status == "running":
                     self.status = "killed"
             self.done.set()
+
+    async def drain(self, stdout: trio.abc.ReceiveStream) -> None:
+        """Read ``stdout`` to its end into ``unread``, its last ``_BACKGROUND_KEEP`` bytes kept,
+        at most one read every ``_FULL_PACE`` seconds while that much waits unread."""
+        while chunk := await stdout.receive_some():
+            self.unread += chunk
+            self._keep_the_tail()
+            if len(self.unread) >= _BACKGROUND_KEEP:
+                await trio.sleep(_FULL_PACE)
 
     async def kill(self) -> None:
         """Kill the group; the reader task sees EOF, reaps the process and sets ``done``."""
@@ -376,6 +395,13 @@ class _Background:
 async def _start_background(command: str, state: _ShellState, ctx: ToolContext) -> ToolOutput:
     if ctx.nursery is None:
         return ToolOutput.error("run_in_background is unavailable: the agent has no nursery")
+    running = [bg.id for bg in state.background.values() if bg.poll_status() == "running"]
+    if len(running) >= MAX_BACKGROUND_SHELLS:
+        return ToolOutput.error(
+            f"Too many background shells: at most {MAX_BACKGROUND_SHELLS} run at once "
+            f"(MAX_BACKGROUND_SHELLS; running: {', '.join(running)}). Stop one with KillShell, "
+            "or wait for one to finish."
+        )
     state.counter += 1
     shell_id = f"bash_{state.counter}"
     bg = _Background(shell_id, command, state.start_dir(ctx), state.env)

@@ -7,9 +7,11 @@ over it through ``ctx.complete`` — so a 200 KB page costs the main context onl
 as Claude Code's: ``http`` is upgraded to ``https`` (except for
 ``localhost``/``127.0.0.1``/``::1``), at most 10 redirects are followed and only within the same
 scheme, host and port (a redirect elsewhere is reported to the model, which may fetch it knowingly,
-with its own permission check), bodies over 10 MB are cut, and the whole fetch has a cancel scope.
-Pages are cached per session for 15 minutes (Trio time). With no ``ctx.complete`` (unit tests, a
-bare context) the converted page itself is returned, with a note.
+with its own permission check), bodies over 10 MB are cut (and the answer says so), and the whole
+fetch has a cancel scope. Pages are cached per session for 15 minutes (Trio time), as the model is
+shown them (at most ``MAX_CONTENT_CHARS``), and at most ``CACHE_MAX_CHARS`` characters in all: the
+oldest entries go first. With no ``ctx.complete`` (unit tests, a bare context) the converted page
+itself is returned, with a note.
 
 **WebSearch** ``{query, allowed_domains?, blocked_domains?}`` uses the Messages API's server-side
 ``web_search`` tool, so it needs the Anthropic backend (checked by class name, so ``anthropic`` is
@@ -42,6 +44,8 @@ FETCH_DEADLINE_S = 60.0
 #: the page is the server's, and on the event loop nothing could cancel it.
 CONVERT_SECONDS = 10.0
 CACHE_TTL_S = 15 * 60.0
+#: Characters the session's page cache holds at most (about 500 pages cut to the content cap).
+CACHE_MAX_CHARS = 50_000_000
 USER_AGENT = "trio-agents/0.1 (WebFetch; +https://github.com/)"
 #: Python codecs that are no web page's charset, which the server's Content-Type may still name:
 #: punycode decodes in quadratic time (320 KB took 4.7 s on the event loop, 10 MB hours), idna
@@ -221,6 +225,7 @@ async def _fetch(url: str) -> tuple[str, Mapping[str, Any]] | ToolOutput:
     else:
         text = raw
     meta = {"url": str(current), "code": status, "bytes": len(body), "contentType": ctype}
+    text = truncate(text, MAX_CONTENT_CHARS)  # the rest is never shown: not kept either
     if cut:
         text += f"\n\n[content cut: the body exceeded {MAX_BODY_BYTES} bytes]"
     return text, meta
@@ -257,10 +262,8 @@ async def _web_fetch(args: WebFetchInput, ctx: ToolContext) -> ToolOutput:
         if isinstance(fetched, ToolOutput):
             return fetched
         text, meta = fetched
-        for k in [k for k, v in cache.items() if now - v[0] >= CACHE_TTL_S]:
-            del cache[k]
-        cache[key] = (now, text, meta)
-    content = truncate(text, MAX_CONTENT_CHARS)
+        _remember(cache, key, (now, text, meta))
+    content = text
     if ctx.complete is None:
         note = "(No model is available to answer the prompt; here is the page content.)"
         return ToolOutput(f"{note}\n\n{content}", data={**meta, "answered": False})
@@ -270,6 +273,28 @@ async def _web_fetch(args: WebFetchInput, ctx: ToolContext) -> ToolOutput:
     )
     answer = await ctx.complete(question, WEB_FETCH_SYSTEM)
     return ToolOutput(answer, data={**meta, "answered": True})
+
+
+def _remember(
+    cache: dict[str, tuple[float, str, Mapping[str, Any]]],
+    key: str,
+    entry: tuple[float, str, Mapping[str, Any]],
+) -> None:
+    """Cache ``entry``: expired entries dropped, then the oldest until the cache holds at most
+    ``CACHE_MAX_CHARS`` characters (entries are kept in the order they were fetched)."""
+    now = entry[0]
+    cache.pop(key, None)
+    cache[key] = entry
+    held = 0
+    for k, (at, text, _) in list(cache.items()):
+        if now - at >= CACHE_TTL_S:
+            del cache[k]
+        else:
+            held += len(text)
+    for k in list(cache):
+        if held <= CACHE_MAX_CHARS or k == key:
+            break
+        held -= len(cache.pop(k)[1])
 
 
 def web_fetch_tool() -> Tool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import email.utils
 import itertools
+import re
 import socket
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
@@ -423,3 +424,116 @@ def test_importing_backends_does_not_import_anthropic() -> None:
     code = "import sys, agents.backends; print('anthropic' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_an_event_longer_than_the_limit_ends_the_stream_naming_it() -> None:
+    """A server sending one event without end (64 KiB chunks, as a transport reads them): the
+    parser holds at most the limit and then fails the stream, naming it; an event of just the
+    limit is read."""
+    from agents.backends.anthropic import MAX_SSE_EVENT_BYTES
+
+    head = b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+    head += b'"delta":{"type":"text_delta","text":"'
+    tail = b'"}}\n\n'
+    fits = head + b"a" * (MAX_SSE_EVENT_BYTES - len(head) - len(tail) + 2) + tail
+    parser = _SSEParser(MODEL)
+    chunk = 65536
+    events = [e for i in range(0, len(fits), chunk) for e in parser.feed(fits[i : i + chunk])]
+    assert len(msgspec.to_builtins(events)[0]["delta"]["text"]) == len(fits) - len(head) - 5
+    parser = _SSEParser(MODEL)
+    parser.feed(head)
+    with pytest.raises(APIConnectionError) as info:
+        for _ in range(MAX_SSE_EVENT_BYTES // chunk + 1):
+            parser.feed(b"a" * chunk)
+    assert str(info.value).startswith(
+        f"connection error: the stream sent an event longer than {MAX_SSE_EVENT_BYTES} bytes "
+        "(MAX_SSE_EVENT_BYTES; "
+    )
+
+
+async def _only_pings(stream: trio.SocketStream, then: bytes = b"") -> None:
+    """A server that starts a response, sends ``then``, then pings every 20 ms until the
+    client hangs up."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += await stream.receive_some(65536)
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = next(
+        int(line.split(b":", 1)[1])
+        for line in head.split(b"\r\n")
+        if line.lower().startswith(b"content-length:")
+    )
+    while len(body) < length:
+        body += await stream.receive_some(65536)
+
+    def chunk(payload: bytes) -> bytes:
+        return b"%x\r\n%s\r\n" % (len(payload), payload)
+
+    start = {
+        "type": "message_start",
+        "message": {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": MODEL,
+            "content": [],
+            "stop_reason": None,
+            "usage": {"input_tokens": 1, "output_tokens": 0},
+        },
+    }
+    try:
+        await stream.send_all(
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+            b"transfer-encoding: chunked\r\n\r\n"
+            + chunk(b"event: message_start\ndata: " + msgspec.json.encode(start) + b"\n\n")
+            + (chunk(then) if then else b"")
+        )
+        while True:
+            await trio.sleep(0.02)
+            await stream.send_all(chunk(b'event: ping\ndata: {"type": "ping"}\n\n'))
+    except (trio.BrokenResourceError, trio.ClosedResourceError):
+        pass
+
+
+async def test_a_stream_of_nothing_but_pings_ends_after_the_read_timeout(
+    nursery: trio.Nursery,
+) -> None:
+    """Pings keep every read within the read timeout, so without another deadline the stream
+    never ended: it is cut once no event but pings came for longer than that timeout (here
+    0.3 s; pings every 20 ms, real time: the client's timeouts are real)."""
+    from functools import partial
+
+    listeners = await nursery.start(partial(trio.serve_tcp, _only_pings, 0, host="127.0.0.1"))
+    port = listeners[0].socket.getsockname()[1]
+    backend = AnthropicBackend(
+        api_key="test-key", base_url=f"http://127.0.0.1:{port}", max_retries=0, timeout=0.3
+    )
+    async with backend:
+        with trio.fail_after(10), pytest.raises(APIConnectionError) as caught:
+            await collect(backend.stream(request()))
+    assert re.fullmatch(
+        r"connection error: the stream brought no event but pings for 0\.\d s "
+        r"\(more than the read timeout, 0\.3 s\)",
+        str(caught.value),
+    )
+
+
+async def test_a_malformed_event_mid_stream_fails_it_and_leaves_no_stream_open(
+    nursery: trio.Nursery,
+) -> None:
+    """The parser's failure mid-stream (here an event that is not its JSON) ends the response's
+    byte stream as a cancellation would: no async generator of the client is left to the
+    garbage collector (a warning, an error under this suite, when it was)."""
+    from functools import partial
+
+    bad = b"event: content_block_stop\ndata: {not json\n\n"
+    handler = partial(_only_pings, then=bad)
+    listeners = await nursery.start(partial(trio.serve_tcp, handler, 0, host="127.0.0.1"))
+    port = listeners[0].socket.getsockname()[1]
+    backend = AnthropicBackend(
+        api_key="test-key", base_url=f"http://127.0.0.1:{port}", max_retries=0, timeout=30
+    )
+    async with backend:
+        with trio.fail_after(10), pytest.raises(APIConnectionError) as caught:
+            await collect(backend.stream(request()))
+    assert str(caught.value).startswith("connection error: malformed content_block_stop event:")

@@ -95,3 +95,52 @@ def test_build_params_marks_at_most_three_breakpoints_and_mutates_nothing(
             assert sent["content"] == [{"type": "text", "text": original["content"]}]
         else:
             assert sent == original
+
+
+def _sse_event(name: str, data: str, crlf: list[bool], spaced: bool = True) -> bytes:
+    """One SSE event, each of its lines ended by LF or CRLF as ``crlf`` says (cycled); not
+    ``spaced``, its fields have no space after the colon (SSE allows it; not the API's shape,
+    so the parser's general path reads it)."""
+    space = " " if spaced else ""
+    lines = [f"event:{space}{name}", f"data:{space}{data}", ""]
+    return b"".join(
+        (line + ("\r\n" if crlf[i % len(crlf)] else "\n")).encode() for i, line in enumerate(lines)
+    )
+
+
+stop_events = st.lists(
+    st.tuples(
+        st.sampled_from(["content_block_stop", "ping", "future_event"]),
+        st.integers(min_value=0, max_value=99),
+        st.sampled_from(["", " ", "\r", "\r\r", "\n"]),  # JSON whitespace, CRs included
+        st.lists(st.booleans(), min_size=1, max_size=3),
+        st.booleans(),
+    ),
+    max_size=6,
+)
+
+
+@given(events=stop_events, cuts=st.lists(st.integers(min_value=0, max_value=2_000), max_size=12))
+def test_any_chunking_of_crlf_and_stray_crs_parses_to_the_events_sent(
+    events: list[tuple[str, int, str, list[bool], bool]], cuts: list[int]
+) -> None:
+    """LF and CRLF line ends mixed, CRs as JSON whitespace (``\\r\\r\\n`` among them), pings
+    and unknown events, in the API's shape or not: however the bytes are cut, the parser finds
+    each event's end where it lies (its search resumes where the last stopped, CRLFs normalized
+    in the new bytes only)."""
+    wire = bytearray()
+    expected = []
+    for name, index, space, crlf, spaced in events:
+        data = f'{{"type":"{name}",{space}"index":{index}}}' if name != "ping" else "{}"
+        if "\n" in space:
+            data = data.replace("\n", "")  # a line end inside data would end the line
+        wire += _sse_event(name, data, crlf, spaced)
+        if name == "content_block_stop":
+            expected.append({"type": name, "index": index})
+    wire += _sse_event("message_stop", '{"type":"message_stop"}', [True])
+    expected.append({"type": "message_stop"})
+    points = sorted({c % (len(wire) + 1) for c in cuts} | {0, len(wire)})
+    parser = _SSEParser("m")
+    got = [e for a, b in itertools.pairwise(points) for e in parser.feed(bytes(wire[a:b]))]
+    assert msgspec.to_builtins(got) == expected
+    assert parser.stopped

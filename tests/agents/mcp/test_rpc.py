@@ -13,10 +13,25 @@ import msgspec
 import pytest
 import trio
 import trio.testing
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from agents.mcp._rpc import ConnectionLost, LineClient, RpcError, decode_call_result
+from agents.mcp._rpc import (
+    ConnectionLost,
+    Decoded,
+    LineClient,
+    RpcError,
+    decode_call_result,
+    validated,
+)
 
 Reply = Callable[[dict[str, Any]], list[bytes]]
+
+
+def json_of(answer: msgspec.Raw | Decoded) -> Any:
+    """A short result, which comes raw, as Python values."""
+    assert isinstance(answer, msgspec.Raw)
+    return json.loads(bytes(answer))
 
 
 def result(message: dict[str, Any], payload: Any) -> bytes:
@@ -86,7 +101,7 @@ async def test_concurrent_requests_get_their_own_responses_even_out_of_order() -
             for n in range(5):
 
                 async def one(n: int = n) -> None:
-                    got[n] = json.loads(bytes(await client.request("m", {"n": n})))["n"]
+                    got[n] = json_of(await client.request("m", {"n": n}))["n"]
 
                 nursery.start_soon(one)
     assert got == {n: n for n in range(5)}
@@ -100,13 +115,21 @@ async def test_a_line_that_is_not_json_rpc_is_noted_and_the_calls_in_flight_go_o
     with trio.fail_after(5):
         async with connected(garble_first) as (client, _):
             raw = await client.request("m", {"a": 1})
-    assert json.loads(bytes(raw)) == {"echo": {"a": 1}}
+    assert json_of(raw) == {"echo": {"a": 1}}
     assert client.last_error is not None and "not JSON-RPC" in client.last_error
 
 
-async def test_a_line_nested_too_deeply_is_noted_and_the_calls_in_flight_go_on() -> None:
+@pytest.mark.parametrize("long_line_bytes", [None, 64])
+async def test_a_line_nested_too_deeply_is_noted_and_the_calls_in_flight_go_on(
+    monkeypatch: pytest.MonkeyPatch, long_line_bytes: int | None
+) -> None:
     """A server's line nested past Python's recursion limit is a line that is not JSON-RPC,
-    not a RecursionError that ends the connection's task (and the session with it)."""
+    not a RecursionError that ends the connection's task (and the session with it): decoded
+    on the loop, or (a read over ``LONG_LINE_BYTES``, lowered here) by pieces in a thread."""
+    if long_line_bytes is not None:
+        from agents.mcp import _rpc
+
+        monkeypatch.setattr(_rpc, "LONG_LINE_BYTES", long_line_bytes)
     deep = b'{"jsonrpc": "2.0", "id": "x", "result": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
 
     def nest_first(message: dict[str, Any]) -> list[bytes]:
@@ -128,7 +151,7 @@ async def test_a_response_with_an_unknown_id_is_ignored() -> None:
     with trio.fail_after(5):
         async with connected(also_a_stranger) as (client, _):
             raw = await client.request("m", {"a": 1})
-    assert json.loads(bytes(raw)) == {"echo": {"a": 1}}
+    assert json_of(raw) == {"echo": {"a": 1}}
     assert client.last_error == "a response to no pending request (id 999)"
 
 
@@ -214,7 +237,7 @@ async def test_one_of_ten_calls_cancelled_while_the_others_complete() -> None:
 
                 async def one(scope: trio.CancelScope = scope) -> None:
                     with scope:
-                        done.append(json.loads(bytes(await client.request("m")))["id"])
+                        done.append(json_of(await client.request("m"))["id"])
 
                 nursery.start_soon(one)
             while len(held) < 10:
@@ -290,3 +313,108 @@ def test_structured_content_alone_is_its_json_and_an_unknown_block_type_is_an_er
     assert decode_call_result(only).content == [{"type": "text", "text": '{"a": 1}'}]
     with pytest.raises(msgspec.ValidationError):
         decode_call_result(msgspec.Raw(b'{"content": [{"type": "video"}]}'))
+
+
+async def test_a_long_line_is_decoded_in_a_worker_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A result over a mebibyte is split and decoded off the event loop (one 100 MB result
+    held it for 400 ms), then handed over decoded; a short one is decoded in place, raw."""
+    threads: list[object] = []
+    real = trio.to_thread.run_sync
+
+    async def counted(fn: Any, *args: Any, **kwargs: Any) -> Any:
+        threads.append(fn)
+        return await real(fn, *args, **kwargs)
+
+    monkeypatch.setattr(trio.to_thread, "run_sync", counted)
+    text = "é\u2028" * 400_000  # characters JSON escapes, and a separator splitlines ignores
+
+    def reply(message: dict[str, Any]) -> list[bytes]:
+        size = message["params"]["size"]
+        return [result(message, {"content": [{"type": "text", "text": text[:size]}]})]
+
+    with trio.fail_after(30):
+        async with connected(reply) as (client, _):
+            short = await client.request("tools/call", {"size": 10})
+            assert threads == []
+            long = await client.request("tools/call", {"size": len(text)})
+    assert isinstance(short, msgspec.Raw)
+    assert isinstance(long, Decoded)
+    assert len(threads) == 1
+    assert decode_call_result(long).content == [{"type": "text", "text": text}]
+
+
+async def test_a_long_listing_is_validated_as_the_short_one_is() -> None:
+    from mcp.types import ListToolsResult
+
+    description = "d" * (2 << 20)
+    tools = [{"name": "t", "description": description, "inputSchema": {"type": "object"}}]
+
+    with trio.fail_after(30):
+        async with connected(lambda m: [result(m, {"tools": tools})]) as (client, _):
+            raw = await client.request("tools/list")
+    assert isinstance(raw, Decoded)
+    listing = validated(ListToolsResult, raw)
+    assert [(t.name, t.description) for t in listing.tools] == [("t", description)]
+
+
+_line = st.one_of(
+    st.builds(
+        lambda i, t: json.dumps({"jsonrpc": "2.0", "id": i, "result": {"t": t}}),
+        st.integers(0, 5),
+        st.text(max_size=40),
+    ),
+    st.builds(
+        lambda i, m: json.dumps({"jsonrpc": "2.0", "id": i, "error": {"code": -1, "message": m}}),
+        st.integers(0, 5),
+        st.text(max_size=10),
+    ),
+    st.builds(lambda m: json.dumps({"jsonrpc": "2.0", "method": m}), st.text(max_size=10)),
+    st.sampled_from(["", "  ", "not json {", '{"jsonrpc": "2.0", "id": 1}', "[1, 2]"]),
+    st.just(json.dumps({"jsonrpc": "2.0", "id": 9, "result": {"t": "x" * 200_000}})),
+)
+
+
+def _plain(message: Any) -> Any:
+    if isinstance(message, str):
+        return message
+    result_ = message.result
+    if isinstance(result_, msgspec.Raw):
+        result_ = msgspec.json.decode(result_) if result_ else msgspec.UNSET
+    error = None if message.error is None else (message.error.code, message.error.message)
+    return (message.jsonrpc, message.id, message.method, result_, error)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    lines=st.lists(_line, max_size=6),
+    ends=st.lists(st.sampled_from(["\n", "\r\n", "\r"]), min_size=1, max_size=3),
+)
+def test_long_reads_are_split_and_decoded_as_short_ones(
+    lines: list[str], ends: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """However long the read, its lines (split at LF, CR or CRLF, blank ones skipped) decode to
+    the same messages, or the same complaint, as the in-place path's: a line over the limit
+    (here 64 bytes) by pieces, a long string literal among them."""
+    from agents.mcp import _rpc
+
+    data = "".join(line + ends[i % len(ends)] for i, line in enumerate(lines)).encode()
+    monkeypatch.setattr(_rpc, "LONG_LINE_BYTES", 64)
+    long = [_plain(m) for m in _rpc._decode_lines(bytearray(data))]
+    short = [_plain(_rpc._decode_line(line)) for line in data.splitlines() if line.strip()]
+    assert long == short
+
+
+@pytest.mark.parametrize("pad", [10, 2 << 20])
+async def test_a_response_with_neither_result_nor_error_fails_its_request(pad: int) -> None:
+    """Short or long (decoded in the thread), a response carrying nothing is an error."""
+
+    def empty(message: dict[str, Any]) -> list[bytes]:
+        line = {"jsonrpc": "2.0", "id": message["id"], "padding": "p" * pad}
+        return [json.dumps(line).encode() + b"\n"]
+
+    with trio.fail_after(30):
+        async with connected(empty) as (client, _):
+            with pytest.raises(RpcError, match=r"^a response with neither result nor error$"):
+                await client.request("m")

@@ -389,3 +389,19 @@ async def test_the_stdio_server_serves_the_mcp_packages_own_client_in_either_era
         async with Client(params, mode=mode) as client:  # type: ignore[arg-type]
             result = await client.call_tool("echo", {"text": "hi"})
     assert [getattr(block, "text", None) for block in result.content] == ["hi"]
+
+
+async def test_a_result_over_the_http_event_limit_is_an_error_naming_it() -> None:
+    """Over streamable HTTP the ``mcp`` package reads one event of at most 1 MiB: a result
+    larger than that fails the call with the package's reason (it said only that the server
+    closed the connection, which it had not), and the connection serves the next call."""
+    with trio.fail_after(BOUND):
+        async with open_http_server() as config, servers({"demo": config}) as manager:
+            output = await call(manager, "mcp__demo__big", {"chars": 2_000_000})
+            after = await call(manager, "mcp__demo__echo", {"text": "still here"})
+    assert output.is_error
+    assert text(output) == (
+        "MCP server 'demo' closed the connection during tool 'big': SSE stream failed: "
+        "Server-sent event exceeded the 1048576 byte limit."
+    )
+    assert text(after) == "still here"

@@ -30,6 +30,7 @@ class Server:
     def __init__(self) -> None:
         self.answers: dict[str, tuple[int, bytes, float]] = {}
         self.seen: list[dict[str, Any]] = []
+        self.endless: set[str] = set()
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -42,6 +43,9 @@ class Server:
                 status, answer, delay = owner.answers.get(self.path, (200, b"", 0.0))
                 if delay:
                     threading.Event().wait(delay)
+                if self.path in owner.endless:
+                    self.send_endless(status)
+                    return
                 try:
                     self.send_response(status)
                     self.send_header("Content-Length", str(len(answer)))
@@ -49,6 +53,19 @@ class Server:
                     self.wfile.write(answer)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # a hook past its timeout: the client hung up, as it should
+
+            def send_endless(self, status: int) -> None:
+                """A body with no length that never ends: 64 KiB at a time until the client
+                hangs up."""
+                self.close_connection = True
+                try:
+                    self.send_response(status)
+                    self.end_headers()
+                    chunk = b"a" * 65536
+                    while True:
+                        self.wfile.write(chunk)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
 
             def log_message(self, *args: Any) -> None:
                 pass
@@ -74,6 +91,13 @@ def server() -> Iterator[Server]:
         s.httpd.shutdown()
         s.httpd.server_close()
         thread.join(5)
+
+
+def endless(server: Server, path: str, status: int) -> str:
+    """A path the server answers with a body that never ends."""
+    server.answer(path, status, b"")
+    server.endless.add(path)
+    return server.url + path
 
 
 def hook_of(url: str, **fields: Any) -> HttpHook:
@@ -233,3 +257,32 @@ async def test_a_settings_http_hook_denies_a_tool_call_in_a_query(
     assert block.is_error
     assert "the policy server says no" in str(block.content)
     assert server.seen[0]["body"]["tool_input"] == {"command": "echo hi"}
+
+
+@pytest.mark.parametrize("status", [200, 500])
+async def test_an_endless_body_is_cut_at_the_limit_naming_it(server: Server, status: int) -> None:
+    """A server streaming a body without end: the hook reads at most the limit (its memory's
+    peak stays near it, the body never ends) and answers an error naming the limit, well before
+    its timeout."""
+    import tracemalloc
+
+    url = endless(server, "/endless", status)
+    tracemalloc.start()
+    try:
+        with trio.fail_after(BOUND):
+            output = await http_hook(hook_of(url, timeout=BOUND * 2), {})(INPUT, "t1", CTX)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert output == {
+        "systemMessage": f"PreToolUse http hook {url} answered HTTP {status} with a body over "
+        "1048576 bytes (the limit of an http hook's answer); it is ignored"
+    }
+    assert peak < 8 << 20
+
+
+async def test_a_json_answer_up_to_the_limit_is_read(server: Server) -> None:
+    context = "c" * ((1 << 20) - 200)
+    out = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": context}}
+    url = server.answer("/big", 200, out)
+    assert await http_hook(hook_of(url), {})(INPUT, "t1", CTX) == out

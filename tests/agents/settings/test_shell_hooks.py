@@ -78,3 +78,53 @@ async def test_a_cancelled_hook_kills_its_process_group(project: Path) -> None:
         await hook({}, None, CTX)
     await trio.sleep(2.5)  # a real process: give the orphan, were it alive, time to write
     assert not marker.exists()
+
+
+async def test_endless_stdout_is_cut_to_the_limit_with_a_note_and_no_memory(project: Path) -> None:
+    """A hook printing 64 MB keeps only the head of its output in memory (its peak is a few
+    hundred KB, not the 64 MB it printed), and the context says it was cut, naming the limit."""
+    import tracemalloc
+
+    size = 64 << 20
+    hook = shell_hook(
+        f"head -c {size} /dev/zero | tr '\\0' a", "UserPromptSubmit", str(project), {}
+    )
+    tracemalloc.start()
+    try:
+        output = await hook({"prompt": "hi"}, None, CTX)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 << 20
+    context = output["hookSpecificOutput"]["additionalContext"]
+    assert context == "a" * 10_000 + (
+        f"\n... [hook output truncated: {size} bytes printed, the first 10000 characters kept]"
+    )
+
+
+async def test_json_output_over_the_limit_is_refused_naming_it(project: Path) -> None:
+    big = json.dumps({"systemMessage": "x" * 20_000})
+    script = project / "big.json"
+    script.write_text(big)
+    hook = shell_hook(f"cat {script}", "PreToolUse", str(project), {})
+    output = await hook(INPUT, "t1", CTX)
+    assert output == {
+        "systemMessage": f"PreToolUse hook command 'cat {script}' printed {len(big)} bytes of "
+        "JSON, over the 10000-character limit of a hook's output; it is ignored"
+    }
+
+
+async def test_a_long_blocking_reason_is_cut_with_a_note(project: Path) -> None:
+    hook = shell_hook("head -c 100000 /dev/zero | tr '\\0' r >&2; exit 2", "Stop", str(project), {})
+    output = await hook({}, None, CTX)
+    assert output == {
+        "decision": "block",
+        "reason": "r" * 10_000
+        + "\n... [hook output truncated: 100000 bytes printed, the first 10000 characters kept]",
+    }
+
+
+async def test_output_within_the_limit_is_not_noted(project: Path) -> None:
+    hook = shell_hook("head -c 10000 /dev/zero | tr '\\0' a", "SessionStart", str(project), {})
+    output = await hook({}, None, CTX)
+    assert output["hookSpecificOutput"]["additionalContext"] == "a" * 10_000

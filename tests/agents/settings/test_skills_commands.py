@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agents.settings import (
     FrontMatterError,
@@ -123,3 +125,58 @@ def test_unknown_and_built_in_commands_are_not_expanded(project: Path) -> None:
     assert expand_command("/clear", commands) is None
     assert expand_command("/nope x", commands) is None
     assert expand_command("plain prompt", commands) is None
+
+
+def test_a_file_over_the_limit_is_refused_naming_it_and_one_at_it_is_read(
+    project: Path,
+) -> None:
+    """A settings source's file is read up to MAX_SETTINGS_FILE_BYTES (a cloned repository's
+    200 MB SKILL.md was read whole, decoded and held): one byte over is an error naming the
+    file, its size and the limit; a skill of exactly the limit loads."""
+    from agents.settings import SettingsError
+    from agents.settings._files import MAX_SETTINGS_FILE_BYTES
+
+    head = "---\ndescription: d\n---\n"
+    at_limit = skill(project, "fits", head + "b" * (MAX_SETTINGS_FILE_BYTES - len(head)))
+    assert at_limit.stat().st_size == MAX_SETTINGS_FILE_BYTES
+    (found,) = load_skills(str(project), ["project"]).values()
+    assert len(found.body) == MAX_SETTINGS_FILE_BYTES - len(head)
+    over = skill(project, "over", head + "b" * (MAX_SETTINGS_FILE_BYTES - len(head) + 1))
+    with pytest.raises(SettingsError) as caught:
+        load_skills(str(project), ["project"])
+    assert str(caught.value) == (
+        f"{over}: {MAX_SETTINGS_FILE_BYTES + 1} bytes, over the {MAX_SETTINGS_FILE_BYTES}-byte "
+        "limit of a settings source's file"
+    )
+
+
+@pytest.mark.parametrize("where", [".claude/commands/big.md", ".claude/settings.json", ".mcp.json"])
+def test_every_kind_of_settings_file_has_the_limit(
+    project: Path, where: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agents.settings import SettingsError, _files, load_settings
+    from agents.settings._mcp_json import load_mcp_json
+
+    monkeypatch.setattr(_files, "MAX_SETTINGS_FILE_BYTES", 100)
+    path = project / where
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("{" + " " * 200 + "}")
+    with pytest.raises(
+        SettingsError, match=r"over the 100-byte limit of a settings source's file$"
+    ):
+        load_commands(str(project), ["project"])
+        load_settings(str(project), ["project"])
+        load_mcp_json(str(project))
+
+
+@settings(max_examples=100)
+@given(text=st.lists(st.sampled_from(["a", "é", "\r", "\n", "\r\n", "\u2028", "-"])).map("".join))
+def test_the_bounded_read_reads_as_read_text(
+    tmp_path_factory: pytest.TempPathFactory, text: str
+) -> None:
+    """CR and CRLF line ends come out as read_text's universal newlines make them."""
+    from agents.settings._files import read_settings_text
+
+    path = tmp_path_factory.mktemp("text") / "f.md"
+    path.write_bytes(text.encode())
+    assert read_settings_text(path) == path.read_text(encoding="utf-8")

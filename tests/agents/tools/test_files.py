@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+import trio
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from agents.permissions import PermissionCheck, PermissionGate, _checked
@@ -438,3 +439,244 @@ async def test_a_link_before_dotdot_repointed_after_the_check_is_not_followed(
     ctx.files = gate.files
     out = await call(READ, {"file_path": path}, ctx)
     assert text_of(out) == "     1\tnotes"
+
+
+def _read_slice_whole_lines(f: Any, start: int, limit: int) -> tuple[list[str], bool]:
+    """What Read returned before lines were read in bounded pieces: every line whole (the
+    reference for the property below)."""
+    lines: list[str] = []
+    more = False
+    for i, raw in enumerate(f):
+        if i < start:
+            continue
+        if len(lines) == limit:
+            more = True
+            break
+        lines.append(raw.decode("utf-8", "surrogateescape").rstrip("\r\n"))
+    return lines, more
+
+
+_piece = st.tuples(
+    st.sampled_from(["a", "é", "😀", "\r", "\r\n", "\n", "\xff", "b\r"]),
+    st.integers(min_value=1, max_value=9000),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@example(pieces=[("a", 1999), ("\r", 7000)], start=0, limit=1)  # CRs only past the head
+@example(pieces=[("a", 10), ("\r", 9000), ("\r\n", 1), ("a", 3)], start=0, limit=2)
+@example(pieces=[("a", 1999), ("\r", 6010), ("b\r", 1)], start=0, limit=1)  # then text
+@given(
+    pieces=st.lists(_piece, min_size=1, max_size=8),
+    start=st.integers(min_value=0, max_value=4),
+    limit=st.integers(min_value=1, max_value=6),
+)
+def test_long_lines_read_in_bounded_pieces_show_as_whole_lines_did(
+    tmp_path_factory: pytest.TempPathFactory,
+    pieces: list[tuple[str, int]],
+    start: int,
+    limit: int,
+) -> None:
+    """Lines far past the 2 000-character cut, long runs of CRs at a cut, characters split
+    where the head ends, bytes that are no UTF-8: Read shows each line (numbered and cut) and
+    counts lines exactly as it did reading every line whole."""
+    from agents.tools.files import _count_lines, _numbered, _read_slice
+
+    raw = b"".join((s.encode("utf-8") if s != "\xff" else b"\xff") * n for s, n in pieces)
+    path = tmp_path_factory.mktemp("lines") / "f.txt"
+    path.write_bytes(raw)
+    with open(path, "rb") as f:
+        window = _read_slice(f, str(path), start, limit)
+        total = _count_lines(f)
+        f.seek(0)
+        want, want_more = _read_slice_whole_lines(f, start, limit)
+        f.seek(0)
+        want_total = sum(1 for _ in f)
+    assert not window.binary and not window.capped
+    assert (window.text, window.count, window.more) == (
+        _numbered(want, start + 1),
+        len(want),
+        want_more,
+    )
+    assert total == want_total
+
+
+def test_a_line_of_many_megabytes_is_read_in_bounded_memory(tmp_path: Path) -> None:
+    """A file of one 64 MB line: Read keeps a few kilobytes of it (peak memory under 4 MiB,
+    the 64 MB it would hold whole), and shows it cut with the marker."""
+    import tracemalloc
+
+    from agents.tools.files import _read_slice
+
+    path = tmp_path / "one-line.txt"
+    with open(path, "wb") as f:
+        for _ in range(64):
+            f.write(b"x" * (1 << 20))
+    tracemalloc.start()
+    try:
+        with open(path, "rb") as f:
+            window = _read_slice(f, str(path), 0, 2000)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 << 20
+    assert (window.text, window.more) == ("     1\t" + "x" * 2000 + "... [line truncated]", False)
+
+
+async def test_a_huge_limit_stops_at_the_character_limit_naming_it(
+    tmp_path: Path, ctx: ToolContext
+) -> None:
+    """``limit`` asks for more lines than fit in MAX_READ_CHARS: Read stops at the last line
+    that fits and says how to go on, naming the limit. The lines are as wide as makes the
+    text exactly the limit (each one 6 columns, a tab, 149 characters and a newline)."""
+    from agents.tools.files import MAX_READ_CHARS
+
+    path = tmp_path / "wide.txt"
+    path.write_text(("w" * 149 + "\n") * 30_000)
+    out = await call(read_tool(), {"file_path": str(path), "limit": 10**9}, ctx)
+    assert (MAX_READ_CHARS + 1) % 157 == 0
+    shown = (MAX_READ_CHARS + 1) // 157
+    body = "\n".join(f"{n:>6}\t" + "w" * 149 for n in range(1, shown + 1))
+    assert len(body) == MAX_READ_CHARS
+    assert text_of(out) == body + (
+        f"\n\n(Showing lines 1-{shown}: Read returns at most {MAX_READ_CHARS} characters "
+        f"(MAX_READ_CHARS). Read with offset={shown + 1} to continue.)"
+    )
+    assert out.data == {"file_path": str(path), "start_line": 1, "num_lines": shown, "more": True}
+    again = await call(read_tool(), {"file_path": str(path), "offset": shown + 1}, ctx)
+    assert text_of(again).startswith(f"{shown + 1:>6}\t")
+
+
+async def test_the_default_window_of_the_longest_lines_is_not_capped(
+    tmp_path: Path, ctx: ToolContext
+) -> None:
+    """2 000 lines of over 2 000 characters, numbered past a million: the default window
+    fits the limit."""
+    big = tmp_path / "numbers.txt"
+    big.write_text("\n" * 1_000_000 + ("z" * 3000 + "\n") * 2001)
+    out = await call(read_tool(), {"file_path": str(big), "offset": 1_000_001}, ctx)
+    assert text_of(out).endswith(
+        "(Showing lines 1000001-1002000; the file has more. Read with offset=1002001 to continue.)"
+    )
+
+
+def test_a_huge_limit_holds_memory_near_the_character_limit(tmp_path: Path) -> None:
+    """40 MB of short lines read with a limit of 10**9: the read holds about the limit's worth
+    (peak under 24 MiB), not the file."""
+    import tracemalloc
+
+    from agents.tools.files import _read_slice
+
+    path = tmp_path / "many.txt"
+    with open(path, "wb") as f:
+        for _ in range(40):
+            f.write((b"y" * 99 + b"\n") * 10_486)
+    tracemalloc.start()
+    try:
+        with open(path, "rb") as f:
+            window = _read_slice(f, str(path), 0, 10**9)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert window.capped
+    assert peak < 24 << 20
+
+
+async def test_a_window_longer_than_the_default_is_read_off_the_event_loop(
+    tmp_path: Path, ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A small file read with a limit past the default window is read and numbered in a worker
+    thread (260 000 empty lines of a 256 KiB file took 150 ms), one within it inline."""
+    threads: list[object] = []
+    real = trio.to_thread.run_sync
+
+    async def counted(fn: Any, *args: Any, **kwargs: Any) -> Any:
+        threads.append(fn)
+        return await real(fn, *args, **kwargs)
+
+    monkeypatch.setattr(trio.to_thread, "run_sync", counted)
+    path = tmp_path / "empty-lines.txt"
+    path.write_text("\n" * 5000)
+    await call(read_tool(), {"file_path": str(path)}, ctx)
+    assert threads == []
+    out = await call(read_tool(), {"file_path": str(path), "limit": 10_000}, ctx)
+    assert len(threads) == 1
+    assert text_of(out).endswith("  5000\t")
+
+
+def _edit_whole(content: str, old: str, new: str, replace_all: bool) -> tuple[str, str] | str:
+    """The edit as it was made before (every match counted first): the reference below."""
+    from agents.tools.files import _snippet
+
+    if old == "":
+        if content.strip():
+            return (
+                "Cannot create new file - file already exists. "
+                "Provide the old_string to replace instead."
+            )
+        updated, at = new, 0
+    else:
+        n = count_occurrences(content, old)
+        if n == 0:
+            return f"String to replace not found in file.\nString: {old}"
+        if n > 1 and not replace_all:
+            return (
+                f"Found {n} matches of the string to replace, but replace_all is false. To "
+                "replace all occurrences, set replace_all to true. To replace only one "
+                "occurrence, please provide more context to uniquely identify the instance.\n"
+                f"String: {old}"
+            )
+        at = content.find(old)
+        updated = content.replace(old, new) if replace_all else content.replace(old, new, 1)
+    return updated, "" if replace_all else _snippet(updated, at, len(new))
+
+
+_edit_text = st.text(alphabet="ab\n ", max_size=40)
+
+
+@settings(max_examples=300)
+@example(content="aaa", old="aa", new="b", every=False)  # the second match overlaps the first
+@given(
+    content=_edit_text,
+    old=st.text(alphabet="ab\n", max_size=4),
+    new=_edit_text,
+    every=st.booleans(),
+)
+def test_an_edit_made_with_a_second_search_is_the_edit_made_counting(
+    content: str, old: str, new: str, every: bool
+) -> None:
+    """Known unique by a second search, not by counting every (overlapping) match: the same
+    text, snippet or refusal (with its count) as counting first."""
+    from agents.tools.files import EditInput, _apply_edit
+
+    args = EditInput(file_path="/f", old_string=old, new_string=new, replace_all=every)
+    assert _apply_edit(content, args) == _edit_whole(content, old, new, every)
+
+
+@pytest.mark.parametrize(("size", "threads"), [(1_000, 0), (1_000_000, 3)])
+async def test_a_large_files_edit_is_made_off_the_event_loop(
+    tmp_path: Path,
+    ctx: ToolContext,
+    monkeypatch: pytest.MonkeyPatch,
+    size: int,
+    threads: int,
+) -> None:
+    """Loading, finding and replacing (with the snippet), and writing a file over 256 KiB each
+    go to the worker thread: counting "aa" in 10 MB of "a" held the event loop 1.2 s."""
+    path = tmp_path / "big.txt"
+    path.write_text("a" * size + "\nNEEDLE\n")
+    await call(read_tool(), {"file_path": str(path), "limit": 1}, ctx)
+    used: list[object] = []
+    real = trio.to_thread.run_sync
+
+    async def counted(fn: Any, *args: Any, **kwargs: Any) -> Any:
+        used.append(fn)
+        return await real(fn, *args, **kwargs)
+
+    monkeypatch.setattr(trio.to_thread, "run_sync", counted)
+    out = await call(
+        edit_tool(), {"file_path": str(path), "old_string": "NEEDLE", "new_string": "X"}, ctx
+    )
+    assert not out.is_error, out.content
+    assert len(used) == threads
+    assert path.read_text() == "a" * size + "\nX\n"

@@ -219,3 +219,66 @@ async def test_background_needs_a_nursery(tmp_path: Path) -> None:
     ctx = ToolContext(cwd=str(tmp_path), agent_id="main", tool_use_id="t", session_id="s")
     out = await call(BASH, {"command": "true", "run_in_background": True}, ctx)
     assert out.is_error and "no nursery" in text_of(out)
+
+
+class _Flood(trio.abc.ReceiveStream):
+    """A pipe that always has 64 KiB to give (``yes``), for ``seconds`` of (virtual) time; it
+    fails the test if it is read more often than once per 10 ms once 4 MiB wait unread."""
+
+    def __init__(self, seconds: float) -> None:
+        self.until = trio.current_time() + seconds
+        self.reads: list[float] = []
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes:
+        await trio.lowlevel.checkpoint()
+        now = trio.current_time()
+        if now >= self.until:
+            return b""
+        self.reads.append(now)
+        paced = self.reads[(4 << 20) // 65536 :]  # the reads once 4 MiB wait unread
+        if len(paced) > 10 and now - paced[-11] < 0.095:
+            raise AssertionError(f"read 11 times in {now - paced[-11]:.3f} s")
+        return b"y\n" * 32768
+
+    async def aclose(self) -> None:
+        pass
+
+
+async def test_a_flooding_background_shell_is_read_at_a_bounded_pace(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """A background command printing without end (``yes`` kept the event loop's thread 87 %
+    busy reading output only to drop it): once 4 MiB wait unread, its pipe is read once per
+    10 ms; the newest 4 MiB are kept, the rest counted as dropped."""
+    from agents.tools.shell import _Background
+
+    bg = _Background("bash_1", "yes", "/", {})
+    flood = _Flood(seconds=2.0)
+    await bg.drain(flood)
+    assert 64 + 190 <= len(flood.reads) <= 64 + 201
+    data, dropped = bg.take()
+    assert len(data) == 4 << 20
+    assert dropped == len(flood.reads) * 65536 - (4 << 20)
+
+
+async def test_background_shells_past_the_limit_are_refused_naming_it(
+    ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each background shell may keep 4 MiB and a process: past MAX_BACKGROUND_SHELLS running
+    at once (here 2), one more is refused naming the limit and the running ones; once one is
+    killed, the next starts."""
+    from agents.tools import shell
+
+    monkeypatch.setattr(shell, "MAX_BACKGROUND_SHELLS", 2)
+    for _ in range(2):
+        out = await call(BASH, {"command": "sleep 30", "run_in_background": True}, ctx)
+        assert not out.is_error
+    refused = await call(BASH, {"command": "sleep 30", "run_in_background": True}, ctx)
+    assert refused.is_error
+    assert text_of(refused) == (
+        "Too many background shells: at most 2 run at once (MAX_BACKGROUND_SHELLS; running: "
+        "bash_1, bash_2). Stop one with KillShell, or wait for one to finish."
+    )
+    await call(KILL, {"shell_id": "bash_1"}, ctx)
+    started = await call(BASH, {"command": "sleep 30", "run_in_background": True}, ctx)
+    assert started.data == {"backgroundTaskId": "bash_3"}

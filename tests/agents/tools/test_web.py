@@ -39,11 +39,15 @@ PAGE = (
 class Server:
     port: int = 0
     hits: dict[str, int] = attrs.Factory(dict)
+    #: HTML pages a test adds, by path
+    pages: dict[str, bytes] = attrs.Factory(dict)
 
     def url(self, path: str) -> str:
         return f"http://127.0.0.1:{self.port}{path}"
 
     def route(self, path: str) -> tuple[str, list[tuple[str, str]], bytes]:
+        if path in self.pages:
+            return "200 OK", [("content-type", "text/html")], self.pages[path]
         if path == "/page":
             return "200 OK", [("content-type", "text/html; charset=utf-8")], PAGE
         if path == "/text":
@@ -187,7 +191,12 @@ async def test_fetch_http_errors(server: Server, ctx: ToolContext) -> None:
 async def test_fetch_caps_the_body(server: Server, ctx: ToolContext) -> None:
     out = await call(FETCH, {"url": server.url("/big"), "prompt": "p"}, ctx)
     assert out.data is not None and out.data["bytes"] == web.MAX_BODY_BYTES
-    assert "output truncated" in text_of(out)
+    assert text_of(out).endswith(
+        f"... [output truncated: {web.MAX_BODY_BYTES - web.MAX_CONTENT_CHARS} more characters "
+        f"not shown]\n\n[content cut: the body exceeded {web.MAX_BODY_BYTES} bytes]"
+    )
+    (_, cached, _) = ctx.session_state["web_fetch_cache"][server.url("/big")]
+    assert cached == text_of(out).split("\n\n", 1)[1]  # what the model is shown, no more
 
 
 async def test_fetch_refuses_binary(server: Server, ctx: ToolContext) -> None:
@@ -340,3 +349,24 @@ def test_a_page_html2text_cannot_convert_in_time_is_an_error_and_never_holds_the
         "True|Converting http://127.0.0.1:PORT/blank to Markdown took longer than 1 s "
         "(html2text is slow on some pages: fetch another)|True"
     )
+
+
+async def test_the_page_cache_holds_at_most_its_limit_oldest_out_first(
+    server: Server, ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pages fetched past the cache's limit of characters push the oldest out: the cache
+    never holds more than the limit, the newest pages are served from it, the oldest fetched
+    again."""
+    page = b"<html><body><p>" + b"x" * 1000 + b"</p></body></html>"
+    for i in range(5):
+        server.pages[f"/p{i}"] = page
+    monkeypatch.setattr(web, "CACHE_MAX_CHARS", 3_000)
+    for i in range(5):
+        await call(FETCH, {"url": server.url(f"/p{i}"), "prompt": "p"}, ctx)
+        cache = ctx.session_state["web_fetch_cache"]
+        assert sum(len(text) for _, text, _ in cache.values()) <= 3_000
+    assert list(cache) == [server.url(f"/p{i}") for i in (2, 3, 4)]
+    await call(FETCH, {"url": server.url("/p4"), "prompt": "p"}, ctx)
+    await call(FETCH, {"url": server.url("/p0"), "prompt": "p"}, ctx)
+    assert (server.hits["/p4"], server.hits["/p0"]) == (1, 2)
+    assert list(cache) == [server.url(f"/p{i}") for i in (3, 4, 0)]
