@@ -368,12 +368,7 @@ class AnthropicBackend:
                 chunks = response.aiter_bytes()
                 try:
                     async for chunk in chunks:
-                        try:
-                            events = parser.feed(chunk, trio.current_time())
-                        except BackendError:
-                            await unwind_stream(chunks)
-                            raise
-                        for event in events:
+                        for event in await feed_or_unwind(parser, chunk, chunks):
                             yield event
                 finally:
                     await chunks.aclose()
@@ -479,6 +474,19 @@ class _SSEParser:
         if name == b"error":
             raise _stream_error(data, self._model)
         return None  # ``ping`` and event types this version does not know are skipped
+
+
+async def feed_or_unwind(
+    parser: _SSEParser, chunk: bytes, chunks: AsyncIterator[bytes]
+) -> list[BackendEvent]:
+    """The events ``chunk`` completes (``parser.feed``); when the stream fails there, its byte
+    stream ``chunks`` is ended (:func:`unwind_stream`) before the error goes up. Each backend's
+    reading loop awaits this for every chunk."""
+    try:
+        return parser.feed(chunk, trio.current_time())
+    except BackendError:
+        await unwind_stream(chunks)
+        raise
 
 
 async def unwind_stream(chunks: AsyncIterator[bytes]) -> None:

@@ -32,9 +32,9 @@ from .anthropic import (
     SSEParser,
     build_params,
     error_fields,
+    feed_or_unwind,
     parse_retry_after,
     status_error,
-    unwind_stream,
 )
 from .base import APIConnectionError, BackendError, BackendEvent, ModelRequest
 
@@ -168,12 +168,7 @@ class WireBackend(AnthropicBackend):
                 parser = SSEParser(model, self.timeout)
                 chunks = resp.aiter_bytes()
                 async for chunk in chunks:
-                    try:
-                        events = parser.feed(chunk, trio.current_time())
-                    except BackendError:
-                        await unwind_stream(chunks)
-                        raise
-                    for event in events:
+                    for event in await feed_or_unwind(parser, chunk, chunks):
                         yield event
                 if not parser.stopped:
                     raise APIConnectionError("stream ended before message_stop")
@@ -195,12 +190,7 @@ class WireBackend(AnthropicBackend):
                 parser = SSEParser(model, self.timeout)
                 chunks = resp.aiter_bytes()
                 async for chunk in chunks:
-                    try:
-                        events = parser.feed(chunk, trio.current_time())
-                    except BackendError:
-                        await unwind_stream(chunks)
-                        raise
-                    for event in events:
+                    for event in await feed_or_unwind(parser, chunk, chunks):
                         yield event
                 if not parser.stopped:
                     raise APIConnectionError("stream ended before message_stop")
