@@ -13,10 +13,10 @@ process of its own, the same ``re`` on the same lines, which a deadline or a can
 from __future__ import annotations
 
 import re
-import sys
 
 import trio
 
+from ._apart import last_error_line, run_python
 from ._grep import WORK_LIMIT, backtracking_steps, translate
 
 __all__ = ["FILTER_SECONDS", "FilterError", "filter_lines"]
@@ -49,25 +49,17 @@ async def filter_lines(text: str, pattern: str) -> str:
     if _bounded(pattern, lines):
         await trio.lowlevel.checkpoint()
         return "\n".join(line for line in lines if regex.search(line))
-    with trio.move_on_after(FILTER_SECONDS):
-        done = await trio.run_process(
-            [sys.executable, "-I", "-c", _SCRIPT, pattern],
-            stdin=text.encode("utf-8", "surrogateescape"),
-            capture_stdout=True,
-            capture_stderr=True,
-            deliver_cancel=_kill,
-        )
-        return done.stdout.decode("utf-8", "surrogateescape")
-    raise FilterError(
-        f"filter regex {pattern!r} took longer than {FILTER_SECONDS:g} s over the output "
-        "(it backtracks: simplify it, e.g. no quantified group such as (a+)+)"
+    done = await run_python(
+        _SCRIPT, [pattern], text.encode("utf-8", "surrogateescape"), FILTER_SECONDS
     )
-
-
-async def _kill(process: trio.Process) -> None:
-    """A search holds no resource worth a graceful end: killed at once."""
-    process.kill()
-    await trio.lowlevel.checkpoint()
+    if done is None:
+        raise FilterError(
+            f"filter regex {pattern!r} took longer than {FILTER_SECONDS:g} s over the output "
+            "(it backtracks: simplify it, e.g. no quantified group such as (a+)+)"
+        )
+    if done.returncode != 0:
+        raise FilterError(f"filter regex {pattern!r} failed: {last_error_line(done)}")
+    return done.stdout.decode("utf-8", "surrogateescape")
 
 
 def _bounded(pattern: str, lines: list[str]) -> bool:

@@ -78,31 +78,24 @@ class UncheckedInput(ToolInputError):
         """The input, checked against the schema by ``jsonschema`` in a Python process of its
         own, which a cancellation or :data:`INPUT_CHECK_SECONDS` kills; raises
         :class:`ToolInputError` naming what is wrong, or the deadline."""
-        import sys
+        from ._apart import last_error_line, run_python
 
         payload = msgspec.json.encode({"schema": self.schema, "instance": self.raw})
-        with trio.move_on_after(INPUT_CHECK_SECONDS):
-            done = await trio.run_process(
-                [sys.executable, "-I", "-c", _CHECK_SCRIPT],
-                stdin=payload,
-                capture_stdout=True,
-                capture_stderr=True,
-                check=False,
-                deliver_cancel=_kill,
+        done = await run_python(_CHECK_SCRIPT, [], payload, INPUT_CHECK_SECONDS)
+        if done is None:
+            raise ToolInputError(
+                f"invalid input for {self.name}: checking it against the tool's schema took "
+                f"longer than {INPUT_CHECK_SECONDS:g} s (a pattern of the schema backtracks "
+                "over it)"
             )
-            if done.returncode != 0:  # (a check that fails is no pass)
-                why = done.stderr.decode("utf-8", "replace").strip().rpartition("\n")[2]
-                raise ToolInputError(
-                    f"invalid input for {self.name}: it could not be checked: {why}"
-                )
-            message = done.stdout.decode("utf-8", "replace")
-            if message:
-                raise ToolInputError(f"invalid input for {self.name}: {message}")
-            return dict(self.raw)
-        raise ToolInputError(
-            f"invalid input for {self.name}: checking it against the tool's schema took longer "
-            f"than {INPUT_CHECK_SECONDS:g} s (a pattern of the schema backtracks over it)"
-        )
+        if done.returncode != 0:  # (a check that fails is no pass)
+            raise ToolInputError(
+                f"invalid input for {self.name}: it could not be checked: {last_error_line(done)}"
+            )
+        message = done.stdout.decode("utf-8", "replace")
+        if message:
+            raise ToolInputError(f"invalid input for {self.name}: {message}")
+        return dict(self.raw)
 
 
 _CHECK_SCRIPT = """
@@ -115,12 +108,6 @@ error = jsonschema.exceptions.best_match(cls(schema).iter_errors(given["instance
 if error is not None:
     sys.stdout.write(f"{error.message} - at `{error.json_path}`")
 """
-
-
-async def _kill(process: trio.Process) -> None:
-    """A check holds no resource worth a graceful end: killed at once."""
-    process.kill()
-    await trio.lowlevel.checkpoint()
 
 
 async def validated(tool: Tool, raw: Mapping[str, Any]) -> Any:

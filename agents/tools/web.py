@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import codecs
 import ipaddress
-import sys
 from collections.abc import Mapping
 from typing import Annotated, Any
 
 import msgspec
 import trio
 
+from ._apart import last_error_line, run_python
 from .base import Tool, ToolContext, ToolOutput, truncate
 
 __all__ = ["web_fetch_tool", "web_search_tool"]
@@ -145,29 +145,19 @@ sys.stdout.buffer.write(str(converter.handle(html)).strip().encode("utf-8", "sur
 async def _to_markdown(html: str, base_url: str) -> str | ToolOutput:
     """``html`` as Markdown, converted in a process of its own within ``CONVERT_SECONDS``, or
     the error to return instead."""
-    with trio.move_on_after(CONVERT_SECONDS):
-        done = await trio.run_process(
-            [sys.executable, "-I", "-c", _CONVERT, base_url],
-            stdin=html.encode("utf-8", "surrogateescape"),
-            capture_stdout=True,
-            capture_stderr=True,
-            check=False,
-            deliver_cancel=_kill,
-        )
-        if done.returncode != 0:
-            why = done.stderr.decode("utf-8", "replace").strip().rpartition("\n")[2]
-            return ToolOutput.error(f"Converting {base_url} to Markdown failed: {why}")
-        return done.stdout.decode("utf-8", "surrogateescape")
-    return ToolOutput.error(
-        f"Converting {base_url} to Markdown took longer than {CONVERT_SECONDS:g} s "
-        "(html2text is slow on some pages: fetch another)"
+    done = await run_python(
+        _CONVERT, [base_url], html.encode("utf-8", "surrogateescape"), CONVERT_SECONDS
     )
-
-
-async def _kill(process: trio.Process) -> None:
-    """A conversion holds no resource worth a graceful end: killed at once."""
-    process.kill()
-    await trio.lowlevel.checkpoint()
+    if done is None:
+        return ToolOutput.error(
+            f"Converting {base_url} to Markdown took longer than {CONVERT_SECONDS:g} s "
+            "(html2text is slow on some pages: fetch another)"
+        )
+    if done.returncode != 0:
+        return ToolOutput.error(
+            f"Converting {base_url} to Markdown failed: {last_error_line(done)}"
+        )
+    return done.stdout.decode("utf-8", "surrogateescape")
 
 
 async def _fetch(url: str) -> tuple[str, Mapping[str, Any]] | ToolOutput:

@@ -101,3 +101,14 @@ async def test_an_invalid_filter_loses_no_output(ctx: ToolContext, tmp_path: Pat
     assert failed.is_error and "invalid filter regex 'a('" in text_of(failed)
     again = text_of(await call(output, {"bash_id": shell_id}, ctx))
     assert "a1\nb2" in again
+
+
+async def test_a_filter_process_that_fails_is_an_error_naming_why(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The filter's process dying (out of memory, say) is an error naming the pattern and the
+    process's last words, as a slow one is: never an exception of the subprocess module out of
+    the tool, nor an empty filter's result."""
+    monkeypatch.setattr(_line_filter, "_SCRIPT", "raise MemoryError('out of room')")
+    with pytest.raises(FilterError, match=r"filter regex '\(a\+\)\+b' failed: .*out of room"):
+        await filter_lines("aaa\nb", "(a+)+b")
