@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import trio
 from hypothesis import Phase, settings
 
 # ``--hypothesis-profile=mutation`` (benchmarks/mutation.py): find a failure, do not shrink it
@@ -46,3 +47,18 @@ def project(tmp_path: Path) -> Path:
     root = tmp_path / "project"
     root.mkdir()
     return root
+
+
+@pytest.fixture
+def thread_calls(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The functions handed to ``trio.to_thread.run_sync`` from now on, in order (each still
+    runs): for tests that some work goes to a worker thread, and other work does not."""
+    calls: list[object] = []
+    real = trio.to_thread.run_sync
+
+    async def counted(fn: Any, *args: Any, **kwargs: Any) -> Any:
+        calls.append(fn)
+        return await real(fn, *args, **kwargs)
+
+    monkeypatch.setattr(trio.to_thread, "run_sync", counted)
+    return calls

@@ -315,17 +315,10 @@ def test_structured_content_alone_is_its_json_and_an_unknown_block_type_is_an_er
         decode_call_result(msgspec.Raw(b'{"content": [{"type": "video"}]}'))
 
 
-async def test_a_long_line_is_decoded_in_a_worker_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_long_line_is_decoded_in_a_worker_thread(thread_calls: list[object]) -> None:
     """A result over a mebibyte is split and decoded off the event loop (one 100 MB result
     held it for 400 ms), then handed over decoded; a short one is decoded in place, raw."""
-    threads: list[object] = []
-    real = trio.to_thread.run_sync
-
-    async def counted(fn: Any, *args: Any, **kwargs: Any) -> Any:
-        threads.append(fn)
-        return await real(fn, *args, **kwargs)
-
-    monkeypatch.setattr(trio.to_thread, "run_sync", counted)
+    threads = thread_calls
     text = "é\u2028" * 400_000  # characters JSON escapes, and a separator splitlines ignores
 
     def reply(message: dict[str, Any]) -> list[bytes]:

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import trio
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -583,18 +582,11 @@ def test_a_huge_limit_holds_memory_near_the_character_limit(tmp_path: Path) -> N
 
 
 async def test_a_window_longer_than_the_default_is_read_off_the_event_loop(
-    tmp_path: Path, ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, ctx: ToolContext, thread_calls: list[object]
 ) -> None:
     """A small file read with a limit past the default window is read and numbered in a worker
     thread (260 000 empty lines of a 256 KiB file took 150 ms), one within it inline."""
-    threads: list[object] = []
-    real = trio.to_thread.run_sync
-
-    async def counted(fn: Any, *args: Any, **kwargs: Any) -> Any:
-        threads.append(fn)
-        return await real(fn, *args, **kwargs)
-
-    monkeypatch.setattr(trio.to_thread, "run_sync", counted)
+    threads = thread_calls
     path = tmp_path / "empty-lines.txt"
     path.write_text("\n" * 5000)
     await call(read_tool(), {"file_path": str(path)}, ctx)
@@ -657,7 +649,7 @@ def test_an_edit_made_with_a_second_search_is_the_edit_made_counting(
 async def test_a_large_files_edit_is_made_off_the_event_loop(
     tmp_path: Path,
     ctx: ToolContext,
-    monkeypatch: pytest.MonkeyPatch,
+    thread_calls: list[object],
     size: int,
     threads: int,
 ) -> None:
@@ -666,14 +658,8 @@ async def test_a_large_files_edit_is_made_off_the_event_loop(
     path = tmp_path / "big.txt"
     path.write_text("a" * size + "\nNEEDLE\n")
     await call(read_tool(), {"file_path": str(path), "limit": 1}, ctx)
-    used: list[object] = []
-    real = trio.to_thread.run_sync
-
-    async def counted(fn: Any, *args: Any, **kwargs: Any) -> Any:
-        used.append(fn)
-        return await real(fn, *args, **kwargs)
-
-    monkeypatch.setattr(trio.to_thread, "run_sync", counted)
+    used = thread_calls
+    used.clear()  # (the read before: not the edit's)
     out = await call(
         edit_tool(), {"file_path": str(path), "old_string": "NEEDLE", "new_string": "X"}, ctx
     )
