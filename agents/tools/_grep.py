@@ -49,6 +49,7 @@ __all__ = [
     "MAX_WIDTH",
     "WORK_LIMIT",
     "backtracking_steps",
+    "bounded_search",
     "files_searched",
     "search",
     "translate",
@@ -395,6 +396,17 @@ def backtracking_steps(line_lengths: Iterable[int], degree: int) -> int:
     line's positions: ``C(L + k + 1, k + 1)`` (BashOutput's filter decides by it too)."""
     comb, ways = math.comb, degree + 1
     return sum(comb(length + ways, ways) for length in line_lengths)
+
+
+def bounded_search(pattern: str, line_lengths: Iterable[int]) -> bool:
+    """Whether Python's ``re`` searches lines of these lengths with ``pattern`` in a bounded
+    number of steps, by Grep's rule: a pattern whose backtracking degree and width are known,
+    and its worst case under :data:`WORK_LIMIT` (BashOutput's filter and a tool schema's regexes
+    ask this before searching on the event loop)."""
+    translated = translate(pattern) if pattern.isascii() else None
+    if translated is None:
+        return False
+    return translated.width * backtracking_steps(line_lengths, translated.degree) <= WORK_LIMIT
 
 
 def _read(path: str, budget: int) -> bytes:

@@ -17,7 +17,7 @@ import re
 import trio
 
 from ._apart import last_error_line, run_python
-from ._grep import WORK_LIMIT, backtracking_steps, translate
+from ._grep import bounded_search
 
 __all__ = ["FILTER_SECONDS", "FilterError", "filter_lines"]
 
@@ -64,8 +64,4 @@ async def filter_lines(text: str, pattern: str) -> str:
 
 def _bounded(pattern: str, lines: list[str]) -> bool:
     """Whether ``re`` searches ``lines`` with ``pattern`` in a bounded number of steps."""
-    translated = translate(pattern) if pattern.isascii() else None
-    if translated is None:
-        return False
-    steps = backtracking_steps(map(len, lines), translated.degree)
-    return translated.width * steps <= WORK_LIMIT
+    return bounded_search(pattern, map(len, lines))

@@ -26,6 +26,7 @@ import attrs
 import msgspec
 import trio
 
+from ._schema_guard import UNBOUNDED, Unbounded, guarded
 from ._sdk_content import sdk_blocks
 from .names import API_TOOL_NAME, MAX_TOOL_NAME
 
@@ -55,10 +56,6 @@ class ToolInputError(Exception):
     """The model's tool input does not fit the tool's schema; the text names the JSON path."""
 
 
-#: How long checking one input against its schema in a process of its own may take.
-INPUT_CHECK_SECONDS = 10.0
-
-
 class UncheckedInput(ToolInputError):
     """An input that only a process of its own can check against the tool's schema: a regex of
     the schema (``pattern``, ``patternProperties``) could backtrack without bound over a string
@@ -76,38 +73,11 @@ class UncheckedInput(ToolInputError):
 
     async def check(self) -> dict[str, Any]:
         """The input, checked against the schema by ``jsonschema`` in a Python process of its
-        own, which a cancellation or :data:`INPUT_CHECK_SECONDS` kills; raises
-        :class:`ToolInputError` naming what is wrong, or the deadline."""
-        from ._apart import last_error_line, run_python
+        own, which a cancellation or its deadline kills; raises :class:`ToolInputError` naming
+        what is wrong, or the deadline (:func:`~._schema_guard.check_apart`)."""
+        from ._schema_guard import check_apart
 
-        payload = msgspec.json.encode({"schema": self.schema, "instance": self.raw})
-        done = await run_python(_CHECK_SCRIPT, [], payload, INPUT_CHECK_SECONDS)
-        if done is None:
-            raise ToolInputError(
-                f"invalid input for {self.name}: checking it against the tool's schema took "
-                f"longer than {INPUT_CHECK_SECONDS:g} s (a pattern of the schema backtracks "
-                "over it)"
-            )
-        if done.returncode != 0:  # (a check that fails is no pass)
-            raise ToolInputError(
-                f"invalid input for {self.name}: it could not be checked: {last_error_line(done)}"
-            )
-        message = done.stdout.decode("utf-8", "replace")
-        if message:
-            raise ToolInputError(f"invalid input for {self.name}: {message}")
-        return dict(self.raw)
-
-
-_CHECK_SCRIPT = """
-import json, sys
-import jsonschema
-given = json.loads(sys.stdin.buffer.read())
-schema = given["schema"]
-cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft7Validator)
-error = jsonschema.exceptions.best_match(cls(schema).iter_errors(given["instance"]))
-if error is not None:
-    sys.stdout.write(f"{error.message} - at `{error.json_path}`")
-"""
+        return await check_apart(self.name, self.schema, self.raw)
 
 
 async def validated(tool: Tool, raw: Mapping[str, Any]) -> Any:
@@ -261,7 +231,7 @@ class Tool:
         def checked(raw: Mapping[str, Any]) -> dict[str, Any]:
             if fits is None or not fits(raw):  # the fast check passes only what fits
                 message = check(raw)
-                if message is _UNBOUNDED:
+                if message is UNBOUNDED:
                     raise UncheckedInput(name, schema, raw)
                 if message is not None:
                     raise ToolInputError(f"invalid input for {name}: {message}")
@@ -345,13 +315,13 @@ def _schema_validator(schema: Mapping[str, Any]) -> Callable[[Any], str | None]:
     import jsonschema  # lazy: only tools with richer schemas need it (and it costs 100 ms)
 
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft7Validator)
-    validator = _guarded(cls)(schema)
+    validator = guarded(cls)(schema)
 
     def check(instance: Any) -> str | None:
         try:
             error = jsonschema.exceptions.best_match(validator.iter_errors(instance))
-        except _Unbounded:
-            return _UNBOUNDED
+        except Unbounded:
+            return UNBOUNDED
         except RecursionError:  # (the model's input, a schema that refers to itself)
             return "nested too deeply to be checked - at `$`"
         if error is None:
@@ -359,56 +329,6 @@ def _schema_validator(schema: Mapping[str, Any]) -> Callable[[Any], str | None]:
         return f"{error.message} - at `{error.json_path}`"
 
     return check
-
-
-class _Unbounded(Exception):
-    """A regex of the schema could backtrack without bound over a string of the input."""
-
-
-#: What a check answers for an input only a process of its own can check.
-_UNBOUNDED = "a pattern could backtrack without bound"
-
-
-def _bounded_search(pattern: str, text: str) -> bool:
-    """Whether ``re.search(pattern, text)`` takes a bounded number of steps, by Grep's rule
-    (BashOutput's filter decides by it too): a pattern of known backtracking degree and width,
-    ``C(L + k + 1, k + 1)`` steps over the text under the work limit."""
-    from ._grep import WORK_LIMIT, backtracking_steps, translate
-
-    translated = translate(pattern) if pattern.isascii() else None
-    if translated is None:
-        return False
-    return translated.width * backtracking_steps((len(text),), translated.degree) <= WORK_LIMIT
-
-
-def _guarded(cls: Any) -> Any:
-    """``cls`` whose regex keywords raise :class:`_Unbounded` rather than search a string they
-    could backtrack over without bound (everything else is ``cls``'s own)."""
-    import jsonschema
-
-    own = cls.VALIDATORS
-
-    def pattern(validator: Any, regex: str, instance: Any, schema: Any) -> Any:
-        if validator.is_type(instance, "string") and not _bounded_search(regex, instance):
-            raise _Unbounded
-        return own["pattern"](validator, regex, instance, schema)
-
-    def keyed(keyword: str) -> Any:
-        # these match the object's keys against ``patternProperties``
-        def check(validator: Any, value: Any, instance: Any, schema: Any) -> Any:
-            if validator.is_type(instance, "object"):
-                for regex in schema.get("patternProperties") or ():
-                    if any(not _bounded_search(regex, key) for key in instance):
-                        raise _Unbounded
-            return own[keyword](validator, value, instance, schema)
-
-        return check
-
-    replaced = {"pattern": pattern}
-    for keyword in ("patternProperties", "additionalProperties", "unevaluatedProperties"):
-        if keyword in own:
-            replaced[keyword] = keyed(keyword)
-    return jsonschema.validators.extend(cls, replaced)  # type: ignore[no-untyped-call]
 
 
 def _fast_check(schema: Mapping[str, Any]) -> Callable[[Any], bool] | None:

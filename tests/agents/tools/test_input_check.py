@@ -150,8 +150,8 @@ def test_a_regex_that_backtracks_is_checked_in_a_process_killed_at_the_deadline(
     naming the deadline, and the event loop ran other tasks all along."""
     script = (
         "import trio\n"
-        "from agents.tools import base\n"
-        "base.INPUT_CHECK_SECONDS = 1.0\n"
+        "from agents.tools import _schema_guard, base\n"
+        "_schema_guard.INPUT_CHECK_SECONDS = 1.0\n"
         "async def never(args, ctx): pass\n"
         f"tool = base.Tool('t', '', {schema}, never)\n"
         "async def main():\n"
