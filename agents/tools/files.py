@@ -29,7 +29,6 @@ import stat
 from collections.abc import Callable
 from typing import IO, Annotated, Any, TypeVar
 
-import attrs
 import msgspec
 import trio
 
@@ -41,29 +40,27 @@ from ..permissions.files import (
     home_dir,
     open_checked,
 )
+from ._text_lines import (
+    DEFAULT_READ_LIMIT,
+    ENCODING,
+    ERRORS,
+    MAX_READ_CHARS,
+    count_lines,
+    numbered,
+    read_slice,
+)
 from .base import Tool, ToolContext, ToolOutput
 
 __all__ = ["edit_tool", "read_tool", "write_tool"]
 
 T = TypeVar("T")
 
-#: Lines returned by Read when no ``limit`` is given (Claude Code's default).
-DEFAULT_READ_LIMIT = 2000
-#: Characters kept of one line; the rest is cut with a marker.
-MAX_LINE_CHARS = 2000
-#: Characters of numbered lines Read returns at most, whatever ``limit`` asks: the default
-#: window of the longest lines fits, and a larger ``limit`` stops at a line boundary with a
-#: note saying so (the memory a read holds, and what reaches the model, stay bounded).
-MAX_READ_CHARS = DEFAULT_READ_LIMIT * (MAX_LINE_CHARS + 64)
 #: Files (or contents) larger than this are read/written in a worker thread.
 INLINE_IO_BYTES = 256 * 1024
 #: Images up to this size are returned as image blocks (the Messages API's limit is 5 MB base64).
 MAX_IMAGE_BYTES = 3_750_000
 #: Lines of context shown around an edit.
 SNIPPET_CONTEXT = 4
-
-_ENCODING = "utf-8"
-_ERRORS = "surrogateescape"
 
 _IMAGE_TYPES = {
     ".png": "image/png",
@@ -72,13 +69,6 @@ _IMAGE_TYPES = {
     ".gif": "image/gif",
     ".webp": "image/webp",
 }
-_BINARY_EXTENSIONS = frozenset(
-    """.bmp .ico .tiff .tif .psd .pdf .zip .gz .tgz .bz2 .xz .zst .7z .rar .tar .jar .war .ear
-    .class .exe .dll .so .dylib .o .a .lib .obj .pyc .pyo .whl .egg .wasm .bin .dat .db .sqlite
-    .sqlite3 .mp3 .mp4 .m4a .wav .flac .ogg .avi .mov .mkv .webm .woff .woff2 .ttf .otf .eot
-    .deb .rpm .dmg .iso .img .parquet .npy .npz .pkl .pickle .h5 .onnx .pt .safetensors""".split()  # noqa: SIM905 - a word list reads better
-)
-
 _io_limiter: trio.lowlevel.RunVar[trio.CapacityLimiter] = trio.lowlevel.RunVar("files_io_limiter")
 
 
@@ -138,30 +128,6 @@ def _read_files(ctx: ToolContext) -> dict[str, int]:
     return files
 
 
-_LINE_CUT = "... [line truncated]"
-
-
-def _numbered(lines: list[str], first: int) -> str:
-    """``cat -n`` format: the line number right-aligned in 6 columns, a tab, the line."""
-    out = []
-    for n, line in enumerate(lines, start=first):
-        if len(line) > MAX_LINE_CHARS:
-            line = line[:MAX_LINE_CHARS] + _LINE_CUT
-        out.append(f"{n:>6}\t{line}")
-    return "\n".join(out)
-
-
-def _numbered_size(n: int, line: str) -> int:
-    """Characters line ``n`` takes in :func:`_numbered`'s text, its newline included."""
-    shown = len(line) if len(line) <= MAX_LINE_CHARS else MAX_LINE_CHARS + len(_LINE_CUT)
-    return max(6, len(str(n))) + 2 + shown
-
-
-def _looks_binary(path: str, head: bytes) -> bool:
-    ext = os.path.splitext(path)[1].lower()
-    return ext in _BINARY_EXTENSIONS or b"\x00" in head
-
-
 # --- Read -------------------------------------------------------------------------------------
 
 
@@ -204,88 +170,6 @@ Usage:
 - Images (PNG, JPG, GIF, WEBP) are returned as images; other binary files are refused
 - This tool can only read files, not directories. To list a directory, use ls via the Bash tool
 - If you read a file that exists but has empty contents you will receive a warning"""
-
-
-#: Bytes of a line read at most: enough for ``MAX_LINE_CHARS + 1`` characters of UTF-8, so a
-#: longer line is known to be cut; the rest of it is skipped without being kept.
-_LINE_HEAD_BYTES = 4 * (MAX_LINE_CHARS + 1)
-#: Bytes read at a time while skipping (or counting) past what is kept.
-_SKIP_BYTES = 1 << 20
-
-
-def _line(f: IO[bytes]) -> str | None:
-    """The next line of ``f`` as Read shows it (its line end stripped; a line longer than
-    ``MAX_LINE_CHARS`` as its first ``MAX_LINE_CHARS + 1`` characters, which ``_numbered``
-    cuts with its marker), or None at the end.
-
-    At most ``_LINE_HEAD_BYTES`` of the line are held: a file of one line of gigabytes costs
-    no more memory than a short one.
-    """
-    head = f.readline(_LINE_HEAD_BYTES)
-    if not head:
-        return None
-    if len(head) < _LINE_HEAD_BYTES or head.endswith(b"\n"):
-        return head.decode(_ENCODING, _ERRORS).rstrip("\r\n")
-    only_line_ends = True  # whether the rest of the line is CRs only (then stripped)
-    while rest := f.readline(_SKIP_BYTES):
-        if only_line_ends and rest.strip(b"\r\n"):
-            only_line_ends = False
-        if rest.endswith(b"\n"):
-            break
-    text = head.decode(_ENCODING, _ERRORS)
-    if only_line_ends and len(stripped := text.rstrip("\r\n")) <= MAX_LINE_CHARS:
-        return stripped  # a short line followed by a long run of CRs
-    return text[: MAX_LINE_CHARS + 1]
-
-
-@attrs.frozen
-class _Window:
-    """What Read shows of a text file: the numbered lines, how many, whether more follow and
-    whether ``MAX_READ_CHARS`` stopped it before ``limit`` did."""
-
-    text: str = ""
-    count: int = 0
-    more: bool = False
-    capped: bool = False
-    binary: bool = False
-
-
-def _read_slice(f: IO[bytes], path: str, start: int, limit: int) -> _Window:
-    """Lines ``start..start+limit`` (0-based) of a text file, numbered, at most
-    ``MAX_READ_CHARS`` characters of them (at least one line).
-
-    Stops reading as soon as one line past the window is seen, so a window near the top of a
-    huge file costs only that much I/O; each line is read through :func:`_line`, so a huge
-    line costs no memory.
-    """
-    lines: list[str] = []
-    head = f.read(8192)
-    if _looks_binary(path, head):
-        return _Window(binary=True)
-    f.seek(0)
-    i = 0
-    size = -1  # the text's characters so far (no newline before the first line)
-    while (line := _line(f)) is not None:
-        if i >= start:
-            if len(lines) == limit:
-                return _Window(_numbered(lines, start + 1), len(lines), more=True)
-            size += _numbered_size(i + 1, line)
-            if size > MAX_READ_CHARS and lines:
-                return _Window(_numbered(lines, start + 1), len(lines), more=True, capped=True)
-            lines.append(line)
-        i += 1
-    return _Window(_numbered(lines, start + 1), len(lines))
-
-
-def _count_lines(f: IO[bytes]) -> int:
-    """Lines in ``f`` (a last line without its line end counts), read in bounded pieces."""
-    f.seek(0)
-    count = 0
-    last = b"\n"
-    while chunk := f.read(_SKIP_BYTES):
-        count += chunk.count(b"\n")
-        last = chunk[-1:]
-    return count + (last != b"\n")
 
 
 async def _read(args: ReadInput, ctx: ToolContext) -> ToolOutput:
@@ -336,7 +220,7 @@ async def _read_open(
     # 150 ms to read and number.
     work = st.st_size if limit <= DEFAULT_READ_LIMIT else max(st.st_size, INLINE_IO_BYTES + 1)
     try:
-        window = await _blocking(lambda: _read_slice(f, path, start, limit), work)
+        window = await _blocking(lambda: read_slice(f, path, start, limit), work)
     except OSError as exc:
         return ToolOutput.error(f"Cannot read {path}: {exc.strerror}")
     if window.binary:
@@ -345,7 +229,7 @@ async def _read_open(
         )
     _read_files(ctx)[key] = st.st_mtime_ns
     if not window.count:
-        total = await _blocking(lambda: _count_lines(f), st.st_size)
+        total = await _blocking(lambda: count_lines(f), st.st_size)
         return ToolOutput(
             "<system-reminder>Warning: the file exists but is shorter than the provided offset "
             f"({start + 1}). The file has {total} lines.</system-reminder>"
@@ -427,14 +311,14 @@ def _write_text(checked: CheckedPath, content: str) -> int:
     ``st_mtime_ns``."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
     with _open(checked, flags, make_dirs=True) as f:
-        f.write(content.encode(_ENCODING, _ERRORS))
+        f.write(content.encode(ENCODING, ERRORS))
         f.flush()
         return os.fstat(f.fileno()).st_mtime_ns
 
 
 def _load_text(checked: CheckedPath) -> str:
     with _open(checked, os.O_RDONLY) as f:
-        return f.read().decode(_ENCODING, _ERRORS)
+        return f.read().decode(ENCODING, ERRORS)
 
 
 class WriteInput(msgspec.Struct, forbid_unknown_fields=False):
@@ -567,7 +451,7 @@ def _snippet(content: str, start: int, length: int) -> str:
     lines = content.split("\n")
     lo = max(first - SNIPPET_CONTEXT, 0)
     hi = min(last + SNIPPET_CONTEXT + 1, len(lines))
-    return _numbered(lines[lo:hi], lo + 1)
+    return numbered(lines[lo:hi], lo + 1)
 
 
 async def _edit(args: EditInput, ctx: ToolContext) -> ToolOutput:

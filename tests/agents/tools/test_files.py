@@ -479,7 +479,9 @@ def test_long_lines_read_in_bounded_pieces_show_as_whole_lines_did(
     """Lines far past the 2 000-character cut, long runs of CRs at a cut, characters split
     where the head ends, bytes that are no UTF-8: Read shows each line (numbered and cut) and
     counts lines exactly as it did reading every line whole."""
-    from agents.tools.files import _count_lines, _numbered, _read_slice
+    from agents.tools._text_lines import count_lines as _count_lines
+    from agents.tools._text_lines import numbered as _numbered
+    from agents.tools._text_lines import read_slice as _read_slice
 
     raw = b"".join((s.encode("utf-8") if s != "\xff" else b"\xff") * n for s, n in pieces)
     path = tmp_path_factory.mktemp("lines") / "f.txt"
@@ -505,7 +507,7 @@ def test_a_line_of_many_megabytes_is_read_in_bounded_memory(tmp_path: Path) -> N
     the 64 MB it would hold whole), and shows it cut with the marker."""
     import tracemalloc
 
-    from agents.tools.files import _read_slice
+    from agents.tools._text_lines import read_slice as _read_slice
 
     path = tmp_path / "one-line.txt"
     with open(path, "wb") as f:
@@ -564,7 +566,7 @@ def test_a_huge_limit_holds_memory_near_the_character_limit(tmp_path: Path) -> N
     (peak under 24 MiB), not the file."""
     import tracemalloc
 
-    from agents.tools.files import _read_slice
+    from agents.tools._text_lines import read_slice as _read_slice
 
     path = tmp_path / "many.txt"
     with open(path, "wb") as f:
