@@ -526,12 +526,13 @@ def _wrap_sdk_tool(full_name: str, sdk: SdkMcpTool) -> Tool:
     )
 
 
-def truncate(text: str, cap: int) -> str:
-    """``text`` cut to ``cap`` characters with a note saying how much was cut."""
-    if len(text) <= cap:
+def truncate(text: str, cap: int, *, total: int | None = None) -> str:
+    """``text`` cut to ``cap`` characters with a note saying how much was cut. ``total``: the
+    length of the whole text when ``text`` is only its head (cut where it was made)."""
+    length = len(text) if total is None else total
+    if length <= cap:
         return text
-    cut = len(text) - cap
-    return f"{text[:cap]}\n\n... [output truncated: {cut} more characters not shown]"
+    return f"{text[:cap]}\n\n... [output truncated: {length - cap} more characters not shown]"
 
 
 @attrs.define(eq=False)

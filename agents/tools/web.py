@@ -138,15 +138,22 @@ converter = html2text.HTML2Text(baseurl=sys.argv[1])
 converter.body_width = 0  # no hard wrapping: the model reads long lines fine
 converter.ignore_images = True
 html = sys.stdin.buffer.read().decode("utf-8", "surrogateescape")
-sys.stdout.buffer.write(str(converter.handle(html)).strip().encode("utf-8", "surrogateescape"))
+text = str(converter.handle(html)).strip()
+# only what the model can be shown comes back, after the whole text's length
+sys.stdout.buffer.write(b"%d\\n" % len(text))
+sys.stdout.buffer.write(text[: int(sys.argv[2])].encode("utf-8", "surrogateescape"))
 """
 
 
 async def _to_markdown(html: str, base_url: str) -> str | ToolOutput:
-    """``html`` as Markdown, converted in a process of its own within ``CONVERT_SECONDS``, or
-    the error to return instead."""
+    """``html`` as Markdown, converted in a process of its own within ``CONVERT_SECONDS`` and cut
+    to ``MAX_CONTENT_CHARS`` there (a hostile page made 67 MB of Markdown: only what the model
+    can be shown crosses the pipe), or the error to return instead."""
     done = await run_python(
-        _CONVERT, [base_url], html.encode("utf-8", "surrogateescape"), CONVERT_SECONDS
+        _CONVERT,
+        [base_url, str(MAX_CONTENT_CHARS)],
+        html.encode("utf-8", "surrogateescape"),
+        CONVERT_SECONDS,
     )
     if done is None:
         return ToolOutput.error(
@@ -157,7 +164,8 @@ async def _to_markdown(html: str, base_url: str) -> str | ToolOutput:
         return ToolOutput.error(
             f"Converting {base_url} to Markdown failed: {last_error_line(done)}"
         )
-    return done.stdout.decode("utf-8", "surrogateescape")
+    total, _, head = done.stdout.decode("utf-8", "surrogateescape").partition("\n")
+    return truncate(head, MAX_CONTENT_CHARS, total=int(total))
 
 
 async def _fetch(url: str) -> tuple[str, Mapping[str, Any]] | ToolOutput:
@@ -208,14 +216,13 @@ async def _fetch(url: str) -> tuple[str, Mapping[str, Any]] | ToolOutput:
         return ToolOutput.error(f"Unsupported content type {ctype!r} at {current}")
     raw = _decode_body(bytes(body), charset)
     if ctype in ("text/html", "application/xhtml+xml") or (not ctype and "<html" in raw[:1000]):
-        converted = await _to_markdown(raw, str(current))
+        converted = await _to_markdown(raw, str(current))  # (cut as it was made)
         if isinstance(converted, ToolOutput):
             return converted
         text = converted
     else:
-        text = raw
+        text = truncate(raw, MAX_CONTENT_CHARS)  # the rest is never shown: not kept either
     meta = {"url": str(current), "code": status, "bytes": len(body), "contentType": ctype}
-    text = truncate(text, MAX_CONTENT_CHARS)  # the rest is never shown: not kept either
     if cut:
         text += f"\n\n[content cut: the body exceeded {MAX_BODY_BYTES} bytes]"
     return text, meta

@@ -22,7 +22,7 @@ from agents.backends.base import (
     ModelRequest,
 )
 from agents.tools import web
-from agents.tools.base import ToolContext
+from agents.tools.base import ToolContext, truncate
 from agents.tools.web import web_fetch_tool, web_search_tool
 
 from .toolkit import call, printed_within_a_deadline, text_of
@@ -370,3 +370,31 @@ async def test_the_page_cache_holds_at_most_its_limit_oldest_out_first(
     await call(FETCH, {"url": server.url("/p0"), "prompt": "p"}, ctx)
     assert (server.hits["/p4"], server.hits["/p0"]) == (1, 2)
     assert list(cache) == [server.url(f"/p{i}") for i in (3, 4, 0)]
+
+
+async def test_long_markdown_is_cut_where_it_is_made(
+    server: Server, ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page whose Markdown is longer than the model can be shown is cut in the converting
+    process: the text is what cutting the whole Markdown gives, and no more than that crosses
+    the pipe (a hostile page made 67 MB of Markdown)."""
+    import html2text
+
+    page = b"<html><body>" + b"<p>hello <b>world</b> and more</p>" * 8_000 + b"</body></html>"
+    server.pages["/long-md"] = page
+    converter = html2text.HTML2Text(baseurl=server.url("/long-md"))
+    converter.body_width, converter.ignore_images = 0, True
+    whole = str(converter.handle(page.decode())).strip()
+    assert len(whole) > 2 * web.MAX_CONTENT_CHARS
+    piped: list[int] = []
+    real = web.run_python
+
+    async def counted(*args: Any) -> Any:
+        done = await real(*args)
+        piped.append(len(done.stdout))
+        return done
+
+    monkeypatch.setattr(web, "run_python", counted)
+    out = await call(FETCH, {"url": server.url("/long-md"), "prompt": "p"}, ctx)
+    assert text_of(out).split("\n\n", 1)[1] == truncate(whole, web.MAX_CONTENT_CHARS)
+    assert piped == [len(f"{len(whole)}\n") + web.MAX_CONTENT_CHARS]  # (ASCII: a byte each)
