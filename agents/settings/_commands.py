@@ -21,7 +21,9 @@ from ._frontmatter import split_front_matter
 __all__ = ["SlashCommand", "expand_command", "load_commands"]
 
 _BUILT_IN = frozenset({"clear", "compact"})
-_POSITIONAL = re.compile(r"\$(\d+)")
+#: ``$ARGUMENTS`` or ``$<digits>``, replaced in one pass: what an argument brings is never read
+#: as a placeholder in turn (``/fix cost $1``: its text stays ``cost $1``)
+_PLACEHOLDER = re.compile(r"\$(?:ARGUMENTS|(\d+))")
 
 
 @attrs.frozen
@@ -34,9 +36,10 @@ class SlashCommand:
 
     def expand(self, arguments: str) -> str:
         words = arguments.split()
-        text = self.body.replace("$ARGUMENTS", arguments)
-        text = _POSITIONAL.sub(lambda m: _word(words, m.group(1)), text)
-        if "$ARGUMENTS" not in self.body and not _POSITIONAL.search(self.body) and arguments:
+        text, placeholders = _PLACEHOLDER.subn(
+            lambda m: arguments if m.group(1) is None else _word(words, m.group(1)), self.body
+        )
+        if not placeholders and arguments:
             text = f"{text}\n\nARGUMENTS: {arguments}"
         return text
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ from hypothesis import strategies as st
 
 from agents.settings import (
     FrontMatterError,
+    SlashCommand,
     expand_command,
     load_commands,
     load_skills,
@@ -180,3 +182,25 @@ def test_the_bounded_read_reads_as_read_text(
     path = tmp_path_factory.mktemp("text") / "f.md"
     path.write_bytes(text.encode())
     assert read_settings_text(path) == path.read_text(encoding="utf-8")
+
+
+@given(
+    body=st.lists(st.sampled_from(["$ARGUMENTS", "$1", "$2", "$10", " t ", "$", "#"])).map("".join),
+    arguments=st.lists(st.sampled_from(["$1", "$ARGUMENTS", "$2", "a", "b", " "])).map("".join),
+)
+def test_what_an_argument_brings_is_never_read_as_a_placeholder(body: str, arguments: str) -> None:
+    """Placeholders are replaced in one pass over the command's body: ``$1`` in an argument
+    stays ``$1`` (it was substituted again, the word it named put in its place)."""
+    words = arguments.split()
+
+    def reference(match: re.Match[str]) -> str:
+        if match.group(0) == "$ARGUMENTS":
+            return arguments
+        index = int(match.group(1))
+        return words[index - 1] if 0 < index <= len(words) else ""
+
+    expected = re.sub(r"\$ARGUMENTS|\$(\d+)", reference, body)
+    if not re.search(r"\$ARGUMENTS|\$\d", body) and arguments:
+        expected = f"{body}\n\nARGUMENTS: {arguments}"
+    command = SlashCommand(name="c", description="", body=body, path="/c.md")
+    assert command.expand(arguments) == expected
