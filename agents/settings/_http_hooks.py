@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from ..hooks import DEFAULT_HOOK_TIMEOUT, HookCallback, HookContext
+from ..tools.bodies import decode_body, read_capped
 from ._files import HttpHook
 
 if TYPE_CHECKING:
@@ -104,24 +105,11 @@ async def _post(
     """POST ``body``; the status, the body's text and whether it was over the limit (then the
     text is empty and the rest of the body is left unread)."""
     async with client.stream("POST", url, content=body, headers=headers) as response:
-        data = bytearray()
-        over = False
-        # Stop at the limit by cancelling, not `break`: the cancellation unwinds httpx's nested
-        # async generators, where a break would leave them to the garbage collector.
-        with trio.CancelScope() as reading:
-            async for chunk in response.aiter_bytes():
-                data += chunk
-                if len(data) > MAX_HTTP_HOOK_BODY:
-                    over = True
-                    reading.cancel()
+        data, over = await read_capped(response, MAX_HTTP_HOOK_BODY)
         if over:
             return response.status_code, "", True
-        charset = response.charset_encoding or "utf-8"
-        try:
-            text = data.decode(charset, "replace")
-        except LookupError:
-            text = data.decode("utf-8", "replace")
-        return response.status_code, text, False
+        # (a charset the server names may be one that stalls or refuses to decode: see there)
+        return response.status_code, decode_body(data, response.charset_encoding or "utf-8"), False
 
 
 def _fill(value: str, env: Mapping[str, str], allowed: tuple[str, ...]) -> str:

@@ -20,7 +20,6 @@ never imported here); other backends get an error result saying so.
 
 from __future__ import annotations
 
-import codecs
 import ipaddress
 from collections.abc import Mapping
 from typing import Annotated, Any
@@ -30,6 +29,7 @@ import trio
 
 from ._apart import last_error_line, run_python
 from .base import Tool, ToolContext, ToolOutput, truncate
+from .bodies import decode_body, read_capped
 
 __all__ = ["web_fetch_tool", "web_search_tool"]
 
@@ -47,11 +47,6 @@ CACHE_TTL_S = 15 * 60.0
 #: Characters the session's page cache holds at most (about 500 pages cut to the content cap).
 CACHE_MAX_CHARS = 50_000_000
 USER_AGENT = "trio-agents/0.1 (WebFetch; +https://github.com/)"
-#: Python codecs that are no web page's charset, which the server's Content-Type may still name:
-#: punycode decodes in quadratic time (320 KB took 4.7 s on the event loop, 10 MB hours), idna
-#: and undefined refuse the ``replace`` error handler (a UnicodeError out of the tool). A body
-#: in one of them is read as UTF-8, as one in a charset Python does not know.
-_NOT_CHARSETS = frozenset({"punycode", "idna", "undefined"})
 _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 _TEXT_TYPES = (
     "text/",
@@ -122,15 +117,6 @@ def _same_origin(a: Any, b: Any) -> bool:
     return _origin(a) == _origin(b)
 
 
-def _decode_body(body: bytes, charset: str) -> str:
-    """``body`` as text in ``charset``, or in UTF-8 when that is unknown or no web charset."""
-    try:
-        codec = codecs.lookup(charset).name
-    except LookupError:
-        codec = "utf-8"
-    return body.decode("utf-8" if codec in _NOT_CHARSETS else codec, "replace")
-
-
 _CONVERT = """
 import sys
 import html2text
@@ -195,17 +181,7 @@ async def _fetch(url: str) -> tuple[str, Mapping[str, Any]] | ToolOutput:
                         f"Request failed with status code {response.status_code} "
                         f"({response.reason_phrase}) for {current}"
                     )
-                body = bytearray()
-                cut = False
-                # Stop at the cap by cancelling, not `break`: the cancellation unwinds httpx's
-                # nested async generators properly, where a break would leave them to the GC.
-                with trio.CancelScope() as reading:
-                    async for chunk in response.aiter_bytes():
-                        body += chunk
-                        if len(body) > MAX_BODY_BYTES:
-                            del body[MAX_BODY_BYTES:]
-                            cut = True
-                            reading.cancel()
+                body, cut = await read_capped(response, MAX_BODY_BYTES)
                 ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
                 charset = response.charset_encoding or "utf-8"
                 status = response.status_code
@@ -214,7 +190,7 @@ async def _fetch(url: str) -> tuple[str, Mapping[str, Any]] | ToolOutput:
             return ToolOutput.error(f"Too many redirects (more than {MAX_REDIRECTS}) for {url}")
     if ctype and not ctype.startswith(_TEXT_TYPES):
         return ToolOutput.error(f"Unsupported content type {ctype!r} at {current}")
-    raw = _decode_body(bytes(body), charset)
+    raw = decode_body(body, charset)
     if ctype in ("text/html", "application/xhtml+xml") or (not ctype and "<html" in raw[:1000]):
         converted = await _to_markdown(raw, str(current))  # (cut as it was made)
         if isinstance(converted, ToolOutput):

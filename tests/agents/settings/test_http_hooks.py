@@ -31,6 +31,7 @@ class Server:
         self.answers: dict[str, tuple[int, bytes, float]] = {}
         self.seen: list[dict[str, Any]] = []
         self.endless: set[str] = set()
+        self.content_types: dict[str, str] = {}
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -49,6 +50,8 @@ class Server:
                 try:
                     self.send_response(status)
                     self.send_header("Content-Length", str(len(answer)))
+                    if self.path in owner.content_types:
+                        self.send_header("Content-Type", owner.content_types[self.path])
                     self.end_headers()
                     self.wfile.write(answer)
                 except (BrokenPipeError, ConnectionResetError):
@@ -286,3 +289,17 @@ async def test_a_json_answer_up_to_the_limit_is_read(server: Server) -> None:
     out = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": context}}
     url = server.answer("/big", 200, out)
     assert await http_hook(hook_of(url), {})(INPUT, "t1", CTX) == out
+
+
+@pytest.mark.parametrize("charset", ["idna", "undefined", "punycode", "no-such-charset"])
+async def test_an_answer_in_a_charset_that_is_no_web_charset_is_read_as_utf8(
+    server: Server, charset: str
+) -> None:
+    """The server names the charset: idna and undefined refuse to decode with replacements
+    (a UnicodeError out of the hook), punycode decodes in quadratic time; each is read as
+    UTF-8, as an unknown one is, and the decision applies."""
+    out = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny"}}
+    url = server.answer("/pre", 200, out)
+    server.content_types["/pre"] = f"application/json; charset={charset}"
+    with trio.fail_after(BOUND):
+        assert await http_hook(hook_of(url), {})(INPUT, "t1", CTX) == out

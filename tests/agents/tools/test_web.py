@@ -143,8 +143,8 @@ def test_a_body_the_server_calls_punycode_is_read_at_once() -> None:
     """2 MB the server calls punycode: decoded as punycode, hours on the event loop (320 KB
     took 4.7 s); read as UTF-8, at once."""
     script = (
-        "from agents.tools.web import _decode_body\n"
-        "print(len(_decode_body(b'a' * 1_000_000 + b'-' + b'z' * 1_000_000, 'punycode')))"
+        "from agents.tools.bodies import decode_body\n"
+        "print(len(decode_body(b'a' * 1_000_000 + b'-' + b'z' * 1_000_000, 'punycode')))"
     )
     assert printed_within_a_deadline(script, seconds=30) == "2000001"
 
