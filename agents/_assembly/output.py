@@ -11,12 +11,21 @@ reader: ``put_nowait`` says False instead); a sender parked on a full buffer is 
 receive has moved its message into the buffer; cancelling a parked sender or receiver takes it
 out of line (the sender's message is not sent); ``close`` ends the output once what is queued
 is read.
+
+One thing a channel does not have: a *notice* (``put_notice``) is queued without waiting, even
+past a full buffer, in line behind the parked senders; a notice with the key of one still
+waiting in line takes that one's place. The session sends the notices about background agents
+this way (their progress and their end, keyed per agent): an agent must not wait, alive and
+holding its memory, until a slow reader reads that it has ended, and the line they wait in is
+bounded by the live agents, not by how long the reader takes.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from typing import Generic, TypeVar
+from collections.abc import Awaitable, Hashable
+from functools import partial
+from typing import Any, Generic, TypeVar
 
 import trio
 from outcome import Error, Value
@@ -30,6 +39,8 @@ from trio.lowlevel import (
     reschedule,
     wait_task_rescheduled,
 )
+
+from .._loop.contracts import DONE
 
 T = TypeVar("T")
 
@@ -54,10 +65,11 @@ class MessageStream(Generic[T]):
         self._capacity = capacity
         self._closed = False
         self._items: deque[T] = deque()
-        # Parked readers (nothing is queued while one waits), and parked writers with the
-        # message each brings, in arrival order.
+        # Parked readers (nothing is queued while one waits), and the line behind a full
+        # buffer in arrival order: parked writers (by task) with the message each brings, and
+        # notices (by their key). Something waits in line only while the buffer is full.
         self._receivers: dict[Task, None] = {}
-        self._senders: dict[Task, T] = {}
+        self._senders: dict[Hashable, T] = {}
 
     @property
     def closed(self) -> bool:
@@ -81,6 +93,27 @@ class MessageStream(Generic[T]):
         items.append(item)
         return True
 
+    def put_notice(self, item: T, key: Hashable) -> None:
+        """Queue ``item`` at once, even past a full buffer: in line behind the parked senders,
+        in place of the notice with the same ``key`` if one still waits there (a newer word of
+        the same thing), else last. So the caller's keys bound how far past its capacity the
+        stream can hold. Raises ``trio.ClosedResourceError`` once closed."""
+        senders = self._senders
+        if not senders and self.put_nowait(item):  # (raises once closed)
+            return
+        if self._closed:
+            raise trio.ClosedResourceError("the output is closed")
+        senders[key] = item
+
+    def send(self, item: T) -> Awaitable[None]:
+        """``put`` for a writer that need not be a checkpoint when there is room: the item
+        queued at once (a reusable awaitable done at once handed back, no coroutine), or
+        ``put``'s wait when the buffer is full. (Every message of every agent of a tree comes
+        this way: a coroutine per message would be one more object for the collector.)"""
+        if self.put_nowait(item):
+            return DONE
+        return self.put(item)
+
     async def put(self, item: T) -> None:
         """Queue ``item``, waiting while the buffer is full (a checkpoint either way).
 
@@ -98,12 +131,8 @@ class MessageStream(Generic[T]):
         task = current_task()
         senders = self._senders
         senders[task] = item
-
-        def abort(_: RaiseCancelT) -> Abort:
-            del senders[task]
-            return Abort.SUCCEEDED
-
-        await wait_task_rescheduled(abort)  # by the receive that queued our item, or ``close``
+        # by the receive that queued our item, or ``close``
+        await wait_task_rescheduled(partial(_out_of_line, senders, task))
 
     def pop(self) -> T | None:
         """The oldest queued item, or None when nothing is queued (items are never None)."""
@@ -113,9 +142,10 @@ class MessageStream(Generic[T]):
         item = items.popleft()
         senders = self._senders
         if senders:
-            task = next(iter(senders))
-            items.append(senders.pop(task))
-            reschedule(task)
+            waiting = next(iter(senders))
+            items.append(senders.pop(waiting))
+            if type(waiting) is Task:  # a parked sender (else a notice): its put is done
+                reschedule(waiting)
         return item
 
     async def get(self) -> T:
@@ -130,23 +160,22 @@ class MessageStream(Generic[T]):
         task = current_task()
         receivers = self._receivers
         receivers[task] = None
-
-        def abort(_: RaiseCancelT) -> Abort:
-            receivers.pop(task, None)
-            return Abort.SUCCEEDED
-
-        received: T = await wait_task_rescheduled(abort)
+        received: T = await wait_task_rescheduled(partial(_out_of_line, receivers, task))
         return received
 
     def close(self) -> None:
-        """No more items: readers get what is queued, then ``EndOfChannel``; parked writers get
-        ``ClosedResourceError`` (their items are not sent). Idempotent."""
+        """No more items: readers get what is queued (the notices in line too), then
+        ``EndOfChannel``; parked writers get ``ClosedResourceError`` (their items are not sent).
+        Idempotent."""
         if self._closed:
             return
         self._closed = True
         senders, self._senders = self._senders, {}
-        for task in senders:
-            reschedule(task, Error(trio.ClosedResourceError("the output was closed")))
+        for waiting, item in senders.items():
+            if type(waiting) is Task:
+                reschedule(waiting, Error(trio.ClosedResourceError("the output was closed")))
+            else:
+                self._items.append(item)
         receivers, self._receivers = self._receivers, {}
         for task in receivers:
             reschedule(task, Error(trio.EndOfChannel()))
@@ -159,3 +188,11 @@ class MessageStream(Generic[T]):
             return await self.get()
         except trio.EndOfChannel:
             raise StopAsyncIteration from None
+
+
+def _out_of_line(waiting: dict[Any, Any], task: Task, _: RaiseCancelT) -> Abort:
+    """A parked sender's or reader's abort: out of line (a sender's item is not sent). A
+    ``partial`` of it per wait, not a closure: a closure's cells are made at every call of
+    ``put`` and ``get``, and are two objects more for the collector while the task waits."""
+    waiting.pop(task, None)
+    return Abort.SUCCEEDED

@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import logging
-from collections.abc import AsyncIterable, AsyncIterator
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -118,11 +118,10 @@ class _Starter:
         finally:
             self.output.close()
 
-    async def emit(self, message: Message) -> None:
-        # Most messages fit in the buffer: skip the scheduling round trip of a full ``put``.
-        # Only a full buffer (a slow reader) waits, which is the backpressure we want.
-        if not self.output.put_nowait(message):
-            await self.output.put(message)
+    def emit(self, message: Message) -> Awaitable[None]:
+        """Most messages fit in the buffer: no scheduling round trip of a full ``put`` (nor a
+        coroutine). Only a full buffer (a slow reader) waits: the backpressure we want."""
+        return self.output.send(message)
 
     async def _run(self, task_status: trio.TaskStatus[SessionHandle]) -> None:
         check_supported(self.options)
@@ -172,9 +171,10 @@ class _Starter:
                 backend=backend,
                 prices=options.price_table(),
                 supervisor=supervisor,
-                emit=self.emit,
+                emit=self.output.send,  # (``self.emit``, without its call)
                 # ``emit`` without a coroutine: False (nothing sent) when the buffer is full
                 emit_nowait=self.output.put_nowait,
+                emit_notice=self.output.put_notice,
                 hooks=HookRunner(options.hooks) if options.hooks else None,
                 client_interrupts=self.interruptible,
                 now=trio.lowlevel.current_clock().current_time,

@@ -186,7 +186,7 @@ async def open_session(loop: AgentLoop) -> None:
         async def end() -> None:
             await session_end(loop)
 
-        loop.cleanup.insert(0, end)  # cleanup pops from the end: this runs after the others
+        loop.cleanups().insert(0, end)  # cleanup pops from the end: this runs after the others
     options = loop.session.options
     resumed = options.resume is not None or options.continue_conversation
     await session_start(loop, "resume" if resumed else "startup")

@@ -24,7 +24,7 @@ Invariants kept here:
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Awaitable, Callable
 from types import TracebackType
 from typing import Any
 
@@ -44,7 +44,7 @@ from ..messages import (
 )
 from ..tools.base import ToolRegistry
 from .compaction import ContextTracker, auto_compact, over_threshold
-from .contracts import Content, Gate, Recorder, Seams, TreeLinks
+from .contracts import DONE, Content, Gate, Recorder, Seams, TreeLinks
 from .history import History
 from .model_call import ModelCall
 from .no_seams import NO_SEAMS
@@ -81,8 +81,9 @@ class AgentLoop:
     history: History = attrs.Factory(History)
     #: per-agent state of the tools (read-file bookkeeping, the persistent shell)
     state: dict[str, Any] = attrs.Factory(dict)
-    #: async callables run, shielded, when the agent ends (kill shells ...), last added first
-    cleanup: list[Callable[[], Awaitable[None]]] = attrs.Factory(list)
+    #: async callables run, shielded, when the agent ends (kill shells ...), last added first;
+    #: None until the first is added (:meth:`cleanups`): most agents of a tree run no tool
+    cleanup: list[Callable[[], Awaitable[None]]] | None = None
     #: the permission gate; None runs every call as it is
     gate: Gate | None = None
     #: where the features act (hooks, structured output, commands)
@@ -151,13 +152,21 @@ class AgentLoop:
         self.context.reset()
         self.transcript = transcript
 
+    def cleanups(self) -> list[Callable[[], Awaitable[None]]]:
+        """The list that cleanup callables are added to (made at the first use)."""
+        cleanup = self.cleanup
+        if cleanup is None:
+            cleanup = self.cleanup = []
+        return cleanup
+
     async def aclose(self) -> None:
         """Run the tools' cleanup (kill shells ...), shielded: no process outlives its agent."""
-        if not self.cleanup:
+        cleanup = self.cleanup
+        if not cleanup:
             return
         with trio.CancelScope(shield=True), trio.move_on_after(10):
-            while self.cleanup:
-                fn = self.cleanup.pop()
+            while cleanup:
+                fn = cleanup.pop()
                 try:
                     await fn()
                 except Exception:
@@ -265,7 +274,7 @@ class AgentLoop:
             self.context.observe(message.usage, len(self.history))
         transcript = self.transcript
         if transcript is None:
-            return _RECORDED
+            return DONE
         return transcript.record(message)
 
     async def publish(self, message: Message, *, stream: bool = True) -> None:
@@ -322,7 +331,7 @@ class AgentLoop:
             errors=errors,
             stop_reason=run.stop_reason,
             terminal_reason=terminal or ("completed" if subtype == "success" else None),
-            permission_denials=list(run.denials),
+            permission_denials=[] if run.denials is None else list(run.denials),
             structured_output=run.structured_output,
             uuid=new_id(),
         )
@@ -434,18 +443,6 @@ def _blocks_of(content: list[dict[str, Any]]) -> list[ContentBlock]:
 _BLOCK_TYPES = frozenset({"text", "tool_result", "tool_use", "thinking"})
 
 
-class _Recorded:
-    """An awaitable done at once, and reusable: what ``record`` hands back without a
-    transcript."""
-
-    __slots__ = ()
-
-    def __await__(self) -> Generator[None, None, None]:
-        return
-        yield  # (a generator, so that awaiting it returns at once)
-
-
-_RECORDED = _Recorded()
 
 
 class TurnScope:

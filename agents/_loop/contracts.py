@@ -17,7 +17,7 @@ the features (hooks, structured output, commands: ``agents._features``) and the 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
@@ -36,8 +36,10 @@ if TYPE_CHECKING:
     from .run import Run
 
 __all__ = [
+    "DONE",
     "AgentSources",
     "Content",
+    "Done",
     "Gate",
     "Prompt",
     "Recorder",
@@ -187,7 +189,24 @@ class TreeLinks:
     nursery: trio.Nursery | None = None
     #: background children still running (the agent's input cannot end before they do)
     background_running: int = 0
-    #: background children's notifications not answered yet, oldest first
-    notifications: list[Prompt] = attrs.Factory(list)
+    #: background children's notifications not answered yet, oldest first (None until the
+    #: first: most agents of a tree have no background child, and an empty list per agent is
+    #: one more object for the cycle collector to walk while the agent lives)
+    notifications: list[Prompt] | None = None
     #: called after each of this agent's responses (background subagents report progress)
     progress: Callable[[AgentLoop, Response], Awaitable[None]] | None = None
+
+
+class Done:
+    """An awaitable done at once, and reusable: what a step that usually waits hands back,
+    without a coroutine, when it had nothing to wait for (a ``record`` without a transcript,
+    an ``emit`` that found room)."""
+
+    __slots__ = ()
+
+    def __await__(self) -> Generator[None, None, None]:
+        return
+        yield  # (a generator, so that awaiting it returns at once)
+
+
+DONE = Done()

@@ -104,7 +104,9 @@ class Run(msgspec.Struct, eq=False, gc=False):
     api_seconds: float = 0.0
     usage: Usage = NO_USAGE
     stop_reason: str | None = None
-    denials: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    #: the calls denied so far (None until the first: a list per run is one more object for
+    #: the cycle collector while every agent of a tree runs, and most runs deny nothing)
+    denials: list[dict[str, Any]] | None = None
     #: set when a hook said ``continue_: False``: the run ends after the current step
     stop: str | None = None
     #: Stop hooks' blocks so far (at most 8 in a row), and a PreToolUse deferral

@@ -8,7 +8,7 @@ the transcripts, and the spend of the whole tree by model and by agent.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable
 from typing import Any
 
 import attrs
@@ -66,6 +66,11 @@ class Session:
     #: (queuing nothing) when the stream's buffer is full and only ``emit`` may wait for room.
     #: None: every message goes through ``emit``.
     emit_nowait: Callable[[Message], bool] | None = None
+    #: a notice about a background agent (its progress, its end), queued at once even when
+    #: the stream's buffer is full, in place of a waiting one with the same key (see
+    #: ``MessageStream.put_notice``): an agent never waits for the reader to learn how it is
+    #: doing or that it has ended. None: notices go through ``emit``, waiting like the rest.
+    emit_notice: Callable[[Message, Hashable], None] | None = None
     #: the hooks of the options (None when there are none)
     hooks: HookRunner | None = None
     #: whether the main agent's turns can be interrupted from outside (``AgentClient``), and

@@ -232,7 +232,11 @@ async def _refusal(
     refused = with_context(ToolOutput.error(verdict.denied), verdict.additional_context)
     if verdict.deferred and _defer(loop, call, verdict.input, run):
         return refused
-    run.denials.append({"tool_name": call.name, "tool_use_id": call.id, "tool_input": call.input})
+    denial = {"tool_name": call.name, "tool_use_id": call.id, "tool_input": call.input}
+    if run.denials is None:
+        run.denials = [denial]
+    else:
+        run.denials.append(denial)
     await loop.publish(
         SystemMessage(
             subtype="permission_denied",
@@ -263,7 +267,7 @@ def _context(loop: AgentLoop, call: ToolUseBlock) -> ToolContext:
         session.session_state,  # session_state
         loop,  # agent
         loop.links.nursery,  # nursery
-        loop.cleanup,  # cleanup
+        loop.cleanups(),  # cleanup
         session.backend,  # backend
         loop.model,  # model
         loop.complete,  # complete

@@ -5,12 +5,13 @@ notification queued for the spawner's next turn (a ``WAKE`` in its mailbox marks
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import Protocol
 
 import trio
 
 from .._loop.agent import AgentLoop
-from .._loop.contracts import Prompt
+from .._loop.contracts import DONE, Prompt
 from .._loop.response import Response
 from ..messages import SystemMessage
 from .serve import WAKE
@@ -30,8 +31,10 @@ class EndedChild(Protocol):
     def summary(self) -> str: ...
 
 
-async def report_progress(child: AgentLoop, response: Response) -> None:
-    """``task_progress`` after each response of a background agent."""
+def report_progress(child: AgentLoop, response: Response) -> Awaitable[None]:
+    """``task_progress`` after each response of a background agent: a notice, which never
+    waits, keyed by the agent (a progress report still in line behind a full buffer is
+    replaced by the newer one). Awaitable without a coroutine: awaited after every response."""
     calls = response.tool_uses
     session = child.session
     message = SystemMessage(
@@ -44,9 +47,11 @@ async def report_progress(child: AgentLoop, response: Response) -> None:
             "last_tool_name": calls[-1].name if calls else None,
         },
     )
-    nowait = session.emit_nowait
-    if nowait is None or not nowait(message):
-        await session.emit(message)
+    notice = session.emit_notice
+    if notice is None:
+        return session.emit(message)
+    notice(message, child.agent_id)
+    return DONE
 
 
 def notify_nowait(parent: AgentLoop, record: EndedChild) -> tuple[SystemMessage, Prompt] | None:
@@ -59,9 +64,12 @@ def notify_nowait(parent: AgentLoop, record: EndedChild) -> tuple[SystemMessage,
     marks the moment among the mailbox's prompts; if the mailbox is full the spawner is busy
     with it and finds the notification when it has drained it.
 
-    Done here, without a coroutine, when the stream takes its message at once (None); when it
-    has no room, the message and the spawner's prompt are returned for :func:`notify` to
-    finish (the spawner hears of it once the stream has the message, as always).
+    The same holds for the stream: its ``task_notification`` is a notice
+    (``Session.emit_notice``), queued at once even behind a full buffer, so this is done here,
+    without a coroutine, and returns None. Only a session without notices (every message
+    through ``emit``) may find no room: then the message and the spawner's prompt are
+    returned for :func:`notify` to finish (the spawner hears of it once the stream has the
+    message, as always).
     """
     child = record.loop
     status, summary = record.status, record.summary()
@@ -82,9 +90,14 @@ def notify_nowait(parent: AgentLoop, record: EndedChild) -> tuple[SystemMessage,
             "num_turns": child.turns_total,
         }
         message = SystemMessage(subtype="task_notification", data=data)
-        nowait = parent.session.emit_nowait
-        if nowait is None or not nowait(message):
-            return message, prompt
+        session = parent.session
+        notice = session.emit_notice
+        if notice is not None:  # queued at once, behind what waits; a key of its own
+            notice(message, object())
+        else:
+            nowait = session.emit_nowait
+            if nowait is None or not nowait(message):
+                return message, prompt
     except BaseException:  # even so: the spawner must hear of it
         tell_spawner(parent, prompt)
         raise
@@ -107,7 +120,11 @@ async def notify(parent: AgentLoop, message: SystemMessage, prompt: Prompt) -> N
 def tell_spawner(parent: AgentLoop, prompt: Prompt) -> None:
     """Queue a background child's notification for its spawner, and wake the spawner."""
     links = parent.links
-    links.notifications.append(prompt)
+    waiting = links.notifications
+    if waiting is None:
+        links.notifications = [prompt]
+    else:
+        waiting.append(prompt)
     links.background_running -= 1
     if links.actor is not None:
         # not ``contextlib.suppress``: this runs for every background child

@@ -167,8 +167,8 @@ def _notification_turn(loop: AgentLoop) -> Prompt:
     finds its spawner idle still gets a turn of its own.
     """
     links = loop.links
-    batch = links.notifications
-    links.notifications = []
+    batch = links.notifications or []
+    links.notifications = None
     if len(batch) == 1:
         return batch[0]
     return Prompt(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 import trio
@@ -186,3 +187,126 @@ async def test_put_ends_each_sender_as_a_memory_channel_would(
     )
     assert ours == theirs
     assert "parked" not in ours[1]
+
+
+# -- notices: queued without waiting, in line behind the parked writers ----------------------
+
+
+async def test_a_notice_never_waits_and_comes_after_the_parked_writers() -> None:
+    """A full buffer: a writer parks; a notice is queued at once, past the bound, behind it
+    (so a spawn's ``task_started`` that had to wait still comes before the child's end)."""
+    stream: MessageStream[str] = MessageStream(1)
+    stream.put_nowait("first")
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(stream.put, "parked")
+        await trio.testing.wait_all_tasks_blocked()
+        stream.put_notice("notice", "child-1")  # no checkpoint: a plain call
+        assert [stream.pop(), stream.pop(), stream.pop(), stream.pop()] == [
+            "first",
+            "parked",
+            "notice",
+            None,
+        ]
+
+
+async def test_a_notice_takes_the_place_of_a_waiting_one_with_its_key() -> None:
+    stream: MessageStream[str] = MessageStream(1)
+    stream.put_nowait("first")
+    stream.put_notice("progress 1 of a", ("progress", "a"))
+    stream.put_notice("end of b", ("end", "b"))
+    stream.put_notice("progress 2 of a", ("progress", "a"))  # replaces, keeps its place
+    assert [stream.pop(), stream.pop(), stream.pop(), stream.pop()] == [
+        "first",
+        "progress 2 of a",
+        "end of b",
+        None,
+    ]
+
+
+async def test_a_notice_goes_to_a_waiting_reader_or_into_a_buffer_with_room() -> None:
+    stream: MessageStream[str] = MessageStream(2)
+    async with trio.open_nursery() as nursery:
+        got: list[str] = []
+
+        async def read() -> None:
+            got.append(await stream.get())
+
+        nursery.start_soon(read)
+        await trio.testing.wait_all_tasks_blocked()
+        stream.put_notice("to the reader", "k")
+    assert got == ["to the reader"]
+    stream.put_notice("buffered", "k")
+    assert stream.put_nowait("then this")  # the notice took a slot of the buffer, not the line
+    assert not stream.put_nowait("full")
+    assert [stream.pop(), stream.pop(), stream.pop()] == ["buffered", "then this", None]
+
+
+async def test_close_keeps_the_waiting_notices_for_the_reader() -> None:
+    """The session closes its output once every agent has ended: notices still in line are
+    read before ``EndOfChannel``; parked writers are refused as before."""
+    stream: MessageStream[str] = MessageStream(1)
+    stream.put_nowait("first")
+    refused: list[BaseException] = []
+
+    async def send() -> None:
+        try:
+            await stream.put("parked")
+        except trio.ClosedResourceError as exc:
+            refused.append(exc)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(send)
+        await trio.testing.wait_all_tasks_blocked()
+        stream.put_notice("end of a", "a")
+        stream.close()
+    assert len(refused) == 1
+    assert [await stream.get(), await stream.get()] == ["first", "end of a"]
+    with pytest.raises(trio.EndOfChannel):
+        await stream.get()
+    with pytest.raises(trio.ClosedResourceError):
+        stream.put_notice("late", "b")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    capacity=st.integers(1, 3),
+    ops=st.lists(
+        st.one_of(
+            st.tuples(st.just("put"), st.integers(0, 99)),
+            st.tuples(st.just("notice"), st.integers(0, 99), st.sampled_from("abc")),
+            st.tuples(st.just("pop")),
+        ),
+        max_size=30,
+    ),
+)
+def test_notices_and_writes_come_out_as_a_line_with_places_kept_per_key(
+    capacity: int, ops: list[tuple[Any, ...]]
+) -> None:
+    """Against a plain model: a buffer of ``capacity`` and, behind it, a line where a notice
+    with the key of one still waiting takes that one's place; ``put_nowait`` only fits while
+    nothing waits in line; a read moves the head of the line into the buffer; closing moves
+    the whole line in."""
+    stream: MessageStream[int] = MessageStream(capacity)
+    buffer: list[int] = []
+    line: dict[str, int] = {}
+    for op in ops:
+        if op[0] == "put":
+            fits = not line and len(buffer) < capacity
+            assert stream.put_nowait(op[1]) is fits
+            if fits:
+                buffer.append(op[1])
+        elif op[0] == "notice":
+            stream.put_notice(op[1], op[2])
+            if not line and len(buffer) < capacity:
+                buffer.append(op[1])
+            else:
+                line[op[2]] = op[1]
+        else:
+            expected = buffer.pop(0) if buffer else None
+            if expected is not None and line:
+                key = next(iter(line))
+                buffer.append(line.pop(key))
+            assert stream.pop() == expected
+    stream.close()
+    buffer.extend(line.values())
+    assert [stream.pop() for _ in range(len(buffer) + 1)] == [*buffer, None]

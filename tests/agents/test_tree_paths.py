@@ -18,8 +18,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agents import AgentDefinition, AgentOptions, Message, SystemMessage
+from agents._assembly import query as query_module
 from agents._assembly.output import MessageStream
 from agents._loop.agent import AgentLoop
+from agents._loop.session import Session
 from agents._tree import serve as serve_module
 from agents._tree import subagents
 from agents._tree.serve import needs_services
@@ -100,8 +102,14 @@ async def _tree_run(project: Path) -> tuple[list[Any], list[Any], list[Any]]:
 
 
 def _stream_without_room_for_notifications(patch: pytest.MonkeyPatch) -> list[Any]:
-    """The stream takes no ``task_notification`` at its first offer: each is awaited
-    (``notify``), and taken by the awaited ``put``'s own offer."""
+    """A session without notices (``Session.emit_notice`` None), whose stream takes no
+    ``task_notification`` at its first offer: each is awaited (``notify``), and taken by the
+    awaited ``put``'s own offer."""
+
+    def without_notices(**fields: Any) -> Session:
+        return Session(**{**fields, "emit_notice": None})
+
+    patch.setattr(query_module, "Session", without_notices)
     put_nowait = MessageStream.put_nowait
     refused: list[Any] = []
 
