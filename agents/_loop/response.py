@@ -63,12 +63,24 @@ class Response(msgspec.Struct, eq=False, gc=False):
 
 class ResponseBuilder(msgspec.Struct, eq=False, gc=False):
     """Folds stream events into a :class:`Response`. (Never tracked by the cycle collector,
-    as its response: it holds the stream's parts only.)"""
+    as its response: it holds the stream's parts only.)
 
-    response: Response = msgspec.field(default_factory=Response)
+    The response is made at the stream's first event, not with the builder: an agent waits
+    for its model's first event (most of its life, with a real model) without the response's
+    three lists, objects the collector would walk for every waiting agent of a tree."""
+
+    _response: Response | None = None
     _parts: dict[int, list[str]] = msgspec.field(default_factory=dict)
     _starts: dict[int, dict[str, Any]] = msgspec.field(default_factory=dict)
     _signatures: dict[int, str] = msgspec.field(default_factory=dict)
+
+    @property
+    def response(self) -> Response:
+        """What the stream has brought so far (an empty response before its first event)."""
+        r = self._response
+        if r is None:
+            r = self._response = Response()
+        return r
 
     def feed(self, event: BackendEvent) -> None:
         # One dict lookup on the event's type instead of a chain of isinstance checks: this
@@ -100,13 +112,14 @@ class ResponseBuilder(msgspec.Struct, eq=False, gc=False):
             elif kind is ContentBlockStop:
                 self._block_stop(event)
             elif kind is MessageStart:  # once per response: ``_message_start`` inlined
-                r = self.response
                 message = event.message
+                # (``self.response`` without its call while the response exists; so below)
+                r = self._response or self.response
                 r.message_id = message.get("id", "")
                 r.model = message.get("model", "")
                 r.usage = dict(message.get("usage") or {})
             elif kind is MessageStop:  # (``_message_stop``)
-                self.response.complete = True
+                (self._response or self.response).complete = True
             else:
                 handler = FEED.get(kind)
                 if handler is not None:  # anything else has nothing to add
@@ -128,21 +141,21 @@ class ResponseBuilder(msgspec.Struct, eq=False, gc=False):
         self._parts[event.index] = []
 
     def _message_start(self, event: MessageStart) -> None:
-        r = self.response
+        r = self._response or self.response
         message = event.message
         r.message_id = message.get("id", "")
         r.model = message.get("model", "")
         r.usage = dict(message.get("usage") or {})
 
     def _message_delta(self, event: MessageDelta) -> None:
-        r = self.response
+        r = self._response or self.response
         r.stop_reason = event.delta.get("stop_reason", r.stop_reason)
         for key, value in event.usage.items():
             if value is not None:
                 r.usage[key] = value
 
     def _message_stop(self, event: MessageStop) -> None:
-        self.response.complete = True
+        (self._response or self.response).complete = True
 
     def _block_stop(self, event: ContentBlockStop) -> None:
         """The block at ``event.index`` is complete: into the response's blocks and content."""
@@ -152,7 +165,7 @@ class ResponseBuilder(msgspec.Struct, eq=False, gc=False):
             return
         text = "".join(self._parts.pop(index, ()))
         kind = start.get("type")
-        r = self.response
+        r = self._response or self.response
         if kind == "tool_use":
             tool_id = start["id"]
             name = start["name"]
@@ -190,9 +203,10 @@ class ResponseBuilder(msgspec.Struct, eq=False, gc=False):
             r.api_content.append(start)
 
     def finish(self) -> Response:
-        if not self.response.complete:
+        r = self._response
+        if r is None or not r.complete:
             raise APIConnectionError("stream ended before message_stop")
-        return self.response
+        return r
 
 
 #: the field holding a delta's text, by the delta's type (a signature is not text)

@@ -76,8 +76,11 @@ class Fault(msgspec.Struct, frozen=True, omit_defaults=True):
     delay: float = 0.0
 
 
-class Step(msgspec.Struct, frozen=True, omit_defaults=True):
+class Step(msgspec.Struct, frozen=True, omit_defaults=True, gc=False):
     """One scripted model response (or a :class:`Fault` in its place).
+
+    (Never tracked by the cycle collector: data only, it can be in no cycle, and a tree of
+    agents waiting on their scripted models holds one per agent.)
 
     ``stop_reason`` defaults to ``tool_use`` when the content has a tool call, else ``end_turn``.
     ``latency`` is waited before the first event, ``token_latency`` before each delta (Trio time).

@@ -632,6 +632,34 @@ def test_a_deferred_verdict_always_carries_the_text_the_model_sees() -> None:
     assert Verdict(input={}, denied="deferred", deferred=True).deferred
 
 
+async def test_a_response_is_made_at_its_streams_first_event() -> None:
+    """A builder holds no response while its agent waits for the model's first event; cut
+    before it, what it has built is an empty response (nothing to charge), and it is not a
+    finished one; a stream that starts without ``message_start`` still builds."""
+    from agents._loop.response import ResponseBuilder
+    from agents.backends.base import (
+        APIConnectionError,
+        ContentBlockStart,
+        ContentBlockStop,
+        MessageStop,
+    )
+
+    waiting = ResponseBuilder()
+    assert waiting._response is None
+    with pytest.raises(APIConnectionError, match="before message_stop"):
+        waiting.finish()
+    assert waiting.response.usage == {} and waiting.response.blocks == []
+
+    async def headless() -> Any:
+        yield ContentBlockStart(0, {"type": "text", "text": "hi"})
+        yield ContentBlockStop(0)
+        yield MessageStop()
+
+    built = ResponseBuilder()
+    await built.consume(headless())
+    assert built.finish().text == "hi"
+
+
 async def test_folding_a_stream_at_once_builds_what_feeding_it_event_by_event_builds() -> None:
     """``ResponseBuilder.consume`` (the block events' steps inlined) against ``feed``: every
     kind of block, a signature, a tool input split over deltas, one that is not JSON, an
