@@ -92,6 +92,9 @@ class Session:
     #: the agent types the model may spawn, and the Agent tool given to subagents
     agent_types: dict[str, AgentDefinition] | None = None
     agent_tool: Tool | None = None
+    #: a subagent's system prompt, by the definition's prompt: one list shared by the agents
+    #: of a type that get no other system blocks (``agents._tree.subagents``; never mutated)
+    child_systems: dict[str, list[dict[str, Any]]] = attrs.Factory(dict)
     #: the external MCP servers and skills subagents may get (``agents._assembly.sources``)
     sources: AgentSources | None = None
     _unpriced: set[str] = attrs.Factory(set)

@@ -258,10 +258,17 @@ def make_child(
     if gate is not None and mode is not None and gate.mode not in _MODES_KEPT_BY_CHILDREN:
         gate = gate.with_mode(mode)
     tools = child_registry(parent, definition, depth)
-    system = [{"type": "text", "text": definition.prompt}]
     sources = session.sources  # the session's external servers and skills
-    if sources is not None:
-        system += sources.for_child(definition, tools)
+    extra = None if sources is None else sources.for_child(definition, tools)
+    if extra:
+        system = [{"type": "text", "text": definition.prompt}, *extra]
+    else:  # one list for all the agents of the type, as the request sends it unchanged
+        shared = session.child_systems.get(definition.prompt)
+        if shared is None:
+            shared = session.child_systems[definition.prompt] = [
+                {"type": "text", "text": definition.prompt}
+            ]
+        system = shared
     return AgentLoop(
         session=session,
         agent_id="",  # set from the actor's address once spawned

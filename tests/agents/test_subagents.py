@@ -526,3 +526,21 @@ async def test_an_agent_cancelled_with_a_parent_the_interrupt_cut_is_reported_st
         ("stopped", "stopped before finishing")
     ]
     assert trio.current_time() < 100
+
+
+async def test_agents_of_a_type_share_one_system_prompt_list(project: Path) -> None:
+    """Children of one type with no other system blocks send one shared system list (an object
+    less per agent of a tree), with the definition's prompt; the requests never change it."""
+    backend = ScriptedBackend(
+        {"main": [Step([spawn("researcher"), spawn("researcher"), spawn("auditor")]),
+                  Step([text("ok")])],
+         "researcher": [Step([text("r1")]), Step([text("r2")])],
+         "auditor": [Step([text("a")])]}
+    )  # fmt: skip
+    options = AgentOptions(cwd=str(project), backend=backend, agents=AGENTS)
+    _, error = await collect("go", options)
+    assert error is None
+    systems = {r.agent_id: r.system for r in backend.requests if r.agent_type != "main"}
+    first, second = systems["main/researcher-1"], systems["main/researcher-2"]
+    assert first is second and first == [{"type": "text", "text": "You research."}]
+    assert systems["main/auditor-1"] == [{"type": "text", "text": "You audit."}]
