@@ -164,8 +164,9 @@ def child_registry(parent: AgentLoop, definition: AgentDefinition, depth: int) -
 
 @attrs.define(eq=False)
 class _Child:
-    """Bookkeeping of one spawned subagent; its actor's behaviour is :meth:`run` (a bound
-    method, not a closure: no function and cells made per spawn)."""
+    """Bookkeeping of one spawned subagent, and its actor's behaviour (:meth:`__call__`): the
+    record itself is what its actor runs, not a closure (a function and cells per spawn) nor
+    a bound method (an object its task holds for the child's whole life)."""
 
     loop: AgentLoop
     description: str
@@ -181,7 +182,7 @@ class _Child:
     #: for): an Event per background child of a big tree adds up
     done: trio.Event | None = None
 
-    async def run(self, actor: Actor) -> None:
+    async def __call__(self, actor: Actor) -> None:
         """The child's actor: its one prompt served, then its end reported."""
         child = self.loop
         # ``adopt`` inlined (once per agent): its address as its id, and a transcript
@@ -307,7 +308,7 @@ def spawn_child_nowait(
     assert links.actor is not None, "spawning needs the parent's actor"
     # the supervisor refuses first of all once the tree's ledger is exhausted (BudgetExhausted)
     actor = parent.session.supervisor.spawn_nowait(
-        record.run,
+        record,
         name=child.agent_type,
         parent=links.actor,
         background=background,
@@ -355,7 +356,7 @@ async def spawn_child(
         links.background_running += 1
     try:
         actor = await session.supervisor.spawn(
-            record.run,
+            record,
             name=child.agent_type,
             parent=links.actor,
             background=background,
