@@ -25,6 +25,9 @@ Prints one JSON line per measurement::
 * ``idle``: ``n`` agents spawned from code (``AgentClient.spawn``) waiting on their mailboxes:
   resident memory per idle agent (RSS delta / n), spawns per second, then one prompt each and
   shutdown (``--idle 100000`` for the 100 000-agent memory target, ≤ 600 MiB).
+* ``waiting``: ``n`` subagents spawned by the model, each waiting for its model's answer (where
+  a tree with a real model spends its time): the objects the cycle collector tracks and the RSS
+  per waiting agent, beside bare Trio tasks each waiting in a sleep.
 * ``ledger``: ``Ledger.charge`` cost in µs.
 
 The tree and its control report the collector's work too (``gc_collections`` per generation,
@@ -236,6 +239,69 @@ async def bench_idle(n: int) -> None:
                  per_agent * n / 1024, 1), target_kib=6)
 
 
+async def bench_waiting(n: int) -> None:
+    """``n`` background subagents spawned by the model, each waiting for its own model's answer
+    (a scripted step an hour away: where the agents of a tree with a real model spend their
+    lives), against ``n`` bare Trio tasks each waiting in a sleep: the objects the cycle
+    collector tracks and the resident memory, per agent, while they wait."""
+
+    asked = [0]  # the leaves that have sent their request
+    all_asked = trio.Event()
+
+    def respond(request: ModelRequest) -> Step:
+        if request.agent_type == "main" and len(request.messages) == 1:
+            args = {"description": "d", "prompt": "p", "subagent_type": "leaf",
+                    "run_in_background": True}  # fmt: skip
+            return Step([tool_use("Agent", args) for _ in range(n)])
+        if request.agent_type == "leaf":
+            asked[0] += 1
+            if asked[0] == n:
+                all_asked.set()
+            return Step([text("done")], latency=3600)
+        return Step([text("done")])
+
+    async def held(start: Any, waiting: trio.Event) -> tuple[float, float]:
+        gc.collect()
+        objects, rss = len(gc.get_objects()), rss_kib()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(start)
+            # every agent at its wait (not merely every task blocked: the main agent's
+            # 10 000 calls are recorded in a worker thread, which Trio counts as blocked)
+            await waiting.wait()
+            await trio.testing.wait_all_tasks_blocked()
+            gc.collect()
+            grown = (len(gc.get_objects()) - objects) / n, (rss_kib() - rss) / n
+            nursery.cancel_scope.cancel()
+        return grown
+
+    with tempfile.TemporaryDirectory() as cwd:
+        os.environ[DATA_DIR_ENV] = os.path.join(cwd, ".data")
+        options = AgentOptions(
+            cwd=cwd, backend=ScriptedBackend(respond, keep_requests=False), tools=["Agent"],
+            agents={"leaf": AgentDefinition(description="l", prompt="l", tools=[])},
+            max_concurrent_subagents=n + 10, permission_mode="bypassPermissions",
+            session_store=InMemorySessionStore(),
+        )  # fmt: skip
+
+        async def tree() -> None:
+            async for _ in query(prompt="go", options=options):
+                pass
+
+        async def bare() -> None:
+            async with trio.open_nursery() as nursery:
+                for _ in range(n):
+                    nursery.start_soon(trio.sleep, 3600)
+
+        # the control first: memory the tree has freed would be reused and read as none
+        started = trio.Event()
+        started.set()
+        bare_objects, bare_kib = await held(bare, started)
+        objects, kib = await held(tree, all_asked)
+    emit(bench="waiting", agents=n, tracked_objects_per_agent=round(objects, 1),
+         rss_per_agent_kib=round(kib, 2), bare_trio_tracked_objects_per_task=round(bare_objects, 1),
+         bare_trio_rss_per_task_kib=round(bare_kib, 2))
+
+
 #: The tree and its control each start from a collected heap, collected before the run in
 #: every kind (``"none"`` too, so it is subtracted): the tree's own ``gc.collect()``, for its
 #: RSS baseline, would otherwise count for the tree alone.
@@ -308,6 +374,7 @@ def main() -> None:
     # First: the idle agents' RSS growth is only theirs in a process that has not freed memory
     # yet (after the trees, new agents reuse what those left and read about half their size).
     trio.run(bench_idle, args.idle or idle)
+    trio.run(bench_waiting, 50 if args.quick else 10_000)
     trio.run(bench_tree, fanout)
     # The in-memory tree and its bare-Trio control, alternated: their CPU-time ratio is the
     # figure that holds on a loaded machine (wall time counts other processes' slices too).
