@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # tree-sitter loads with the first command analysed
     from tree_sitter import Language, Node, Parser, Tree
 
 from ._bash_commands import MAX_WRAPPERS
-from ._bash_model import Analysis, Command, Dirs, Opaque, Write
+from ._bash_model import Analysis, Command, Dirs, Opaque, Write, session_dirs, steps
 from ._bash_tree import MAX_DEPTH, Walker
 from ._bash_words import Word
 from ._bash_wrappers import basename
@@ -139,10 +139,6 @@ class _Scripts:
         return tree.root_node, data
 
 
-#: Where a line starts: the session's directory, no ``cd`` applied yet.
-_SESSION_DIR: Dirs = frozenset({()})
-
-
 def analyze(command: str) -> Analysis:
     """What ``command`` may do: its commands, writes, and the constructs that are opaque.
 
@@ -167,7 +163,7 @@ def analyze(command: str) -> Analysis:
         walker.fail("the command does not parse")
     if _CONTINUATION_TEXT in command and _JOINED_WORD.search(source):
         walker.fail(_JOINED)
-    walker.statements(root.children, _SESSION_DIR, 0)
+    walker.statements(root.children, session_dirs(), 0)
     if len(walker.commands) > MAX_PARTS or len(walker.writes) > MAX_WRITES:
         reason = f"more than {MAX_PARTS} commands or {MAX_WRITES} writes in one line"
         return Analysis((), (), (Opaque(reason),))
@@ -246,9 +242,9 @@ def resolve_dirs(dirs: Dirs, cwd: str, home: str) -> list[str] | None:
     if not dirs:
         return None
     out = []
-    for steps in dirs:
+    for place in dirs:
         directory = cwd
-        for step in steps:
+        for step in steps(place):
             directory = absolute(step, directory, home)
         out.append(directory)
     return out
