@@ -1,0 +1,239 @@
+"""The cutter: a small process between the persistent shell and the agent's process.
+
+Run as ``python -I -S _cutter.py HEAD TAIL COMMAND...`` (standard library only; the shell tool
+imports it for :class:`Segment` in tests, and runs it as a script). It starts ``COMMAND`` (the
+shell) with its stdin and its merged stdout and stderr on pipes of its own, and:
+
+* forwards to the shell what the agent's process writes, framed: a line ``TOKEN SIZE`` and then
+  ``SIZE`` bytes of script. The token is that command's end marker (the shell prints
+  ``__AGENTS_DONE_<token>__ <status> <pwd>`` after it): the cutter learns it from the agent,
+  never from the shell's output, so a command cannot forge it;
+* passes each command's output to the agent cut as the shell tool cuts it: its first ``HEAD``
+  bytes as they come, then only its last ``TAIL`` to ``2 * TAIL`` bytes, held here until the
+  end marker comes, and the end line with the number of bytes it dropped put after the marker
+  (``__AGENTS_DONE_<token>__ <dropped> <status> <pwd>``). A command that prints no more than
+  ``HEAD + 2 * TAIL`` bytes reaches the agent byte for byte;
+* reads the shell's output only while a command runs (between commands, as before, the pipe
+  fills and a background job that floods it waits);
+* exits when the shell does, as it did (its code, or death by its signal), after passing on
+  what the shell had printed and, if it dropped any, a line ``__AGENTS_CUT_<token>__ <dropped>``.
+
+A foreground command that floods (``yes``) was read whole by the agent's event loop, which kept
+it about 87 % busy until the timeout only to drop what it read; now this process reads and drops
+it, and the event loop reads at most ``HEAD + 2 * TAIL`` bytes and the end line per command.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import sys
+import threading
+
+__all__ = ["CUT", "DONE", "Segment"]
+
+#: The end marker's prefix, before the token (the shell tool prints the marker split in two).
+DONE = b"\n__AGENTS_DONE_"
+#: What the cutter writes, with the token, when the shell exits after bytes were dropped.
+CUT = b"\n__AGENTS_CUT_"
+#: Bytes read from the shell at once (its pipe is made this large where the system allows).
+_READ = 1 << 20
+#: An end line longer than this is passed on as it is (a directory is at most 4096 bytes).
+_LINE_LIMIT = 64 * 1024
+
+
+class Segment:
+    """One command's output, cut: what to send now for each piece read.
+
+    ``feed(data)`` returns the bytes to send and, once the end line is complete, the bytes read
+    after it (the next command's); ``finish()`` the bytes to send when the shell's output ends
+    first. What is sent is the output's first ``head`` bytes, then its last ``tail`` to
+    ``2 * tail`` bytes, then the end line with the count of the bytes not sent after the marker.
+
+    >>> segment = Segment(b"\\n__AGENTS_DONE_t__ ", head=2, tail=2)
+    >>> segment.feed(b"abcdefgh\\n__AGENTS_DONE_t__ 0 /x\\nnext")
+    (b'abgh\\n__AGENTS_DONE_t__ 4 0 /x\\n', b'next')
+    """
+
+    __slots__ = ("_head_left", "_kept", "_line", "_marker", "_pending", "_tail", "dropped")
+
+    def __init__(self, marker: bytes, head: int, tail: int) -> None:
+        self._marker = marker
+        self._head_left = head
+        self._tail = tail
+        self._pending = bytearray()  # may hold the start of the marker
+        self._kept = bytearray()  # read after the head: at most 2 * tail bytes
+        self._line: bytearray | None = None  # after the marker: the end line so far
+        self.dropped = 0
+
+    def feed(self, data: bytes | bytearray | memoryview) -> tuple[bytes, bytes | None]:
+        out = bytearray()
+        line = self._line
+        if line is None:
+            pending = self._pending
+            pending += data
+            at = pending.find(self._marker)
+            if at == -1:
+                # (the last len(marker) - 1 bytes may start the marker: they wait)
+                safe = len(pending) - len(self._marker) + 1
+                if safe > 0:
+                    self._take(memoryview(pending)[:safe], out)
+                    del pending[:safe]
+                return bytes(out), None
+            self._take(memoryview(pending)[:at], out)
+            out += self._kept
+            self._kept.clear()
+            out += self._marker
+            out += b"%d " % self.dropped
+            line = self._line = bytearray(memoryview(pending)[at + len(self._marker) :])
+            pending.clear()
+        else:
+            line += data
+        end = line.find(b"\n")
+        if end == -1 and len(line) <= _LINE_LIMIT:
+            return bytes(out), None
+        end = len(line) - 1 if end == -1 else end
+        out += memoryview(line)[: end + 1]
+        return bytes(out), bytes(memoryview(line)[end + 1 :])
+
+    def finish(self, token: bytes) -> bytes:
+        """What to send when the shell's output ends before the end line: the rest, and a cut
+        line naming the bytes dropped if any were."""
+        out = bytearray()
+        if self._line is not None:
+            return bytes(self._line)
+        self._take(memoryview(self._pending), out)
+        self._pending.clear()
+        out += self._kept
+        self._kept.clear()
+        if self.dropped:
+            out += CUT + token + b"__ %d\n" % self.dropped
+        return bytes(out)
+
+    def _take(self, data: memoryview, out: bytearray) -> None:
+        """Send what is left of the head from ``data``, keep the rest, ``2 * tail`` at most:
+        past that, the last ``tail``."""
+        n = min(self._head_left, len(data))
+        if n:
+            out += data[:n]
+            self._head_left -= n
+            data = data[n:]
+        if not data:
+            return
+        kept, tail = self._kept, self._tail
+        if len(kept) + len(data) <= 2 * tail:
+            kept += data
+        elif len(data) >= tail:
+            self.dropped += len(kept) + len(data) - tail
+            kept[:] = data[len(data) - tail :]
+        else:
+            kept += data
+            excess = len(kept) - tail
+            del kept[:excess]
+            self.dropped += excess
+
+
+# -- the process -------------------------------------------------------------------------------
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _feed(shell_in: int, tokens: int) -> None:
+    """Forward framed scripts from stdin to the shell, each token to the main thread first."""
+    stdin = os.fdopen(0, "rb", closefd=False)
+    with contextlib.suppress(OSError, ValueError):
+        while header := stdin.readline():
+            token, size = header.split()
+            script = stdin.read(int(size))
+            _write_all(tokens, token + b"\n")
+            _write_all(shell_in, script)
+    with contextlib.suppress(OSError):
+        os.close(shell_in)  # the shell reads the end of its input and exits
+
+
+def _wait(pid: int, status: list[int], exited: int) -> None:
+    status.append(os.waitpid(pid, 0)[1])
+    os.write(exited, b"x")
+
+
+def _exit_like(status: int) -> None:
+    """Exit as the shell did: its code, or death by its signal."""
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        signal.signal(sig, signal.SIG_DFL)
+        os.kill(os.getpid(), sig)
+    os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1)
+
+
+def _grow(fd: int) -> None:
+    """Make the shell's pipe ``_READ`` bytes (fewer system calls), where the system allows."""
+    with contextlib.suppress(OSError, AttributeError):
+        import fcntl
+
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _READ)  # type: ignore[attr-defined,unused-ignore]
+
+
+def main(argv: list[str]) -> None:
+    head, tail = int(argv[0]), int(argv[1])
+    command = argv[2:]
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    _grow(out_r)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.dup2(in_r, 0)
+            os.dup2(out_w, 1)
+            os.dup2(out_w, 2)
+            for fd in (in_r, in_w, out_r, out_w):
+                os.close(fd)
+            os.execvp(command[0], command)
+        finally:
+            os._exit(127)
+    os.close(in_r)
+    os.close(out_w)
+    tokens_r, tokens_w = os.pipe()
+    exited_r, exited_w = os.pipe()
+    status: list[int] = []
+    threading.Thread(target=_feed, args=(in_w, tokens_w), daemon=True).start()
+    threading.Thread(target=_wait, args=(pid, status, exited_w), daemon=True).start()
+    buffer = bytearray(_READ)
+    queued = b""  # token lines read, not yet used
+    carry = b""  # read after the last end line: the next command's
+    while True:
+        while b"\n" not in queued:
+            ready, _, _ = select.select([tokens_r, exited_r], [], [])
+            if tokens_r in ready:  # (a token is written before its script: a command that
+                queued += os.read(tokens_r, 4096)  # ended the shell has its token here)
+            elif exited_r in ready:
+                _exit_like(status[0])
+        token, _, queued = queued.partition(b"\n")
+        segment = Segment(DONE + token + b"__ ", head, tail)
+        sent, after = segment.feed(carry)
+        _write_all(1, sent)
+        while after is None:
+            ready, _, _ = select.select([out_r, exited_r], [], [])
+            if out_r not in ready:  # the shell exited: what it printed is in the pipe
+                os.set_blocking(out_r, False)
+            try:
+                n = os.readv(out_r, [buffer])
+            except BlockingIOError:
+                n = 0
+            if n == 0:  # the end of the output (or all of it read after the exit)
+                while not status:
+                    select.select([exited_r], [], [])
+                _write_all(1, segment.finish(token))
+                _exit_like(status[0])
+            sent, after = segment.feed(memoryview(buffer)[:n])
+            _write_all(1, sent)
+        carry = after
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
