@@ -46,11 +46,15 @@ class Place:
     the walk's, so an analysis leaves no cycle to the garbage collector.)
     """
 
-    __slots__ = ("parent", "target")
+    __slots__ = ("parent", "target", "where")
 
     def __init__(self, parent: Place | None = None, target: str = "") -> None:
         self.parent = parent
         self.target = target
+        #: ``(cwd, home, directory)``: where this place was last resolved to (a cache kept by
+        #: :func:`~._bash.resolve_dirs`, so that each place is resolved once, not once for
+        #: every command after it)
+        self.where: tuple[str, str, str] | None = None
 
     def __repr__(self) -> str:
         return f"Place{steps(self)!r}"
