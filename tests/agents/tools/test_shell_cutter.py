@@ -287,3 +287,16 @@ async def test_a_cancelled_flood_leaves_no_cutter(tmp_path: Path, ctx: ToolConte
     assert await wait_gone(int((tmp_path / "shell").read_text()))
     again = "echo $PPID"
     assert int(text_of(await call(BASH, {"command": again}, ctx))) != cutter
+
+
+@pytest.mark.parametrize("signal_name", ["KILL", "TERM", "SEGV"])
+async def test_a_shell_killed_by_a_signal_is_reported_as_before(
+    signal_name: str, ctx: ToolContext
+) -> None:
+    """The cutter ends as the shell did, SIGKILL included (whose handler cannot be reset): the
+    output and the shell's end, nothing of the cutter's own, and a fresh shell next time."""
+    text = text_of(await call(BASH, {"command": f"echo a; kill -{signal_name} $$"}, ctx))
+    assert text.startswith("a\n(the shell exited with status ")
+    assert text.endswith("; a new shell starts next time)")
+    assert text.count("\n") == 1
+    assert text_of(await call(BASH, {"command": "echo b"}, ctx)) == "b"
