@@ -30,7 +30,6 @@ import os
 import select
 import signal
 import sys
-import threading
 
 __all__ = ["CUT", "DONE", "Segment"]
 
@@ -136,30 +135,39 @@ class Segment:
 
 
 # -- the process -------------------------------------------------------------------------------
+#
+# One thread, a select loop: a process with threads that is killed can leave its children, for
+# a moment, parented to a thread that is still exiting while its main thread already shows as a
+# zombie, where the keeper's search for descendants does not find them (the shell's zombie was
+# then left to init).
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def _write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
 
 
-def _feed(shell_in: int, tokens: int) -> None:
-    """Forward framed scripts from stdin to the shell, each token to the main thread first."""
-    stdin = os.fdopen(0, "rb", closefd=False)
-    with contextlib.suppress(OSError, ValueError):
-        while header := stdin.readline():
-            token, size = header.split()
-            script = stdin.read(int(size))
-            _write_all(tokens, token + b"\n")
-            _write_all(shell_in, script)
-    with contextlib.suppress(OSError):
-        os.close(shell_in)  # the shell reads the end of its input and exits
+class _Frames:
+    """The agent's framed scripts (``TOKEN SIZE`` line, then ``SIZE`` bytes), as they come."""
 
+    def __init__(self) -> None:
+        self._data = bytearray()
+        self.tokens: list[bytes] = []  # of scripts given to the shell, whose end is not seen
+        self.to_shell = bytearray()
 
-def _wait(pid: int, status: list[int], exited: int) -> None:
-    status.append(os.waitpid(pid, 0)[1])
-    os.write(exited, b"x")
+    def add(self, data: bytes) -> None:
+        self._data += data
+        while True:
+            end = self._data.find(b"\n")
+            if end == -1:
+                return
+            token, size = bytes(self._data[:end]).split()
+            if len(self._data) < end + 1 + int(size):
+                return
+            self.tokens.append(token)  # (before its script reaches the shell)
+            self.to_shell += self._data[end + 1 : end + 1 + int(size)]
+            del self._data[: end + 1 + int(size)]
 
 
 def _exit_like(status: int) -> None:
@@ -180,9 +188,9 @@ def _grow(fd: int) -> None:
         fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _READ)  # type: ignore[attr-defined,unused-ignore]
 
 
-def main(argv: list[str]) -> None:
-    head, tail = int(argv[0]), int(argv[1])
-    command = argv[2:]
+def _start(command: list[str]) -> tuple[int, int, int]:
+    """Start ``command`` on two new pipes: its pid, the write end of its stdin, the read end of
+    its merged stdout and stderr."""
     in_r, in_w = os.pipe()
     out_r, out_w = os.pipe()
     _grow(out_r)
@@ -192,48 +200,93 @@ def main(argv: list[str]) -> None:
             os.dup2(in_r, 0)
             os.dup2(out_w, 1)
             os.dup2(out_w, 2)
-            for fd in (in_r, in_w, out_r, out_w):
-                os.close(fd)
             os.execvp(command[0], command)
         finally:
             os._exit(127)
     os.close(in_r)
     os.close(out_w)
-    tokens_r, tokens_w = os.pipe()
-    exited_r, exited_w = os.pipe()
-    status: list[int] = []
-    threading.Thread(target=_feed, args=(in_w, tokens_w), daemon=True).start()
-    threading.Thread(target=_wait, args=(pid, status, exited_w), daemon=True).start()
-    buffer = bytearray(_READ)
-    queued = b""  # token lines read, not yet used
+    return pid, in_w, out_r
+
+
+def main(argv: list[str]) -> None:
+    head, tail = int(argv[0]), int(argv[1])
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)  # (only to wake the select below)
+    pid, shell_in, shell_out = _start(argv[2:])
+    os.set_blocking(shell_in, False)
+    frames = _Frames()
+    stdin_open = True
+    status: int | None = None
+    segment: Segment | None = None
+    token = b""
     carry = b""  # read after the last end line: the next command's
+    buffer = bytearray(_READ)
+    left = _READ  # bytes read at most once the shell has exited
     while True:
-        while b"\n" not in queued:
-            ready, _, _ = select.select([tokens_r, exited_r], [], [])
-            if tokens_r in ready:  # (a token is written before its script: a command that
-                queued += os.read(tokens_r, 4096)  # ended the shell has its token here)
-            elif exited_r in ready:
-                _exit_like(status[0])
-        token, _, queued = queued.partition(b"\n")
-        segment = Segment(DONE + token + b"__ ", head, tail)
-        sent, after = segment.feed(carry)
-        _write_all(1, sent)
-        while after is None:
-            ready, _, _ = select.select([out_r, exited_r], [], [])
-            if out_r not in ready:  # the shell exited: what it printed is in the pipe
-                os.set_blocking(out_r, False)
-            try:
-                n = os.readv(out_r, [buffer])
-            except BlockingIOError:
-                n = 0
-            if n == 0:  # the end of the output (or all of it read after the exit)
-                while not status:
-                    select.select([exited_r], [], [])
-                _write_all(1, segment.finish(token))
-                _exit_like(status[0])
-            sent, after = segment.feed(memoryview(buffer)[:n])
+        if segment is None and frames.tokens:
+            token = frames.tokens.pop(0)
+            segment = Segment(DONE + token + b"__ ", head, tail)
+            sent, after = segment.feed(carry)
             _write_all(1, sent)
-        carry = after
+            if after is not None:
+                segment, carry = None, after
+                continue
+        if status is not None and segment is None:
+            _exit_like(status)  # (a command that ended the shell has its token queued)
+        readable = [wake_r]
+        if stdin_open:
+            readable.append(0)
+        if segment is not None and status is None:
+            readable.append(shell_out)
+        writable = [shell_in] if frames.to_shell and shell_in >= 0 else []
+        # (once the shell has exited, what is left in its pipe is read without waiting)
+        wait = None if status is None else 0
+        ready, can_write, _ = select.select(readable, writable, [], wait)
+        if wake_r in ready:
+            with contextlib.suppress(BlockingIOError):
+                os.read(wake_r, 4096)
+            done, code = os.waitpid(pid, os.WNOHANG)
+            if done:
+                status = code
+        if 0 in ready:
+            data = os.read(0, 65536)
+            if data:
+                frames.add(data)
+            else:
+                stdin_open = False
+        if can_write:
+            try:
+                del frames.to_shell[: os.write(shell_in, frames.to_shell[:65536])]
+            except BlockingIOError:
+                pass
+            except OSError:  # the shell is gone: what it was given is not read
+                frames.to_shell.clear()
+        if not stdin_open and not frames.to_shell and shell_in >= 0:
+            os.close(shell_in)  # the shell reads the end of its input and exits
+            shell_in = -1
+        if segment is None:
+            continue
+        if status is not None:  # the shell exited: what it printed is in the pipe (at most
+            os.set_blocking(shell_out, False)  # its size; more is a background job's)
+        elif shell_out not in ready:
+            continue
+        try:
+            n = os.readv(shell_out, [buffer]) if left > 0 else 0
+        except BlockingIOError:
+            n = 0
+        if status is not None:
+            left -= n
+        if n == 0:  # the end of the output (or all of it read after the exit)
+            if status is None:
+                status = os.waitpid(pid, 0)[1]
+            _write_all(1, segment.finish(token))
+            _exit_like(status)
+        sent, after = segment.feed(memoryview(buffer)[:n])
+        _write_all(1, sent)
+        if after is not None:
+            segment, carry = None, after
 
 
 if __name__ == "__main__":
