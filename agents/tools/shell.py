@@ -43,6 +43,7 @@ server that logs is never blocked for long, and the newest output is what is kep
 
 from __future__ import annotations
 
+import codecs
 import os
 import subprocess
 import sys
@@ -100,6 +101,41 @@ def _cap(data: bytes, dropped: int = 0) -> str:
             f"{'about ' if dropped else ''}{over} more characters not shown]"
         )
     return text
+
+
+#: Unread output at least this long is capped in a worker thread, decoded a piece at a time.
+_THREAD_CAP_BYTES = 256 * 1024
+_PIECE = 64 * 1024
+
+
+def _cap_in_pieces(data: bytes, dropped: int = 0) -> str:
+    """``_cap(data, dropped)``, decoding ``data`` a piece at a time and keeping only the
+    characters shown: a decode is one call that holds the interpreter (4 MiB of invalid UTF-8,
+    what a background shell may keep unread, took 64 ms), so in a worker thread the event loop
+    runs between pieces. A test compares it with ``_cap``."""
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    view = memoryview(data)
+    shown: list[str] = []
+    kept = 0  # characters in `shown`: the first OUTPUT_CAP of the text at most
+    length = 0  # characters decoded
+    end = 0  # characters up to the last one that is not whitespace (what rstrip keeps)
+    for at in range(0, max(len(data), 1), _PIECE):
+        piece = decoder.decode(view[at : at + _PIECE], final=at + _PIECE >= len(data))
+        stripped = len(piece.rstrip())
+        if stripped:
+            end = length + stripped
+        if kept < OUTPUT_CAP:
+            shown.append(piece[: OUTPUT_CAP - kept])
+            kept += len(shown[-1])
+        length += len(piece)
+    text = "".join(shown)
+    over = end - OUTPUT_CAP + dropped
+    if over > 0:
+        return (
+            f"{text[: min(end, OUTPUT_CAP)]}\n\n... [output truncated: "
+            f"{'about ' if dropped else ''}{over} more characters not shown]"
+        )
+    return text[:end]
 
 
 # --- The persistent shell ------------------------------------------------------------------
@@ -477,16 +513,19 @@ async def _bash_output(args: BashOutputInput, ctx: ToolContext) -> ToolOutput:
     await trio.lowlevel.checkpoint()
     status = bg.poll_status()
     raw, dropped = bg.take()
-    text = _cap(raw, dropped)
-    if args.filter:
-        try:
+    try:
+        if len(raw) < _THREAD_CAP_BYTES:
+            text = _cap(raw, dropped)
+        else:
+            text = await trio.to_thread.run_sync(_cap_in_pieces, raw, dropped)
+        if args.filter:
             text = await filter_lines(text, args.filter)
-        except FilterError as exc:
-            bg.give_back(raw, dropped)  # nothing is lost: the next read sees it
-            return ToolOutput.error(str(exc))
-        except BaseException:
-            bg.give_back(raw, dropped)
-            raise
+    except FilterError as exc:
+        bg.give_back(raw, dropped)  # nothing is lost: the next read sees it
+        return ToolOutput.error(str(exc))
+    except BaseException:
+        bg.give_back(raw, dropped)
+        raise
     parts = [f"<status>{status}</status>"]
     if bg.exit_code is not None:
         parts.append(f"<exit_code>{bg.exit_code}</exit_code>")

@@ -22,11 +22,11 @@ from hypothesis import strategies as st
 from agents.tools import shell
 from agents.tools._cutter import DONE, Segment
 from agents.tools.base import ToolContext
-from agents.tools.shell import OUTPUT_CAP, bash_tool
+from agents.tools.shell import OUTPUT_CAP, bash_output_tool, bash_tool
 
 from .toolkit import call, text_of, wait_gone
 
-BASH = bash_tool()
+BASH, OUTPUT = bash_tool(), bash_output_tool()
 
 #: Small limits for the generated outputs (the real ones: 120 000 and 8192 bytes).
 HEAD, TAIL = 64, 16
@@ -317,3 +317,78 @@ async def test_a_cancelled_shell_leaves_not_even_a_zombie(tmp_path: Path, ctx: T
             nursery.cancel_scope.cancel()
         with pytest.raises(ProcessLookupError):
             os.kill(int(pid_file.read_text()), 0)
+
+
+# -- a background shell's unread output, capped in pieces ---------------------------------------
+
+#: Bytes for generated outputs: ASCII, UTF-8 (2, 3 and 4 bytes, whitespace among them: NEL,
+#: U+2028, the ideographic space), invalid and truncated sequences.
+_PIECES = st.sampled_from(
+    [b"a", b" ", b"\n", b"\t", b"\xc3\xa9", b"\xc2\x85", b"\xe2\x80\xa8", b"\xe3\x80\x80",
+     b"\xf0\x9f\x98\x80", b"\xff", b"\xc3", b"\xe2\x80", b"\xf0\x9f", b"\xed\xa0\x80"]
+)  # fmt: skip
+
+
+@settings(max_examples=1000, deadline=None, suppress_health_check=_FIXTURE)
+@given(
+    data=st.lists(_PIECES, max_size=60).map(b"".join),
+    dropped=st.sampled_from([0, 0, 1, 40]),
+    cap=st.integers(1, 12),
+    piece=st.integers(1, 9),
+)
+@example(data=b"ab  \xc2\x85 ", dropped=0, cap=3, piece=2)
+@example(data=b"\xe2\x80\xa8" * 5 + b"x", dropped=3, cap=2, piece=1)
+def test_capping_in_pieces_gives_what_capping_whole_gives(
+    data: bytes, dropped: int, cap: int, piece: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Decoded a piece at a time (sequences cut between pieces), only the characters shown
+    kept: the same text and note as the whole output decoded, stripped and cut."""
+    monkeypatch.setattr(shell, "OUTPUT_CAP", cap)
+    monkeypatch.setattr(shell, "_PIECE", piece)
+    assert shell._cap_in_pieces(data, dropped) == shell._cap(data, dropped)
+
+
+async def _unread(ctx: ToolContext, command: str) -> str:
+    out = await call(BASH, {"command": command, "run_in_background": True}, ctx)
+    assert out.data is not None
+    shell_id: str = out.data["backgroundTaskId"]
+    bg = shell._state(ctx).background[shell_id]
+    with trio.fail_after(10):
+        await bg.done.wait()
+    return shell_id
+
+
+async def test_a_large_unread_output_is_capped_in_a_worker_thread(
+    ctx: ToolContext, thread_calls: list[object]
+) -> None:
+    """4 MiB of invalid UTF-8 waiting unread is decoded in a worker thread, and BashOutput
+    shows what the whole output gives; a small output is capped on the event loop."""
+    shell_id = await _unread(ctx, "head -c 4194304 /dev/zero | tr '\\0' '\\377'")
+    text = text_of(await call(OUTPUT, {"bash_id": shell_id}, ctx))
+    assert thread_calls.count(shell._cap_in_pieces) == 1  # (a process starts in one too)
+    expected = shell._cap(b"\xff" * 4194304, 0)
+    assert (
+        text
+        == f"<status>completed</status>\n<exit_code>0</exit_code>\n<stdout>\n{expected}\n</stdout>"
+    )
+    small = await _unread(ctx, "echo small")
+    assert "small" in text_of(await call(OUTPUT, {"bash_id": small}, ctx))
+    assert thread_calls.count(shell._cap_in_pieces) == 1
+
+
+async def test_output_taken_is_given_back_when_capping_fails(
+    ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Interrupted while its output is capped in the thread, BashOutput loses nothing: the
+    next read sees it all."""
+    shell_id = await _unread(ctx, "head -c 300000 /dev/zero | tr '\\0' x")
+
+    async def interrupted(*args: Any, **kwargs: Any) -> Any:
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patch:
+        patch.setattr(trio.to_thread, "run_sync", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            await call(OUTPUT, {"bash_id": shell_id}, ctx)
+    text = text_of(await call(OUTPUT, {"bash_id": shell_id}, ctx))
+    assert "x" * 100 in text and "output truncated: 270000 more characters" in text
