@@ -137,6 +137,10 @@ _FIXTURE = [HealthCheck.function_scoped_fixture]  # (small_limits: the same for 
 @example(output=b"x" * (HEAD + 2 * TAIL), status=0, cuts=[], reads=[])
 @example(output=b"x" * (HEAD + 2 * TAIL + 1), status=0, cuts=[], reads=[])
 @example(output=b"\n__AGENTS_DONE_0123", status=0, cuts=[3, 10], reads=[])
+@example(output=b"x" * 200, status=0, cuts=[190, 230], reads=[])  # (the marker straddles)
+@example(output=b"x" * 200, status=0, cuts=[190, 260], reads=[])
+@example(output=b"x" * 200, status=0, cuts=[249], reads=[])  # (all but its last byte read)
+@example(output=b"x" * 200, status=0, cuts=[201], reads=[])  # (its first byte read)
 async def test_the_cut_output_is_the_output_the_shell_tool_kept(
     small_limits: None, output: bytes, status: int, cuts: list[int], reads: list[int]
 ) -> None:
