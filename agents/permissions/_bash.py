@@ -6,8 +6,9 @@ lines. :func:`analyze` parses the line with tree-sitter-bash and lists what it m
 redirection, the directory each runs in, and every construct that cannot be decided statically.
 The rules, the modes and the critical-path guard judge that list; nothing here decides.
 
-Fail closed: a line longer than :data:`MAX_COMMAND_BYTES`, nested deeper than the walk's limit,
-with a command under more than :data:`MAX_WRAPPERS` wrappers, or that does not parse, is
+Fail closed: a line longer than :data:`MAX_COMMAND_BYTES`, one the grammar would take too long
+to read (:data:`MAX_PIPES`, :data:`MAX_HEREDOC_LINE_EXPANSIONS`), nested deeper than the walk's
+limit, with a command under more than :data:`MAX_WRAPPERS` wrappers, or that does not parse, is
 reported opaque (never auto-approved) rather than guessed at.
 Analysing is linear in the line's size; a line over :data:`THREAD_BYTES` is analysed in a worker
 thread by the gate (:func:`analyze` itself is synchronous and thread-safe).
@@ -26,7 +27,7 @@ if TYPE_CHECKING:  # tree-sitter loads with the first command analysed
     from tree_sitter import Language, Node, Parser, Tree
 
 from ._bash_commands import MAX_WRAPPERS
-from ._bash_model import Analysis, Command, Dirs, Opaque, Write
+from ._bash_model import Analysis, Command, Dirs, Opaque, Place, Write, session_dirs
 from ._bash_tree import MAX_DEPTH, Walker
 from ._bash_words import Word
 from ._bash_wrappers import basename
@@ -36,7 +37,9 @@ from ._stars import stars
 __all__ = [
     "MAX_COMMAND_BYTES",
     "MAX_DEPTH",
+    "MAX_HEREDOC_LINE_EXPANSIONS",
     "MAX_PARTS",
+    "MAX_PIPES",
     "MAX_WRAPPERS",
     "MAX_WRITES",
     "THREAD_BYTES",
@@ -100,6 +103,35 @@ def _crashes_the_parser(data: bytes) -> bool:
     return brace >= 0 and _FOUR_BYTE_LEAD.search(data, brace) is not None
 
 
+#: A command with a here-document is not parsed if one of its lines holds more ``$`` than this:
+#: tree-sitter-bash reads the expansions of a here-document's line in time quadratic in their
+#: number, holding the interpreter (one line of 21 000 ``$x``, 64 KB: 4.4 s, every agent of the
+#: tree stopped; 64 KB of lines of 128: a 46 ms parse, the event loop at most 87 ms late). It asks.
+MAX_HEREDOC_LINE_EXPANSIONS = 128
+#: A command with more ``|`` than this is not parsed: tree-sitter-bash reads a long pipeline in
+#: more than linear time, holding the interpreter (12 800 stages, 64 KB: the event loop 104 ms
+#: late; 4096 and a list to 64 KB: 28 ms), and a line of more than :data:`MAX_PARTS` commands
+#: asks anyway. It asks.
+MAX_PIPES = 4096
+
+
+def _slow_to_parse(data: bytes) -> str | None:
+    """Why ``data`` would hold the interpreter too long in the parser, None if it would not."""
+    if data.count(b"|") > MAX_PIPES:
+        return f"more than {MAX_PIPES} '|' in one command (too slow to parse)"
+    limit = MAX_HEREDOC_LINE_EXPANSIONS
+    if (
+        data.count(b"$") > limit
+        and b"<<" in data
+        and max(line.count(b"$") for line in data.split(b"\n")) > limit
+    ):
+        return (
+            f"a line with more than {limit} '$' in a command with a here-document "
+            "(too slow to parse)"
+        )
+    return None
+
+
 #: A line continuation inside a word (``r\<newline>m``): bash joins the word before it reads
 #: the line, tree-sitter-bash reads two words, so the command the rules would see is not the
 #: one that runs (``rm``). Inside single quotes the pair is literal: such a line asks needlessly.
@@ -131,16 +163,16 @@ class _Scripts:
         data = script if isinstance(script, bytes) else script.encode("utf-8", "surrogateescape")
         if len(data) > self.budget or _crashes_the_parser(data):
             return None
+        slow = _slow_to_parse(data)
+        if slow is not None:
+            self.opaque.append(Opaque(slow))  # (`walker.fail`)
+            return None
         self.budget -= len(data)
         if data.find(_CONTINUATION) >= 0 and _JOINED_WORD.search(data):
             self.opaque.append(Opaque(_JOINED))  # (`walker.fail`)
         tree = _parser().parse(data)
         self.trees.append(tree)
         return tree.root_node, data
-
-
-#: Where a line starts: the session's directory, no ``cd`` applied yet.
-_SESSION_DIR: Dirs = frozenset({()})
 
 
 def analyze(command: str) -> Analysis:
@@ -157,6 +189,9 @@ def analyze(command: str) -> Analysis:
     # cleared inside, trying the operand as a byte value first)
     if "{" in command and _crashes_the_parser(source):
         return Analysis((), (), (Opaque(_UNREADABLE),))
+    slow = _slow_to_parse(source)
+    if slow is not None:
+        return Analysis((), (), (Opaque(slow),))
     tree = _parser().parse(source)
     # (the line's own bytes count against the budget of the scripts nested in it)
     scripts = _Scripts(MAX_COMMAND_BYTES - len(source), tree)
@@ -167,7 +202,7 @@ def analyze(command: str) -> Analysis:
         walker.fail("the command does not parse")
     if _CONTINUATION_TEXT in command and _JOINED_WORD.search(source):
         walker.fail(_JOINED)
-    walker.statements(root.children, _SESSION_DIR, 0)
+    walker.statements(root.children, session_dirs(), 0)
     if len(walker.commands) > MAX_PARTS or len(walker.writes) > MAX_WRITES:
         reason = f"more than {MAX_PARTS} commands or {MAX_WRITES} writes in one line"
         return Analysis((), (), (Opaque(reason),))
@@ -245,13 +280,27 @@ def resolve_dirs(dirs: Dirs, cwd: str, home: str) -> list[str] | None:
     """The absolute directories a command may run in, None if unknown (or unreachable)."""
     if not dirs:
         return None
-    out = []
-    for steps in dirs:
-        directory = cwd
-        for step in steps:
-            directory = absolute(step, directory, home)
-        out.append(directory)
-    return out
+    return [_resolve(place, cwd, home) for place in dirs]
+
+
+def _resolve(place: Place, cwd: str, home: str) -> str:
+    """The directory ``place`` is from ``cwd``: its ``cd`` targets applied in order, each
+    place on the way resolved once (its ``where``), so a line's commands resolve their places
+    in a step per ``cd``, not a step per ``cd`` before each (``cd a && … && cd a && touch f``
+    in acceptEdits mode held the event loop for 1.3 s)."""
+    chain: list[Place] = []
+    node = place
+    while node.parent is not None:
+        where = node.where
+        if where is not None and where[0] == cwd and where[1] == home:
+            break
+        chain.append(node)
+        node = node.parent
+    directory = cwd if node.parent is None else node.where[2]  # type: ignore[index]
+    for step in reversed(chain):
+        directory = absolute(step.target, directory, home)
+        step.where = (cwd, home, directory)
+    return directory
 
 
 def is_sink(word: Word) -> bool:

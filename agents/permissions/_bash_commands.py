@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from tree_sitter import Node
 
-from ._bash_model import Command, Dirs, Opaque, Result, Write, cd_dirs, new_command
+from ._bash_model import Command, Dirs, Opaque, Places, Result, Write, cd_dirs, new_command
 from ._bash_words import Word
 from ._bash_wrappers import NOT_WRAPPED, WRAPPERS, basename, is_assignment, unwrap
 
@@ -171,6 +171,7 @@ class SimpleCommands:
         self.writes: list[Write] = []
         self.reads: list[Write] = []  # files input redirections (`< file`) read
         self.opaque: list[Opaque] = []
+        self.places: Places = {}  # every directory a `cd` of this walk moved to
 
     def fail(self, reason: str) -> None:
         """Record a construct that cannot be decided statically."""
@@ -235,7 +236,9 @@ class SimpleCommands:
             ]
         run_dirs = dirs
         if layers.chdir is not None:
-            run_dirs = None if not layers.chdir or dirs is None else cd_dirs(dirs, layers.chdir)
+            run_dirs = None
+            if layers.chdir and dirs is not None:
+                run_dirs = cd_dirs(dirs, layers.chdir, self.places)
         for target in layers.writes:
             self.writes.append(Write(Word(target, target), dirs))
         self._check_words(words, inner)
@@ -381,7 +384,7 @@ class SimpleCommands:
             target = args[i].path_text() or ""
         if dirs is None:
             return None, None
-        return cd_dirs(dirs, target), dirs
+        return cd_dirs(dirs, target, self.places), dirs
 
     def _script(self, name: str, args: Sequence[Word]) -> str | None:
         """The literal script ``eval`` or ``sh -c`` runs; None (after failing) if not literal."""

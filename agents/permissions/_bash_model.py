@@ -1,7 +1,10 @@
 """What the Bash analysis reports: the commands a line may run, the files it writes, where.
 
 Directory states (:data:`Dirs`) are symbolic: a set of sequences of ``cd`` targets, each applied
-from the session's directory, so one analysis serves any session; ``None`` means unknown.
+from the session's directory, so one analysis serves any session; ``None`` means unknown. A
+sequence is a :class:`Place`, shared with the sequence it extends and made once per analysis
+(``cd a && cd b && …`` costs a step per ``cd``, where copying each sequence cost its length:
+quadratic in the line).
 """
 
 from __future__ import annotations
@@ -18,16 +21,75 @@ __all__ = [
     "Command",
     "Dirs",
     "Opaque",
+    "Place",
+    "Places",
     "Result",
     "Write",
     "cd_dirs",
     "new_command",
+    "session_dirs",
+    "spelled",
+    "steps",
     "union",
     "union_all",
 ]
 
-#: Directory states: each tuple is the ``cd`` targets applied in order; None when unknown.
-Dirs = frozenset[tuple[str, ...]] | None
+
+class Place:
+    """The ``cd`` targets applied, in order, from the session's directory: ``target`` after
+    those of ``parent`` (the session's directory itself has neither).
+
+    Places are made by :func:`cd_dirs` only, which returns the same object for the same parent
+    and target within one analysis (the walk's ``places``), so there two places are equal
+    exactly when they are the same object: a set of them hashes and compares each in one step,
+    however long the sequence. (A place points to its parent only: the table of places made is
+    the walk's, so an analysis leaves no cycle to the garbage collector.)
+    """
+
+    __slots__ = ("parent", "target", "where")
+
+    def __init__(self, parent: Place | None = None, target: str = "") -> None:
+        self.parent = parent
+        self.target = target
+        #: ``(cwd, home, directory)``: where this place was last resolved to (a cache kept by
+        #: :func:`~._bash.resolve_dirs`, so that each place is resolved once, not once for
+        #: every command after it)
+        self.where: tuple[str, str, str] | None = None
+
+    def __repr__(self) -> str:
+        return f"Place{steps(self)!r}"
+
+
+#: The places one analysis has made, by parent and ``cd`` target.
+Places = dict[tuple[Place, str], Place]
+
+
+def steps(place: Place) -> tuple[str, ...]:
+    """The ``cd`` targets ``place`` applies, first to last."""
+    out: list[str] = []
+    node: Place | None = place
+    while node is not None and node.parent is not None:
+        out.append(node.target)
+        node = node.parent
+    out.reverse()
+    return tuple(out)
+
+
+def spelled(dirs: Dirs) -> frozenset[tuple[str, ...]] | None:
+    """``dirs`` as sequences of ``cd`` targets (comparable across analyses, for tests)."""
+    return None if dirs is None else frozenset(steps(place) for place in dirs)
+
+
+#: Directory states: the places a shell may be in; None when unknown.
+Dirs = frozenset[Place] | None
+
+
+def session_dirs() -> Dirs:
+    """Where a line starts: the session's directory, no ``cd`` applied (a fresh place, the
+    root of one analysis's places)."""
+    return frozenset({Place()})
+
+
 #: More possible directories than this count as unknown.
 MAX_DIRS = 16
 
@@ -126,6 +188,14 @@ def union_all(states: Iterable[Dirs]) -> Dirs:
 Result = tuple[Dirs, Dirs]  # the directories after success, after failure
 
 
-def cd_dirs(dirs: frozenset[tuple[str, ...]], target: str) -> Dirs:
-    moved = frozenset((*d, target) for d in dirs)
-    return moved if len(moved) <= MAX_DIRS else None
+def cd_dirs(dirs: frozenset[Place], target: str, places: Places) -> Dirs:
+    """The places after ``cd target`` from each of ``dirs``, each made once in ``places``."""
+    moved = []
+    for place in dirs:
+        key = (place, target)
+        after = places.get(key)
+        if after is None:
+            after = places[key] = Place(place, target)
+        moved.append(after)
+    out = frozenset(moved)
+    return out if len(out) <= MAX_DIRS else None

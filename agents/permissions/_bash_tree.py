@@ -462,7 +462,9 @@ class Walker(SimpleCommands):
                         # plain: its one spelling is its text, it reads and removes nothing
                         command = (plain_words, (), NOT_WRAPPED, dirs, False, True, text)
                         self.commands.append(_new_tuple(Command, command))
-                        return (None, None) if dirs is None else (cd_dirs(dirs, texts[1]), dirs)
+                        if dirs is None:
+                            return None, None
+                        return cd_dirs(dirs, texts[1], self.places), dirs
                     return self.simple(list(plain_words), [], dirs, depth, plain=True)
                 # what `simple` lists for an ordinary command (no word holds `=` here), made
                 # here: its text is the command's own, words joined by single spaces

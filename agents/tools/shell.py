@@ -12,7 +12,13 @@ session so its process group id is its pid). A command is written to its stdin w
 
 stdout and stderr are one pipe (merged, in order). Output is capped at 30 000 characters with a
 note saying how much was cut, and never more than about 128 KB of it is kept in memory whatever
-the command prints.
+the command prints. That cut is made before the output reaches this process, by the *cutter*
+(:mod:`agents.tools._cutter`), a small process between the shell and this one, to which each
+script is written with its marker's token (so the cutter knows where a command's output ends,
+and the command cannot tell it): the event loop reads at most the first 120 000 bytes and the
+last 8 to 16 KiB of a command's output, and its sentinel line. A foreground ``yes`` was read
+whole by the event loop, keeping it 55-87 % busy until the timeout only to drop what it read.
+An output of at most ``_HEAD_BYTES + 2 * _TAIL_BYTES`` bytes arrives whole, as before.
 
 **Timeouts and cancellation.** A timeout is a cancel scope around the wait for the sentinel. On
 timeout, on cancellation, or on any error while a command runs, the shell and everything it
@@ -37,8 +43,10 @@ server that logs is never blocked for long, and the newest output is what is kep
 
 from __future__ import annotations
 
+import codecs
 import os
 import subprocess
+import sys
 import uuid
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
@@ -47,6 +55,7 @@ import attrs
 import msgspec
 import trio
 
+from ._cutter import CUT
 from ._line_filter import FilterError, filter_lines
 from ._reaper import end, open_contained, reap
 from .base import SESSION_ENV, Tool, ToolContext, ToolOutput
@@ -62,6 +71,8 @@ MAX_TIMEOUT_MS = 600_000
 _HEAD_BYTES = OUTPUT_CAP * 4
 #: Bytes kept at the end, where the sentinel arrives.
 _TAIL_BYTES = 8192
+#: Room for the line the cutter sends after a cut output when the shell exits.
+_CUT_LINE = 128
 #: Unread bytes a background shell keeps; older output is dropped with a note.
 _BACKGROUND_KEEP = 4 * 1024 * 1024
 #: Background shells one agent may have running at once (each keeps up to
@@ -70,6 +81,8 @@ MAX_BACKGROUND_SHELLS = 32
 #: Seconds between two reads of a background shell's pipe while ``_BACKGROUND_KEEP`` bytes
 #: wait unread: what it prints past that is read (and dropped) at this pace, not at once.
 _FULL_PACE = 0.01
+
+_CUTTER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_cutter.py")
 
 _SHELL_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_EDITOR": "true", "CLAUDECODE": "1"}
 
@@ -90,6 +103,41 @@ def _cap(data: bytes, dropped: int = 0) -> str:
     return text
 
 
+#: Unread output at least this long is capped in a worker thread, decoded a piece at a time.
+_THREAD_CAP_BYTES = 256 * 1024
+_PIECE = 64 * 1024
+
+
+def _cap_in_pieces(data: bytes, dropped: int = 0) -> str:
+    """``_cap(data, dropped)``, decoding ``data`` a piece at a time and keeping only the
+    characters shown: a decode is one call that holds the interpreter (4 MiB of invalid UTF-8,
+    what a background shell may keep unread, took 64 ms), so in a worker thread the event loop
+    runs between pieces. A test compares it with ``_cap``."""
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    view = memoryview(data)
+    shown: list[str] = []
+    kept = 0  # characters in `shown`: the first OUTPUT_CAP of the text at most
+    length = 0  # characters decoded
+    end = 0  # characters up to the last one that is not whitespace (what rstrip keeps)
+    for at in range(0, max(len(data), 1), _PIECE):
+        piece = decoder.decode(view[at : at + _PIECE], final=at + _PIECE >= len(data))
+        stripped = len(piece.rstrip())
+        if stripped:
+            end = length + stripped
+        if kept < OUTPUT_CAP:
+            shown.append(piece[: OUTPUT_CAP - kept])
+            kept += len(shown[-1])
+        length += len(piece)
+    text = "".join(shown)
+    over = end - OUTPUT_CAP + dropped
+    if over > 0:
+        return (
+            f"{text[: min(end, OUTPUT_CAP)]}\n\n... [output truncated: "
+            f"{'about ' if dropped else ''}{over} more characters not shown]"
+        )
+    return text[:end]
+
+
 # --- The persistent shell ------------------------------------------------------------------
 
 
@@ -102,8 +150,9 @@ class _Shell:
 
     @classmethod
     async def start(cls, cwd: str, env: Mapping[str, str]) -> _Shell:
+        cutter = [sys.executable, "-I", "-S", _CUTTER, str(_HEAD_BYTES), str(_TAIL_BYTES)]
         process = await open_contained(
-            ["bash", "--noprofile", "--norc"],
+            [*cutter, "bash", "--noprofile", "--norc"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -122,16 +171,23 @@ class _Finished:
     shell_exit: int | None = None
 
 
-async def _collect(shell: _Shell, marker: bytes) -> _Finished:
-    """Read merged output until ``marker`` and its line end, keeping head and tail only."""
+async def _collect(shell: _Shell, token: str) -> _Finished:
+    """Read merged output until the end marker of ``token`` and its line end (``dropped status
+    pwd``: the cutter's count, then the shell's), keeping head and tail only (what the cutter
+    sends already is that, at most)."""
     stdout = shell.process.stdout
     assert stdout is not None
+    marker = f"\n__AGENTS_DONE_{token}__ ".encode()
     buf = bytearray()
     dropped = 0
     while True:
         chunk = await stdout.receive_some(65536)
         if not chunk:  # the shell exited
             code = await shell.process.wait()
+            cut = buf.rfind(CUT + f"{token}__ ".encode(), max(0, len(buf) - 2 * len(marker) - 20))
+            if cut != -1 and buf.endswith(b"\n"):
+                dropped += int(buf[cut:].split()[-1])
+                del buf[cut:]
             return _Finished(bytes(buf), dropped, None, shell_exit=code)
         buf += chunk
         at = buf.find(marker, max(0, len(buf) - len(chunk) - len(marker)))
@@ -144,21 +200,25 @@ async def _collect(shell: _Shell, marker: bytes) -> _Finished:
                 buf += more
                 end = buf.find(b"\n", at + len(marker))
             line = buf[at + len(marker) : end if end != -1 else len(buf)].decode(errors="replace")
+            count, _, line = line.partition(" ")
             status, _, pwd = line.partition(" ")
+            dropped += int(count)
             return _Finished(bytes(buf[:at]), dropped, int(status or 0), pwd or None)
-        if len(buf) > _HEAD_BYTES + 2 * _TAIL_BYTES:
+        if len(buf) > _HEAD_BYTES + 2 * _TAIL_BYTES + _CUT_LINE:  # (never, from the cutter)
             excess = len(buf) - _HEAD_BYTES - _TAIL_BYTES
             del buf[_HEAD_BYTES : _HEAD_BYTES + excess]
             dropped += excess
 
 
 def _script(command: str, token: str) -> bytes:
+    """The script for ``command``, framed for the cutter: a line ``token size``, then it."""
     eof = f"__AGENTS_EOF_{token}"
-    return (
+    script = (
         f"IFS= read -r -d '' __agents_cmd <<'{eof}'\n{command}\n{eof}\n"
         'eval "$__agents_cmd" </dev/null\n'
         f"printf '\\n%s%s %d %s\\n' __AGENTS_ 'DONE_{token}__' \"$?\" \"$PWD\"\n"
     ).encode()
+    return b"%s %d\n%s" % (token.encode(), len(script), script)
 
 
 @attrs.define(eq=False)
@@ -257,7 +317,6 @@ async def _bash(args: BashInput, ctx: ToolContext) -> ToolOutput:
     timeout_ms = args.timeout if args.timeout is not None else DEFAULT_TIMEOUT_MS
     shell = await _get_shell(state, ctx)
     token = uuid.uuid4().hex
-    marker = f"\n__AGENTS_DONE_{token}__ ".encode()
     finished: _Finished | None = None
     async with shell.lock:
         try:
@@ -265,7 +324,7 @@ async def _bash(args: BashInput, ctx: ToolContext) -> ToolOutput:
             assert stdin is not None
             with trio.move_on_after(timeout_ms / 1000):
                 await stdin.send_all(_script(args.command, token))
-                finished = await _collect(shell, marker)
+                finished = await _collect(shell, token)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             finished = _Finished(b"", 0, None, None)
         finally:
@@ -454,16 +513,19 @@ async def _bash_output(args: BashOutputInput, ctx: ToolContext) -> ToolOutput:
     await trio.lowlevel.checkpoint()
     status = bg.poll_status()
     raw, dropped = bg.take()
-    text = _cap(raw, dropped)
-    if args.filter:
-        try:
+    try:
+        if len(raw) < _THREAD_CAP_BYTES:
+            text = _cap(raw, dropped)
+        else:
+            text = await trio.to_thread.run_sync(_cap_in_pieces, raw, dropped)
+        if args.filter:
             text = await filter_lines(text, args.filter)
-        except FilterError as exc:
-            bg.give_back(raw, dropped)  # nothing is lost: the next read sees it
-            return ToolOutput.error(str(exc))
-        except BaseException:
-            bg.give_back(raw, dropped)
-            raise
+    except FilterError as exc:
+        bg.give_back(raw, dropped)  # nothing is lost: the next read sees it
+        return ToolOutput.error(str(exc))
+    except BaseException:
+        bg.give_back(raw, dropped)
+        raise
     parts = [f"<status>{status}</status>"]
     if bg.exit_code is not None:
         parts.append(f"<exit_code>{bg.exit_code}</exit_code>")

@@ -31,7 +31,7 @@ from agents.permissions import (
     _reading,
 )
 from agents.permissions._bash import Analysis, Command, _parser, analyze, deny_forms
-from agents.permissions._bash_model import Dirs, new_command
+from agents.permissions._bash_model import Dirs, Place, new_command, spelled
 from agents.permissions._bash_tree import Walker
 from agents.permissions._bash_words import Word
 from agents.permissions._bash_wrappers import Unwrapped, unwrap
@@ -75,15 +75,20 @@ def _walker() -> tuple[Walker, list[Tree]]:
 
 def _command_fields(command: Command) -> tuple[Any, ...]:
     layers = attrs.asdict(command.layers)
-    return command.words, command.assignments, layers, command.dirs, command.transparent
+    return command.words, command.assignments, layers, spelled(command.dirs), command.transparent
+
+
+def _spelled_writes(writes: Any) -> list[tuple[Any, ...]]:
+    """Writes (or reads) with their directories spelled out, comparable across analyses."""
+    return [(w.target, spelled(w.dirs)) for w in writes]
 
 
 def _walked(walker: Walker) -> tuple[Any, ...]:
     return (
         [_command_fields(c) for c in walker.commands],
         walker.opaque,
-        walker.writes,
-        walker.reads,
+        _spelled_writes(walker.writes),
+        _spelled_writes(walker.reads),
     )
 
 
@@ -91,8 +96,8 @@ def _analysed(analysis: Analysis) -> tuple[Any, ...]:
     return (
         [_command_fields(c) for c in analysis.commands],
         analysis.opaque,
-        analysis.writes,
-        analysis.reads,
+        _spelled_writes(analysis.writes),
+        _spelled_writes(analysis.reads),
     )
 
 
@@ -105,7 +110,8 @@ def _word(text: str) -> Word:
     return words[1] if len(words) == 2 else Word(text, None)
 
 
-_DIRS: list[Dirs] = [frozenset({()}), frozenset({("a",), ("b",)}), None]
+_ROOT = Place()
+_DIRS: list[Dirs] = [frozenset({_ROOT}), frozenset({Place(_ROOT, "a"), Place(_ROOT, "b")}), None]
 
 
 @settings(max_examples=400, deadline=None)
@@ -124,9 +130,9 @@ def test_the_ordinary_command_fast_path_judges_as_the_full_path(
     assignments = [Word(a, None) for a in assigned]
     fast, fast_trees = _walker()
     full, full_trees = _walker()
-    fast_result = fast.simple(list(words), list(assignments), dirs, 0)
-    full_result = full.judge(list(words), list(assignments), dirs, 0)
-    assert fast_result == full_result
+    fast_ok, fast_failed = fast.simple(list(words), list(assignments), dirs, 0)
+    full_ok, full_failed = full.judge(list(words), list(assignments), dirs, 0)
+    assert (spelled(fast_ok), spelled(fast_failed)) == (spelled(full_ok), spelled(full_failed))
     assert _walked(fast) == _walked(full)
     assert fast_trees is not full_trees
 
@@ -185,7 +191,8 @@ def test_the_differential_test_sees_a_planted_difference() -> None:
     fast, _ = _walker()
     fast.commands.append(new_command(tuple(words), (), Unwrapped(starts=[0]), None))
     full, _ = _walker()
-    assert full.judge(words, [], frozenset({()}), 0) == (frozenset({("src",)}), frozenset({()}))
+    ok, failed = full.judge(words, [], frozenset({Place()}), 0)
+    assert (spelled(ok), spelled(failed)) == (frozenset({("src",)}), frozenset({()}))
     assert _walked(fast) != _walked(full)
 
 
