@@ -44,6 +44,7 @@ import json
 import os
 import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -361,11 +362,16 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="tiny sizes, for the smoke test")
     parser.add_argument("--idle", type=int, help="idle agents (default 10 000; 100 000 for the "
                         "memory target)")
+    parser.add_argument("--waiting", type=int, metavar="N", help="only the waiting agents' "
+                        "figure, for N agents (main() runs it so, in a fresh process)")
     parser.add_argument("--callgrind", type=int, metavar="FANOUT", help="only count the "
                         "instructions of a tree of FANOUT² agents and of its control (valgrind)")
     parser.add_argument("--python", action="append", metavar="PATH", help="with --callgrind: "
                         "count with this interpreter (another build's venv); repeatable")
     args = parser.parse_args()
+    if args.waiting:
+        trio.run(bench_waiting, args.waiting)
+        return
     if args.callgrind:
         for python in args.python or [sys.executable]:
             bench_instructions(args.callgrind, python)
@@ -374,7 +380,9 @@ def main() -> None:
     # First: the idle agents' RSS growth is only theirs in a process that has not freed memory
     # yet (after the trees, new agents reuse what those left and read about half their size).
     trio.run(bench_idle, args.idle or idle)
-    trio.run(bench_waiting, 50 if args.quick else 10_000)
+    # in a process of its own: memory the idle agents freed would be reused and read as none
+    waiting = 50 if args.quick else 10_000
+    subprocess.run([sys.executable, __file__, "--waiting", str(waiting)], check=True)
     trio.run(bench_tree, fanout)
     # The in-memory tree and its bare-Trio control, alternated: their CPU-time ratio is the
     # figure that holds on a loaded machine (wall time counts other processes' slices too).
