@@ -125,7 +125,10 @@ def main(argv: list[str]) -> None:
         try:
             os.setsid()
             _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            # Python ignores SIGPIPE and SIGXFSZ, and an ignored signal stays ignored across
+            # exec: the command gets their defaults back, as ``subprocess`` gives them
+            for sig in (signal.SIGINT, signal.SIGPIPE, signal.SIGXFSZ):
+                signal.signal(sig, signal.SIG_DFL)
             os.execvp(command[0], command)
         finally:
             os._exit(127)

@@ -200,6 +200,10 @@ def _start(command: list[str]) -> tuple[int, int, int]:
             os.dup2(in_r, 0)
             os.dup2(out_w, 1)
             os.dup2(out_w, 2)
+            # Python ignores SIGPIPE and SIGXFSZ, and an ignored signal stays ignored across
+            # exec: the shell gets their defaults back (``yes | head -1`` dies of SIGPIPE)
+            signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+            signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
             os.execvp(command[0], command)
         finally:
             os._exit(127)

@@ -282,3 +282,17 @@ async def test_background_shells_past_the_limit_are_refused_naming_it(
     await call(KILL, {"shell_id": "bash_1"}, ctx)
     started = await call(BASH, {"command": "sleep 30", "run_in_background": True}, ctx)
     assert started.data == {"backgroundTaskId": "bash_3"}
+
+
+async def test_commands_get_the_default_sigpipe_and_sigxfsz(ctx: ToolContext) -> None:
+    """A command runs with SIGPIPE and SIGXFSZ at their defaults, as from a terminal: the
+    Python processes between the agent and the shell (the keeper, the cutter) ignore them, and
+    an ignored signal stays ignored across ``exec``, so ``yes | head -1`` printed "Broken pipe"
+    and ended with 1 instead of dying of SIGPIPE (141)."""
+    script = 'yes | head -1; echo "status ${PIPESTATUS[0]}"; trap -p PIPE XFSZ'
+    out = await call(BASH, {"command": script}, ctx)
+    assert text_of(out) == "y\nstatus 141"
+    shell = await call(BASH, {"command": script, "run_in_background": True}, ctx)
+    assert shell.data is not None
+    done = await _read_until_done(shell.data["backgroundTaskId"], ctx)
+    assert "y\nstatus 141" in done and "Broken pipe" not in done and "trap" not in done
