@@ -103,7 +103,10 @@ def _exit_like(status: int) -> None:
     """Exit with the command's wait status: its code, or death by its signal."""
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
-        signal.signal(sig, signal.SIG_DFL)
+        # (SIGKILL's and SIGSTOP's handlers cannot be set, nor need to be: the reset raised,
+        # and a shell killed by SIGKILL read as exit 1)
+        with contextlib.suppress(OSError, ValueError):
+            signal.signal(sig, signal.SIG_DFL)
         os.kill(os.getpid(), sig)
     os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1)
 

@@ -295,4 +295,14 @@ async def test_commands_get_the_default_sigpipe_and_sigxfsz(ctx: ToolContext) ->
     shell = await call(BASH, {"command": script, "run_in_background": True}, ctx)
     assert shell.data is not None
     done = await _read_until_done(shell.data["backgroundTaskId"], ctx)
-    assert "y\nstatus 141" in done and "Broken pipe" not in done and "trap" not in done
+    # (read in pieces: the output may come over several reads)
+    assert "status 141" in done and "Broken pipe" not in done and "trap" not in done
+
+
+async def test_a_background_shell_killed_by_sigkill_says_so(ctx: ToolContext) -> None:
+    """The keeper mirrors a command's death by its signal by dying of it too; for SIGKILL,
+    whose handler cannot be set, resetting it first raised, and the shell read as exit 1."""
+    shell = await call(BASH, {"command": "echo up; kill -9 $$", "run_in_background": True}, ctx)
+    assert shell.data is not None
+    done = await _read_until_done(shell.data["backgroundTaskId"], ctx)
+    assert "up" in done and "<exit_code>-9</exit_code>" in done, done
