@@ -16,6 +16,7 @@ text always names the server, so a tool result or an init message says which one
 from __future__ import annotations
 
 import contextlib
+import importlib
 import logging
 import sys
 import tempfile
@@ -107,6 +108,8 @@ class Connection:
             if self._stopping:
                 scope.cancel()
             try:
+                stdio = isinstance(self.config, StdioServerConfig)
+                await import_apart(STDIO_MODULES if stdio else HTTP_MODULES)
                 await self._connect_and_serve(connect_timeout)
             except Exception as exc:
                 when = "while connecting" if self.status == "pending" else "mid-session"
@@ -323,6 +326,36 @@ def stderr_tail(file: Any) -> str:
         if start == 0 or settled or window >= _STDERR_WINDOW_MAX:
             return tail[-_STDERR_TAIL:]
         window *= 2
+
+
+#: The ``mcp`` package's modules a connection imports, by transport: imported first in a
+#: worker thread (:func:`import_apart`).
+STDIO_MODULES = ("mcp.client.stdio", "mcp.types", "mcp_types.version")
+HTTP_MODULES = (
+    "httpcore2",  # (imported by the HTTP client's transport when one is made)
+    "mcp.client.session",
+    "mcp.client.sse",
+    "mcp.client.streamable_http",
+    "mcp.shared._httpx_utils",
+    "mcp.shared.exceptions",
+    "mcp.types",
+)
+
+
+async def import_apart(modules: tuple[str, ...]) -> None:
+    """Import those of ``modules`` not imported yet in a worker thread: the first ``import
+    mcp`` took 0.5 s, one step of the event loop, every agent of the tree waiting. In the
+    thread the interpreter still hands the loop its turn every few milliseconds."""
+    missing = [name for name in modules if name not in sys.modules]
+    if missing:
+        await trio.to_thread.run_sync(_import_all, missing)
+
+
+def _import_all(names: list[str]) -> None:
+    """(A module that cannot be imported fails where the connection imports it, as before.)"""
+    for name in names:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
 
 
 def _stderr_file(config: ServerConfig) -> contextlib.AbstractContextManager[TextIO | None]:
