@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import io
 import logging
+import os
+import subprocess
 import sys
-import tempfile
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Protocol, TextIO, cast
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 import trio
@@ -63,6 +65,9 @@ _STDERR_LINES = 5
 #: server may have filled with gigabytes.
 _STDERR_WINDOW = 64 * 1024
 _STDERR_WINDOW_MAX = 1 << 20
+#: Bytes of a stdio server's stderr read at once, and the seconds between two reads.
+_STDERR_READ = 1 << 16
+_STDERR_PACE = 0.01
 
 
 @attrs.define(eq=False)
@@ -91,7 +96,7 @@ class Connection:
     _list_timeout: float = 30.0
     _scope: trio.CancelScope | None = None
     _stopping: bool = False
-    _stderr: TextIO | None = None
+    _stderr: StderrTail | None = None
     _last_transport_error: str | None = None
 
     def stop(self) -> None:
@@ -102,13 +107,13 @@ class Connection:
 
     async def run(self, connect_timeout: float) -> None:
         """Connect, list the tools, then hold the connection until it ends or is stopped."""
-        with trio.CancelScope() as scope, _stderr_file(self.config) as stderr:
+        stdio = isinstance(self.config, StdioServerConfig)
+        with trio.CancelScope() as scope, _closing(StderrTail() if stdio else None) as stderr:
             self._scope = scope
             self._stderr = stderr
             if self._stopping:
                 scope.cancel()
             try:
-                stdio = isinstance(self.config, StdioServerConfig)
                 await import_apart(STDIO_MODULES if stdio else HTTP_MODULES)
                 await self._connect_and_serve(connect_timeout)
             except Exception as exc:
@@ -145,9 +150,11 @@ class Connection:
         """The server as a child process, spoken to by a :class:`LineClient` on its pipes."""
         from ._stdio import open_stdio_process, stop_process
 
-        errlog = self._stderr if self._stderr is not None else sys.stderr
-        async with open_stdio_process(config, errlog) as process:
+        stderr = self._stderr
+        assert stderr is not None
+        async with open_stdio_process(config, subprocess.PIPE) as process:
             assert process.stdout is not None and process.stdin is not None
+            assert process.stderr is not None
             lines = LineClient(
                 process.stdout,
                 process.stdin,
@@ -158,6 +165,7 @@ class Connection:
             client = _LineMcpClient(lines)
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(lines.serve)
+                nursery.start_soon(stderr.drain, process.stderr)
                 try:
                     await self._hold(client, client.initialize, lines.ended, connect_timeout)
                 finally:
@@ -286,13 +294,7 @@ class Connection:
         return self.error or f"MCP server {self.name!r} is not connected"
 
     def _stderr_tail(self) -> str:
-        if self._stderr is None or self._stderr.closed:
-            return ""
-        try:
-            self._stderr.flush()
-            text = stderr_tail(self._stderr.buffer)
-        except (OSError, ValueError):
-            return ""
+        text = self._stderr.quote() if self._stderr is not None else ""
         return f"; its stderr ends with: {text}" if text else ""
 
     def disable(self) -> None:
@@ -358,11 +360,73 @@ def _import_all(names: list[str]) -> None:
             importlib.import_module(name)
 
 
-def _stderr_file(config: ServerConfig) -> contextlib.AbstractContextManager[TextIO | None]:
-    """Where a stdio server's stderr goes: a file, so an error can quote its last lines."""
-    if isinstance(config, StdioServerConfig):
-        return cast(TextIO, tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace"))
-    return contextlib.nullcontext(None)
+class StderrTail:
+    """The end of a stdio server's stderr, read from a pipe: the newest
+    ``_STDERR_WINDOW_MAX`` bytes, the most a quote (:func:`stderr_tail`) reads, so the quote is
+    the one the whole stream would give; older bytes are dropped as newer come, and nothing
+    goes to disk. It went to a temporary file, which a server could grow without bound.
+
+    The pipe is read at most once every ``_STDERR_PACE`` seconds, 64 KiB a read (about 6 MB/s):
+    a server that logs faster waits on its pipe, and one that floods it costs the event loop
+    a read each 10 ms, never a loop of reads."""
+
+    def __init__(self) -> None:
+        self._kept = bytearray()
+        self._stream: Any = None
+
+    def keep(self, data: bytes | bytearray) -> None:
+        """``data`` appended, the oldest bytes beyond ``_STDERR_WINDOW_MAX`` dropped."""
+        kept = self._kept
+        kept += data
+        excess = len(kept) - _STDERR_WINDOW_MAX
+        if excess > 0:
+            del kept[:excess]
+
+    async def drain(self, stream: trio.abc.ReceiveStream) -> None:
+        """Keep what ``stream`` (the server's stderr) brings until it ends, paced."""
+        self._stream = stream
+        while True:
+            try:
+                chunk = await stream.receive_some(_STDERR_READ)
+            except (trio.ClosedResourceError, trio.BrokenResourceError, OSError):
+                return
+            if not chunk:
+                return
+            self.keep(chunk)
+            await trio.sleep(_STDERR_PACE)
+
+    def quote(self) -> str:
+        """:func:`stderr_tail` of what was kept, after what the pipe holds now (at most
+        ``_STDERR_WINDOW_MAX`` bytes, read without waiting: the last words of a server that
+        just exited, which the paced reader has not taken yet)."""
+        fileno = getattr(self._stream, "fileno", None)
+        taken = 0
+        while fileno is not None and taken < _STDERR_WINDOW_MAX:
+            try:
+                chunk = os.read(fileno(), _STDERR_READ)
+            except (BlockingIOError, OSError, ValueError):
+                break
+            if not chunk:
+                break
+            self.keep(chunk)
+            taken += len(chunk)
+        return stderr_tail(io.BytesIO(self._kept))
+
+    def close(self) -> None:
+        """Close the pipe (its reader has ended, with the connection's task)."""
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            with contextlib.suppress(OSError):
+                stream.close()
+
+
+@contextlib.contextmanager
+def _closing(tail: StderrTail | None) -> Iterator[StderrTail | None]:
+    try:
+        yield tail
+    finally:
+        if tail is not None:
+            tail.close()
 
 
 async def _list_tools(client: McpClient) -> list[McpTool]:

@@ -42,10 +42,11 @@ MAX_LINE_BYTES = 256 << 20
 
 @contextlib.asynccontextmanager
 async def open_stdio_process(
-    config: StdioServerConfig, errlog: TextIO
+    config: StdioServerConfig, errlog: TextIO | int
 ) -> AsyncIterator[trio.Process]:
-    """Start the server (its pipes: ``stdin`` and ``stdout``); stop the process when the block
-    ends, however it ends (stdin closed, then SIGTERM, then SIGKILL of its group, bounded)."""
+    """Start the server (its pipes: ``stdin`` and ``stdout``, and ``stderr`` when ``errlog``
+    is ``subprocess.PIPE``); stop the process when the block ends, however it ends (stdin
+    closed, then SIGTERM, then SIGKILL of its group, bounded)."""
     from mcp.client.stdio import get_default_environment
 
     process = await trio.lowlevel.open_process(
