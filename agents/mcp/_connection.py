@@ -217,9 +217,15 @@ class Connection:
             from mcp.client.streamable_http import streamable_http_client
             from mcp.shared._httpx_utils import create_mcp_http_client
 
+            # (a server asked for no compression sends none: a compressed JSON body is refused)
+            headers = {"accept-encoding": "identity", **config.headers}
+            client = create_mcp_http_client(headers=headers)
+            client.event_hooks = {"response": [cap_json_body]}
             async with (
-                create_mcp_http_client(headers=dict(config.headers) or None) as client,
-                streamable_http_client(config.url, http_client=client) as streams,
+                client,
+                streamable_http_client(
+                    config.url, http_client=client, max_sse_event_size=MAX_HTTP_MESSAGE_BYTES
+                ) as streams,
             ):
                 yield streams
         else:
@@ -330,11 +336,65 @@ def stderr_tail(file: Any) -> str:
         window *= 2
 
 
+#: Bytes one message from a server over HTTP may take: an event of its event stream (the ``mcp``
+#: package's own limit, passed explicitly) or a JSON response's body, which the package read
+#: whole, without a limit. Over stdio a line may take 256 MiB: a line over 1 MiB is decoded in a
+#: worker thread, by pieces; over HTTP the package parses each message on the event loop in one
+#: call (pydantic: 1 MiB 7 ms, 4 MiB 24 ms, 16 MiB 160 ms, 64 MiB 390 ms), so the limit is what
+#: keeps the loop free.
+MAX_HTTP_MESSAGE_BYTES = 1 << 20
+
+
+async def cap_json_body(response: Any) -> None:
+    """A response hook of the HTTP client: a JSON response's body is read up to
+    :data:`MAX_HTTP_MESSAGE_BYTES` and refused past it, and refused if compressed (a few KB of
+    gzip can inflate to gigabytes); the package reports either as the request's error, which
+    the tool call returns. Event streams are left to the package's per-event limit."""
+    import httpx2
+
+    content_type = response.headers.get("content-type", "").lower()
+    if not content_type.startswith("application/json"):
+        await trio.lowlevel.checkpoint()
+        return
+    encoding = response.headers.get("content-encoding", "identity").lower()
+    inner = response.stream
+
+    class Capped(httpx2.AsyncByteStream):
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            if encoding != "identity":
+                raise httpx2.StreamError(
+                    f"a JSON response compressed ({encoding}) refused: its size once "
+                    f"inflated is unknown (MAX_HTTP_MESSAGE_BYTES={MAX_HTTP_MESSAGE_BYTES})"
+                )
+            read = 0
+            chunks = inner.__aiter__()
+            try:
+                async for chunk in chunks:
+                    read += len(chunk)
+                    if read > MAX_HTTP_MESSAGE_BYTES:
+                        raise httpx2.StreamError(
+                            f"a JSON response longer than {MAX_HTTP_MESSAGE_BYTES} bytes "
+                            "(MAX_HTTP_MESSAGE_BYTES)"
+                        )
+                    yield chunk
+            finally:
+                aclose = getattr(chunks, "aclose", None)
+                if aclose is not None:  # (the read stopped: unwound now, not by the collector)
+                    await aclose()
+
+        async def aclose(self) -> None:
+            await inner.aclose()
+
+    response.stream = Capped()
+    await trio.lowlevel.checkpoint()
+
+
 #: The ``mcp`` package's modules a connection imports, by transport: imported first in a
 #: worker thread (:func:`import_apart`).
 STDIO_MODULES = ("mcp.client.stdio", "mcp.types", "mcp_types.version")
 HTTP_MODULES = (
-    "httpcore2",  # (imported by the HTTP client's transport when one is made)
+    "httpcore2",
+    "httpx2",  # (imported by the HTTP client's transport when one is made)
     "mcp.client.session",
     "mcp.client.sse",
     "mcp.client.streamable_http",
