@@ -253,6 +253,32 @@ async def test_fetch_caches_for_15_minutes(server: Server, ctx: ToolContext) -> 
     assert server.hits["/text"] == 2
 
 
+async def test_fetches_share_one_tls_context_made_in_a_worker_thread(
+    server: Server, ctx: ToolContext, thread_calls: list[object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client made without a TLS context loads the roots itself, 21 ms on the event loop
+    each fetch: every fetch's client verifies with the one context, made once, off the loop."""
+    import ssl
+
+    import httpx
+
+    monkeypatch.setattr(web, "_TLS_CONTEXT", [])
+    verified: list[object] = []
+    real = httpx.AsyncClient
+
+    class Spy(real):  # type: ignore[misc,valid-type]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            verified.append(kwargs.get("verify"))
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(httpx, "AsyncClient", Spy)
+    for path in ("/page", "/text", "/redirect"):
+        assert not (await call(FETCH, {"url": server.url(path), "prompt": "p"}, ctx)).is_error
+    assert thread_calls.count(web._make_tls) == 1
+    assert isinstance(verified[0], ssl.SSLContext)
+    assert verified == [web._TLS_CONTEXT[0]] * 3
+
+
 async def test_fetch_upgrades_http_to_https_except_localhost(ctx: ToolContext) -> None:
     out = await call(FETCH, {"url": "http://example.invalid/doc", "prompt": "p"}, ctx)
     assert out.is_error
