@@ -60,9 +60,9 @@ log = logging.getLogger(__name__)
 #: Characters of a stdio server's stderr quoted in its error (the end, where the reason is).
 _STDERR_TAIL = 600
 _STDERR_LINES = 5
-#: Bytes of the end of a stdio server's stderr file read for that quote, and the most read
-#: when what ends it is blank (the window doubles up to it): never the whole file, which a
-#: server may have filled with gigabytes.
+#: Bytes of the end of a stdio server's stderr read for that quote, and the most read when
+#: what ends it is blank (the window doubles up to it): also what :class:`StderrTail` keeps
+#: of the stream, which a server may fill with gigabytes.
 _STDERR_WINDOW = 64 * 1024
 _STDERR_WINDOW_MAX = 1 << 20
 #: Bytes of a stdio server's stderr read at once, and the seconds between two reads.
