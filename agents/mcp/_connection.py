@@ -346,47 +346,50 @@ MAX_HTTP_MESSAGE_BYTES = 1 << 20
 
 
 async def cap_json_body(response: Any) -> None:
-    """A response hook of the HTTP client: a JSON response's body is read up to
-    :data:`MAX_HTTP_MESSAGE_BYTES` and refused past it, and refused if compressed (a few KB of
-    gzip can inflate to gigabytes); the package reports either as the request's error, which
-    the tool call returns. Event streams are left to the package's per-event limit."""
-    import httpx2
+    """A response hook of the HTTP client: a JSON response's body is read here, up to
+    :data:`MAX_HTTP_MESSAGE_BYTES`, and refused past it or compressed (a few KB of gzip can
+    inflate to gigabytes); the package, which would have read it whole, then reads what was
+    read, or fails on the refusal, which it returns as the request's error and the tool call
+    as its result. Event streams are left to the package's per-event limit."""
+    from ..tools.bodies import read_capped
 
     content_type = response.headers.get("content-type", "").lower()
     if not content_type.startswith("application/json"):
         await trio.lowlevel.checkpoint()
         return
     encoding = response.headers.get("content-encoding", "identity").lower()
-    inner = response.stream
+    if encoding != "identity":
+        await response.aclose()
+        _refuse(
+            response,
+            f"a JSON response compressed ({encoding}) refused: its size once inflated is "
+            f"unknown (MAX_HTTP_MESSAGE_BYTES={MAX_HTTP_MESSAGE_BYTES})",
+        )
+        return
+    body, cut = await read_capped(response, MAX_HTTP_MESSAGE_BYTES)  # (stops by cancelling)
+    if not cut:
+        response._content = bytes(body)  # what ``aread`` returns once read
+        return
+    await response.aclose()
+    _refuse(
+        response,
+        f"a JSON response longer than {MAX_HTTP_MESSAGE_BYTES} bytes (MAX_HTTP_MESSAGE_BYTES)",
+    )
 
-    class Capped(httpx2.AsyncByteStream):
+
+def _refuse(response: Any, message: str) -> None:
+    """Make ``response``'s body a stream that fails with ``message`` when it is read."""
+    import httpx2
+
+    class Refused(httpx2.AsyncByteStream):
         async def __aiter__(self) -> AsyncIterator[bytes]:
-            if encoding != "identity":
-                raise httpx2.StreamError(
-                    f"a JSON response compressed ({encoding}) refused: its size once "
-                    f"inflated is unknown (MAX_HTTP_MESSAGE_BYTES={MAX_HTTP_MESSAGE_BYTES})"
-                )
-            read = 0
-            chunks = inner.__aiter__()
-            try:
-                async for chunk in chunks:
-                    read += len(chunk)
-                    if read > MAX_HTTP_MESSAGE_BYTES:
-                        raise httpx2.StreamError(
-                            f"a JSON response longer than {MAX_HTTP_MESSAGE_BYTES} bytes "
-                            "(MAX_HTTP_MESSAGE_BYTES)"
-                        )
-                    yield chunk
-            finally:
-                aclose = getattr(chunks, "aclose", None)
-                if aclose is not None:  # (the read stopped: unwound now, not by the collector)
-                    await aclose()
+            await trio.lowlevel.checkpoint()
+            raise httpx2.StreamError(message)
+            yield b""  # (an async generator: it fails at its first step)
 
-        async def aclose(self) -> None:
-            await inner.aclose()
-
-    response.stream = Capped()
-    await trio.lowlevel.checkpoint()
+    response.stream = Refused()
+    response.is_stream_consumed = False
+    response.is_closed = False
 
 
 #: The ``mcp`` package's modules a connection imports, by transport: imported first in a
