@@ -16,12 +16,15 @@ text always names the server, so a tool result or an init message says which one
 from __future__ import annotations
 
 import contextlib
+import importlib
+import io
 import logging
+import os
+import subprocess
 import sys
-import tempfile
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Protocol, TextIO, cast
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 import trio
@@ -57,11 +60,14 @@ log = logging.getLogger(__name__)
 #: Characters of a stdio server's stderr quoted in its error (the end, where the reason is).
 _STDERR_TAIL = 600
 _STDERR_LINES = 5
-#: Bytes of the end of a stdio server's stderr file read for that quote, and the most read
-#: when what ends it is blank (the window doubles up to it): never the whole file, which a
-#: server may have filled with gigabytes.
+#: Bytes of the end of a stdio server's stderr read for that quote, and the most read when
+#: what ends it is blank (the window doubles up to it): also what :class:`StderrTail` keeps
+#: of the stream, which a server may fill with gigabytes.
 _STDERR_WINDOW = 64 * 1024
 _STDERR_WINDOW_MAX = 1 << 20
+#: Bytes of a stdio server's stderr read at once, and the seconds between two reads.
+_STDERR_READ = 1 << 16
+_STDERR_PACE = 0.01
 
 
 @attrs.define(eq=False)
@@ -90,7 +96,7 @@ class Connection:
     _list_timeout: float = 30.0
     _scope: trio.CancelScope | None = None
     _stopping: bool = False
-    _stderr: TextIO | None = None
+    _stderr: StderrTail | None = None
     _last_transport_error: str | None = None
 
     def stop(self) -> None:
@@ -101,12 +107,14 @@ class Connection:
 
     async def run(self, connect_timeout: float) -> None:
         """Connect, list the tools, then hold the connection until it ends or is stopped."""
-        with trio.CancelScope() as scope, _stderr_file(self.config) as stderr:
+        stdio = isinstance(self.config, StdioServerConfig)
+        with trio.CancelScope() as scope, _closing(StderrTail() if stdio else None) as stderr:
             self._scope = scope
             self._stderr = stderr
             if self._stopping:
                 scope.cancel()
             try:
+                await import_apart(STDIO_MODULES if stdio else HTTP_MODULES)
                 await self._connect_and_serve(connect_timeout)
             except Exception as exc:
                 when = "while connecting" if self.status == "pending" else "mid-session"
@@ -142,9 +150,11 @@ class Connection:
         """The server as a child process, spoken to by a :class:`LineClient` on its pipes."""
         from ._stdio import open_stdio_process, stop_process
 
-        errlog = self._stderr if self._stderr is not None else sys.stderr
-        async with open_stdio_process(config, errlog) as process:
+        stderr = self._stderr
+        assert stderr is not None
+        async with open_stdio_process(config, subprocess.PIPE) as process:
             assert process.stdout is not None and process.stdin is not None
+            assert process.stderr is not None
             lines = LineClient(
                 process.stdout,
                 process.stdin,
@@ -155,6 +165,7 @@ class Connection:
             client = _LineMcpClient(lines)
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(lines.serve)
+                nursery.start_soon(stderr.drain, process.stderr)
                 try:
                     await self._hold(client, client.initialize, lines.ended, connect_timeout)
                 finally:
@@ -206,9 +217,15 @@ class Connection:
             from mcp.client.streamable_http import streamable_http_client
             from mcp.shared._httpx_utils import create_mcp_http_client
 
+            # (a server asked for no compression sends none: a compressed JSON body is refused)
+            headers = {"accept-encoding": "identity", **config.headers}
+            client = create_mcp_http_client(headers=headers)
+            client.event_hooks = {"response": [cap_json_body]}
             async with (
-                create_mcp_http_client(headers=dict(config.headers) or None) as client,
-                streamable_http_client(config.url, http_client=client) as streams,
+                client,
+                streamable_http_client(
+                    config.url, http_client=client, max_sse_event_size=MAX_HTTP_MESSAGE_BYTES
+                ) as streams,
             ):
                 yield streams
         else:
@@ -283,13 +300,7 @@ class Connection:
         return self.error or f"MCP server {self.name!r} is not connected"
 
     def _stderr_tail(self) -> str:
-        if self._stderr is None or self._stderr.closed:
-            return ""
-        try:
-            self._stderr.flush()
-            text = stderr_tail(self._stderr.buffer)
-        except (OSError, ValueError):
-            return ""
+        text = self._stderr.quote() if self._stderr is not None else ""
         return f"; its stderr ends with: {text}" if text else ""
 
     def disable(self) -> None:
@@ -325,11 +336,160 @@ def stderr_tail(file: Any) -> str:
         window *= 2
 
 
-def _stderr_file(config: ServerConfig) -> contextlib.AbstractContextManager[TextIO | None]:
-    """Where a stdio server's stderr goes: a file, so an error can quote its last lines."""
-    if isinstance(config, StdioServerConfig):
-        return cast(TextIO, tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace"))
-    return contextlib.nullcontext(None)
+#: Bytes one message from a server over HTTP may take: an event of its event stream (the ``mcp``
+#: package's own limit, passed explicitly) or a JSON response's body, which the package read
+#: whole, without a limit. Over stdio a line may take 256 MiB: a line over 1 MiB is decoded in a
+#: worker thread, by pieces; over HTTP the package parses each message on the event loop in one
+#: call (pydantic: 1 MiB 7 ms, 4 MiB 24 ms, 16 MiB 160 ms, 64 MiB 390 ms), so the limit is what
+#: keeps the loop free.
+MAX_HTTP_MESSAGE_BYTES = 1 << 20
+
+
+async def cap_json_body(response: Any) -> None:
+    """A response hook of the HTTP client: a JSON response's body is read here, up to
+    :data:`MAX_HTTP_MESSAGE_BYTES`, and refused past it or compressed (a few KB of gzip can
+    inflate to gigabytes); the package, which would have read it whole, then reads what was
+    read, or fails on the refusal, which it returns as the request's error and the tool call
+    as its result. Event streams are left to the package's per-event limit."""
+    from ..tools.bodies import read_capped
+
+    content_type = response.headers.get("content-type", "").lower()
+    if not content_type.startswith("application/json"):
+        await trio.lowlevel.checkpoint()
+        return
+    encoding = response.headers.get("content-encoding", "identity").lower()
+    if encoding != "identity":
+        await response.aclose()
+        _refuse(
+            response,
+            f"a JSON response compressed ({encoding}) refused: its size once inflated is "
+            f"unknown (MAX_HTTP_MESSAGE_BYTES={MAX_HTTP_MESSAGE_BYTES})",
+        )
+        return
+    body, cut = await read_capped(response, MAX_HTTP_MESSAGE_BYTES)  # (stops by cancelling)
+    if not cut:
+        response._content = bytes(body)  # what ``aread`` returns once read
+        return
+    await response.aclose()
+    _refuse(
+        response,
+        f"a JSON response longer than {MAX_HTTP_MESSAGE_BYTES} bytes (MAX_HTTP_MESSAGE_BYTES)",
+    )
+
+
+def _refuse(response: Any, message: str) -> None:
+    """Make ``response``'s body a stream that fails with ``message`` when it is read."""
+    import httpx2
+
+    class Refused(httpx2.AsyncByteStream):
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            await trio.lowlevel.checkpoint()
+            raise httpx2.StreamError(message)
+            yield b""  # (an async generator: it fails at its first step)
+
+    response.stream = Refused()
+    response.is_stream_consumed = False
+    response.is_closed = False
+
+
+#: The ``mcp`` package's modules a connection imports, by transport: imported first in a
+#: worker thread (:func:`import_apart`).
+STDIO_MODULES = ("mcp.client.stdio", "mcp.types", "mcp_types.version")
+HTTP_MODULES = (
+    "httpcore2",
+    "httpx2",  # (imported by the HTTP client's transport when one is made)
+    "mcp.client.session",
+    "mcp.client.sse",
+    "mcp.client.streamable_http",
+    "mcp.shared._httpx_utils",
+    "mcp.shared.exceptions",
+    "mcp.types",
+)
+
+
+async def import_apart(modules: tuple[str, ...]) -> None:
+    """Import those of ``modules`` not imported yet in a worker thread: the first ``import
+    mcp`` took 0.5 s, one step of the event loop, every agent of the tree waiting. In the
+    thread the interpreter still hands the loop its turn every few milliseconds."""
+    missing = [name for name in modules if name not in sys.modules]
+    if missing:
+        await trio.to_thread.run_sync(_import_all, missing)
+
+
+def _import_all(names: list[str]) -> None:
+    """(A module that cannot be imported fails where the connection imports it, as before.)"""
+    for name in names:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+
+
+class StderrTail:
+    """The end of a stdio server's stderr, read from a pipe: the newest
+    ``_STDERR_WINDOW_MAX`` bytes, the most a quote (:func:`stderr_tail`) reads, so the quote is
+    the one the whole stream would give; older bytes are dropped as newer come, and nothing
+    goes to disk. It went to a temporary file, which a server could grow without bound.
+
+    The pipe is read at most once every ``_STDERR_PACE`` seconds, 64 KiB a read (about 6 MB/s):
+    a server that logs faster waits on its pipe, and one that floods it costs the event loop
+    a read each 10 ms, never a loop of reads."""
+
+    def __init__(self) -> None:
+        self._kept = bytearray()
+        self._stream: Any = None
+
+    def keep(self, data: bytes | bytearray) -> None:
+        """``data`` appended, the oldest bytes beyond ``_STDERR_WINDOW_MAX`` dropped."""
+        kept = self._kept
+        kept += data
+        excess = len(kept) - _STDERR_WINDOW_MAX
+        if excess > 0:
+            del kept[:excess]
+
+    async def drain(self, stream: trio.abc.ReceiveStream) -> None:
+        """Keep what ``stream`` (the server's stderr) brings until it ends, paced."""
+        self._stream = stream
+        while True:
+            try:
+                chunk = await stream.receive_some(_STDERR_READ)
+            except (trio.ClosedResourceError, trio.BrokenResourceError, OSError):
+                return
+            if not chunk:
+                return
+            self.keep(chunk)
+            await trio.sleep(_STDERR_PACE)
+
+    def quote(self) -> str:
+        """:func:`stderr_tail` of what was kept, after what the pipe holds now (at most
+        ``_STDERR_WINDOW_MAX`` bytes, read without waiting: the last words of a server that
+        just exited, which the paced reader has not taken yet)."""
+        fileno = getattr(self._stream, "fileno", None)
+        taken = 0
+        while fileno is not None and taken < _STDERR_WINDOW_MAX:
+            try:
+                chunk = os.read(fileno(), _STDERR_READ)
+            except (BlockingIOError, OSError, ValueError):
+                break
+            if not chunk:
+                break
+            self.keep(chunk)
+            taken += len(chunk)
+        return stderr_tail(io.BytesIO(self._kept))
+
+    def close(self) -> None:
+        """Close the pipe (its reader has ended, with the connection's task)."""
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            with contextlib.suppress(OSError):
+                stream.close()
+
+
+@contextlib.contextmanager
+def _closing(tail: StderrTail | None) -> Iterator[StderrTail | None]:
+    try:
+        yield tail
+    finally:
+        if tail is not None:
+            tail.close()
 
 
 async def _list_tools(client: McpClient) -> list[McpTool]:

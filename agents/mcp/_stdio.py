@@ -35,14 +35,18 @@ _EXIT_GRACE = 2.0
 _READ_SIZE = 1 << 16
 #: Messages parsed ahead of the reader (beyond this the pipe is not read: backpressure).
 _READ_AHEAD = 64
+#: Bytes a line may hold (the stdio client's limit for a server's line, the other way): a
+#: longer one is handed on as a ValueError naming the limit, and the stream ends there.
+MAX_LINE_BYTES = 256 << 20
 
 
 @contextlib.asynccontextmanager
 async def open_stdio_process(
-    config: StdioServerConfig, errlog: TextIO
+    config: StdioServerConfig, errlog: TextIO | int
 ) -> AsyncIterator[trio.Process]:
-    """Start the server (its pipes: ``stdin`` and ``stdout``); stop the process when the block
-    ends, however it ends (stdin closed, then SIGTERM, then SIGKILL of its group, bounded)."""
+    """Start the server (its pipes: ``stdin`` and ``stdout``, and ``stderr`` when ``errlog``
+    is ``subprocess.PIPE``); stop the process when the block ends, however it ends (stdin
+    closed, then SIGTERM, then SIGKILL of its group, bounded)."""
     from mcp.client.stdio import get_default_environment
 
     process = await trio.lowlevel.open_process(
@@ -86,14 +90,15 @@ _STREAM_ERRORS = (
 
 @contextlib.asynccontextmanager
 async def jsonrpc_line_streams(
-    receive: ByteReceiver, send: ByteSender
+    receive: ByteReceiver, send: ByteSender, *, max_line: int = MAX_LINE_BYTES
 ) -> AsyncIterator[tuple[Any, Any]]:
     """``(read, write)`` streams of ``SessionMessage`` over a byte stream pair speaking one
     JSON-RPC message a line, for a ``ClientSession`` or a server's ``run``: every complete line
     of a read is parsed (a parse error is handed on as the exception, as the ``mcp`` package's
     transports do) and queued for the reader — up to ``_READ_AHEAD`` messages — and everything
-    written in one scheduling step goes out in one write. Used by the shipped test servers
-    (their stdin and stdout).
+    written in one scheduling step goes out in one write. A line longer than ``max_line``
+    bytes is handed on as a ValueError naming the limit, and the stream ends. Used by the
+    shipped test servers (their stdin and stdout).
 
     The two ends are plain queues rather than anyio memory streams: a message queued is taken
     without a task switch (the reader of ten queued requests takes all ten in one go, so the
@@ -103,7 +108,7 @@ async def jsonrpc_line_streams(
     writer = _LineWriter()
     try:
         async with anyio.create_task_group() as tasks:
-            tasks.start_soon(reader.pump, receive)
+            tasks.start_soon(reader.pump, receive, max_line)
             tasks.start_soon(writer.pump, send, reader)
             try:
                 yield reader, writer
@@ -123,13 +128,15 @@ class _LineReader:
         self._taken = anyio.Event()
         self._ended = False
 
-    async def pump(self, stream: ByteReceiver) -> None:
+    async def pump(self, stream: ByteReceiver, max_line: int) -> None:
         """Each line read as a message (or the parse error, for the session); the pipe is not
-        read while ``_READ_AHEAD`` messages wait (backpressure)."""
+        read while ``_READ_AHEAD`` messages wait (backpressure). A line split over reads is
+        kept in a buffer that only grows, and is copied once, when its end comes (joining the
+        buffer to each read, as before, copied a long line once a read: quadratic)."""
         from mcp.shared.message import SessionMessage
         from mcp.types import jsonrpc_message_adapter
 
-        buffer = b""
+        buffer = bytearray()
         try:
             while not self._ended:
                 while len(self._items) >= _READ_AHEAD and not self._ended:
@@ -141,9 +148,20 @@ class _LineReader:
                     return
                 if not chunk:
                     return
-                lines = (buffer + chunk).split(b"\n")
-                buffer = lines.pop()
+                end = chunk.rfind(b"\n")
+                if end < 0:
+                    buffer += chunk
+                    if len(buffer) > max_line:
+                        self._items.append(_too_long(max_line))
+                        return
+                    continue
+                buffer += memoryview(chunk)[:end]
+                lines = buffer.split(b"\n")
+                buffer = bytearray(memoryview(chunk)[end + 1 :])
                 for line in lines:
+                    if len(line) > max_line:
+                        self._items.append(_too_long(max_line))
+                        return
                     if not line.strip():
                         continue
                     item: Any
@@ -204,6 +222,10 @@ class _LineReader:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+def _too_long(max_line: int) -> ValueError:
+    return ValueError(f"a line longer than {max_line} bytes (max_line): the stream ends here")
 
 
 class _LineWriter:

@@ -300,7 +300,10 @@ def _serve_http(name: str, transport: str) -> None:
     import uvicorn
 
     server = _build_server(name)
-    app = server.streamable_http_app() if transport == "http" else _sse_app(server)
+    if transport == "sse":
+        app = _sse_app(server)
+    else:  # (http-json: each answer a JSON response, not an event stream)
+        app = server.streamable_http_app(json_response=transport == "http-json")
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
@@ -445,7 +448,9 @@ def _serve_misbehaving(behaviour: str, name: str) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog=f"python -m {_MODULE}")
-    parser.add_argument("transport", choices=["stdio", "http", "sse"], default="stdio", nargs="?")
+    parser.add_argument(
+        "transport", choices=["stdio", "http", "http-json", "sse"], default="stdio", nargs="?"
+    )
     parser.add_argument("--behaviour", choices=BEHAVIOURS, default="ok")
     parser.add_argument("--name", default="test")
     parser.add_argument("--stdio-transport", choices=["fast", "mcp"], default="fast")

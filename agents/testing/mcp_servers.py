@@ -86,18 +86,20 @@ def stdio_server_config(
 async def open_http_server(
     transport: str = "http", name: str = "test", headers: dict[str, str] | None = None
 ) -> AsyncIterator[dict[str, Any]]:
-    """Start the server over streamable HTTP (or ``"sse"``) on 127.0.0.1; yield its config.
+    """Start the server over streamable HTTP (or ``"sse"``; ``"http-json"``: streamable HTTP
+    answering each request with a JSON response) on 127.0.0.1; yield its config.
 
     The server runs in a child process that is killed when the block ends, however it ends.
     """
-    if transport not in ("http", "sse"):
-        raise ValueError(f"transport must be 'http' or 'sse', got {transport!r}")
+    if transport not in ("http", "http-json", "sse"):
+        raise ValueError(f"transport must be 'http', 'http-json' or 'sse', got {transport!r}")
     command = [sys.executable, "-m", _MODULE, transport, "--name", name]
     try:
         async with _open_server_process(command) as process:
             port = await _read_port(process)
-            path = "/mcp" if transport == "http" else "/sse"
-            config: dict[str, Any] = {"type": transport, "url": f"http://127.0.0.1:{port}{path}"}
+            kind = "sse" if transport == "sse" else "http"
+            path = "/mcp" if kind == "http" else "/sse"
+            config: dict[str, Any] = {"type": kind, "url": f"http://127.0.0.1:{port}{path}"}
             if headers:
                 config["headers"] = dict(headers)
             yield config

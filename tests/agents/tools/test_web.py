@@ -41,13 +41,16 @@ class Server:
     hits: dict[str, int] = attrs.Factory(dict)
     #: HTML pages a test adds, by path
     pages: dict[str, bytes] = attrs.Factory(dict)
+    #: the content type of a page a test added, when not text/html
+    page_types: dict[str, str] = attrs.Factory(dict)
 
     def url(self, path: str) -> str:
         return f"http://127.0.0.1:{self.port}{path}"
 
     def route(self, path: str) -> tuple[str, list[tuple[str, str]], bytes]:
         if path in self.pages:
-            return "200 OK", [("content-type", "text/html")], self.pages[path]
+            ctype = self.page_types.get(path, "text/html")
+            return "200 OK", [("content-type", ctype)], self.pages[path]
         if path == "/page":
             return "200 OK", [("content-type", "text/html; charset=utf-8")], PAGE
         if path == "/text":
@@ -128,15 +131,50 @@ async def test_fetch_plain_text_as_is(server: Server, ctx: ToolContext) -> None:
     assert out.endswith("plain text body")
 
 
-@pytest.mark.parametrize("charset", ["punycode", "idna", "undefined", "no-such-charset"])
+@pytest.mark.parametrize(
+    "charset", ["punycode", "idna", "undefined", "no-such-charset", "base64", "rot13"]
+)
 async def test_fetch_reads_a_charset_no_page_is_written_in_as_utf8(
     server: Server, ctx: ToolContext, charset: str
 ) -> None:
     """The server names the charset: Python's punycode (quadratic), idna and undefined (they
-    raised UnicodeError) and unknown names are read as UTF-8."""
+    raised UnicodeError), codecs that are no text encoding (a LookupError) and unknown names
+    are read as UTF-8."""
     out = await call(FETCH, {"url": server.url(f"/charset/{charset}"), "prompt": "p"}, ctx)
     assert not out.is_error
     assert text_of(out).endswith("h\u00e9llo")
+
+
+async def test_a_page_that_decodes_to_a_lone_surrogate_is_converted(
+    server: Server, ctx: ToolContext
+) -> None:
+    """UTF-7 can spell a lone surrogate; the page crossed the pipe to its converting process
+    with ``surrogateescape``, which refused it (a UnicodeEncodeError out of the tool)."""
+    server.pages["/utf7"] = b"<html><body><p>a +2AA- b</p></body></html>"
+    server.page_types["/utf7"] = "text/html; charset=utf-7"
+    out = await call(FETCH, {"url": server.url("/utf7"), "prompt": "p"}, ctx)
+    assert not out.is_error
+    assert text_of(out).endswith("a \ud800 b")
+
+
+async def test_a_long_page_is_decoded_as_a_whole_decode_reads_it(
+    server: Server, ctx: ToolContext
+) -> None:
+    """A page longer than a piece of decoding, in UTF-7 (by pieces) and in UTF-16 (in a
+    process of its own), reads as the whole body decoded at once."""
+    from agents.tools.bodies import DECODE_PIECE, decode_body
+
+    bodies = {
+        "utf-7": b"x+AOk-\xff" * DECODE_PIECE,  # (a byte it must replace: its slowest case)
+        "utf-16": "h\u00e9llo \U0001f600 ".encode("utf-16") * DECODE_PIECE,
+    }
+    for charset, body in bodies.items():
+        server.pages[f"/{charset}"] = body
+        server.page_types[f"/{charset}"] = f"text/plain; charset={charset}"
+        out = await call(FETCH, {"url": server.url(f"/{charset}"), "prompt": "p"}, ctx)
+        assert text_of(out).split("\n\n", 1)[1] == truncate(
+            decode_body(body, charset), web.MAX_CONTENT_CHARS
+        )
 
 
 def test_a_body_the_server_calls_punycode_is_read_at_once() -> None:
@@ -213,6 +251,32 @@ async def test_fetch_caches_for_15_minutes(server: Server, ctx: ToolContext) -> 
     ctx.session_state["web_fetch_cache"][url] = (at - web.CACHE_TTL_S, text, meta)
     await call(FETCH, {"url": server.url("/text"), "prompt": "p"}, ctx)
     assert server.hits["/text"] == 2
+
+
+async def test_fetches_share_one_tls_context_made_in_a_worker_thread(
+    server: Server, ctx: ToolContext, thread_calls: list[object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client made without a TLS context loads the roots itself, 21 ms on the event loop
+    each fetch: every fetch's client verifies with the one context, made once, off the loop."""
+    import ssl
+
+    import httpx
+
+    monkeypatch.setattr(web, "_TLS_CONTEXT", [])
+    verified: list[object] = []
+    real = httpx.AsyncClient
+
+    class Spy(real):  # type: ignore[misc,valid-type]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            verified.append(kwargs.get("verify"))
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(httpx, "AsyncClient", Spy)
+    for path in ("/page", "/text", "/redirect"):
+        assert not (await call(FETCH, {"url": server.url(path), "prompt": "p"}, ctx)).is_error
+    assert thread_calls.count(web._make_tls) == 1
+    assert isinstance(verified[0], ssl.SSLContext)
+    assert verified == [web._TLS_CONTEXT[0]] * 3
 
 
 async def test_fetch_upgrades_http_to_https_except_localhost(ctx: ToolContext) -> None:
