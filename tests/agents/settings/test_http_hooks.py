@@ -303,3 +303,40 @@ async def test_an_answer_in_a_charset_that_is_no_web_charset_is_read_as_utf8(
     server.content_types["/pre"] = f"application/json; charset={charset}"
     with trio.fail_after(BOUND):
         assert await http_hook(hook_of(url), {})(INPUT, "t1", CTX) == out
+
+
+async def test_a_large_answer_is_decoded_by_pieces(
+    server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A body of 270 KB in UTF-7 (1 MiB held the event loop about 160 ms in one decode) goes
+    through the decoder by pieces, and the decision in it applies; when a charset that must be
+    decoded whole fails to, the answer is ignored and says why."""
+    from agents.settings import _http_hooks
+
+    out = {
+        "hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny"},
+        "systemMessage": "é" * 100_000,
+    }
+    url = server.answer("/pre", 200, json.dumps(out, ensure_ascii=False).encode("utf-7"))
+    server.content_types["/pre"] = "application/json; charset=utf-7"
+    decoded: list[int] = []
+    by_pieces = _http_hooks.decode_in_pieces
+
+    async def spy(body: bytes | bytearray, charset: str) -> str | None:
+        decoded.append(len(body))
+        return await by_pieces(body, charset)
+
+    monkeypatch.setattr(_http_hooks, "decode_in_pieces", spy)
+    with trio.fail_after(BOUND):
+        assert await http_hook(hook_of(url), {})(INPUT, "t1", CTX) == out
+    assert decoded and decoded[0] > 200_000  # many pieces of 16 KiB
+
+    async def failed(body: bytes | bytearray, charset: str) -> None:
+        return None
+
+    monkeypatch.setattr(_http_hooks, "decode_in_pieces", failed)
+    with trio.fail_after(BOUND):
+        assert await http_hook(hook_of(url), {})(INPUT, "t1", CTX) == {
+            "systemMessage": f"PreToolUse http hook {url} answered HTTP 200 with a body that "
+            "could not be decoded in its charset; it is ignored"
+        }
