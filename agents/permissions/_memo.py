@@ -16,6 +16,7 @@ import trio
 
 from ._bash import MAX_COMMAND_BYTES, THREAD_BYTES, Analysis, Command, analyze
 from ._paths import real, tool_path
+from ._reading import Globs
 
 __all__ = ["CallMemo", "SessionDirs"]
 
@@ -33,7 +34,7 @@ class CallMemo:
     ``session``: where the real paths of the session's directory and home come from (they are
     resolved once per session, as the working directories are, not at every check)."""
 
-    __slots__ = ("_bash", "_forms", "_paths", "_real", "_session")
+    __slots__ = ("_bash", "_forms", "_paths", "_real", "_session", "cleared", "globs")
 
     def __init__(self, session: SessionDirs | None = None) -> None:
         self._bash: dict[str, Analysis] = {}
@@ -42,6 +43,11 @@ class CallMemo:
         self._paths: dict[tuple[str, int], str | None] = {}
         # keyed by identity: the parts are kept alive by ``_bash`` for the whole check
         self._forms: dict[int, list[str]] = {}
+        #: the check's glob words, each expanded once (and a limit to how many)
+        self.globs = Globs()
+        #: what was found covered by none of an index's rules this check: (its identity, a
+        #: path read, whether whole) and (its identity, a command's list of reads)
+        self.cleared: set[tuple[object, ...]] = set()
 
     def tool_path(
         self, tool_name: str, tool_input: Mapping[str, Any], cwd: str, home: str

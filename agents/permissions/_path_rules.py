@@ -194,12 +194,30 @@ def match_reads(
     the session's ``cwd``."""
     if not index.read_paths:
         return None
-    arguments = [ReadArgument(absolute(p, directory, home)) for p in inputs if p]
-    arguments += reading_paths(argv, directory, home)
-    for argument in arguments:
-        rule = _match_read_argument(index, argument, cwd, home, memo)
-        if rule is not None:
-            return rule
+    # A path judged once this check is not judged again (by path and whether it is read
+    # whole): a line repeating `cat *.txt` beside 2 000 files judged the same 1 000 matches for
+    # every command of it. A command's reads are found once too (``Globs.commands``), and once
+    # all of them are cleared, that list is skipped whole.
+    cleared = memo.cleared
+    of = id(index)
+    reads = reading_paths(argv, directory, home, memo.globs)
+    whole = (of, id(reads))
+    lists: list[Sequence[ReadArgument]] = [
+        [ReadArgument(absolute(p, directory, home)) for p in inputs if p]
+    ]
+    if reads and whole not in cleared:
+        lists.append(reads)
+    for arguments in lists:
+        for argument in arguments:
+            key = (of, argument.path, argument.recursive)
+            if key in cleared:
+                continue
+            rule = _match_read_argument(index, argument, cwd, home, memo)
+            if rule is not None:
+                return rule
+            cleared.add(key)
+    if reads:
+        cleared.add(whole)
     return None
 
 

@@ -31,7 +31,14 @@ import attrs
 
 from ._paths import absolute, home_dir
 
-__all__ = ["READING_COMMANDS", "ReadArgument", "reading_paths", "reads_no_file"]
+__all__ = [
+    "MAX_GLOB_WORDS",
+    "READING_COMMANDS",
+    "Globs",
+    "ReadArgument",
+    "reading_paths",
+    "reads_no_file",
+]
 
 _GLOB = re.compile(r"[*?\[]")
 #: Directory entries a link-following read may cost the check before it counts as reading
@@ -176,14 +183,53 @@ READING_COMMANDS["gawk"] = READING_COMMANDS["mawk"] = READING_COMMANDS["awk"]
 READING_COMMANDS["egrep"] = READING_COMMANDS["fgrep"] = READING_COMMANDS["grep"]
 
 
+#: Distinct glob words one check expands (each lists a directory); past them, a glob word
+#: reads as the directory its pattern starts in, with everything beneath it.
+MAX_GLOB_WORDS = 64
+
+
+class Globs:
+    """The glob words of one check, each expanded once, and at most :data:`MAX_GLOB_WORDS`
+    of them: a line of 250 ``cat *.txt f*`` beside 2 000 files listed the directory 500 times
+    and held the event loop for over 3 s. Past the limit a word reads as the directory its
+    pattern starts in, recursively: too many to tell, and the answer must not be "nothing
+    denied" (a deny rule beneath that directory covers it)."""
+
+    __slots__ = ("_found", "_left", "commands", "read")
+
+    def __init__(self, limit: int = MAX_GLOB_WORDS) -> None:
+        self._found: dict[str, list[str] | None] = {}
+        self._left = limit
+        #: what a word reads, by its absolute pattern and whether it reads recursively
+        self.read: dict[tuple[str, bool], list[ReadArgument]] = {}
+        #: what a command reads (``reading_paths``), by its words and directories
+        self.commands: dict[tuple[tuple[str, ...], str, str], tuple[ReadArgument, ...]] = {}
+
+    def expand(self, path: str) -> list[str] | None:
+        """The paths the pattern ``path`` matches now, sorted, at most 1 000; None once the
+        check has expanded its limit of patterns."""
+        if path in self._found:
+            return self._found[path]
+        if self._left <= 0:
+            return None
+        self._left -= 1
+        try:
+            matches: list[str] | None = sorted(glob.glob(path))[:1000]
+        except (OSError, ValueError):
+            matches = []
+        self._found[path] = matches
+        return matches
+
+
 def reading_paths(
-    argv: Sequence[str], cwd: str, home: str | None = None
+    argv: Sequence[str], cwd: str, home: str | None = None, globs: Globs | None = None
 ) -> tuple[ReadArgument, ...]:
     """The files ``argv`` (a simple command's words, quotes removed, wrappers already skipped,
     ``argv[0]`` the command) reads, made absolute against ``cwd``; () for other commands.
 
     A word with glob characters stands for the files it matches in the tree now (and for the
-    pattern itself). ``-`` (standard input) is not a file.
+    pattern itself), expanded through ``globs`` (one check's: see :class:`Globs`; a fresh one
+    by default). ``-`` (standard input) is not a file.
     """
     if not argv:
         return ()
@@ -194,6 +240,19 @@ def reading_paths(
     if _options_only(syntax, argv):
         return ()
     home = home if home is not None else home_dir()
+    if globs is None:
+        globs = Globs()
+    key = (tuple(argv), cwd, home)
+    known = globs.commands.get(key)
+    if known is None:
+        known = globs.commands[key] = _reading_paths(argv, syntax, name, cwd, home, globs)
+    return known
+
+
+def _reading_paths(
+    argv: Sequence[str], syntax: _Syntax, name: str, cwd: str, home: str, globs: Globs
+) -> tuple[ReadArgument, ...]:
+    """:func:`reading_paths` for a reading command, computed (once per check)."""
     operands: list[str] = []
     option_files: list[str] = []
     recursive = False
@@ -251,10 +310,10 @@ def reading_paths(
         recursive = True
     found: list[ReadArgument] = []
     for word in option_files:
-        found.extend(_expand(word, cwd, home, recursive=False))
+        found.extend(_expand(word, cwd, home, globs, recursive=False))
     for word in operands:
         if word != "-":
-            found.extend(_expand(word, cwd, home, recursive=recursive))
+            found.extend(_expand(word, cwd, home, globs, recursive=recursive))
     if recursive and follows:
         found.extend(_linked(found))
     return tuple(dict.fromkeys(found))
@@ -321,15 +380,23 @@ def _linked(reads: list[ReadArgument]) -> list[ReadArgument]:
     return found
 
 
-def _expand(word: str, cwd: str, home: str, *, recursive: bool) -> list[ReadArgument]:
+def _expand(
+    word: str, cwd: str, home: str, globs: Globs, *, recursive: bool
+) -> list[ReadArgument]:
     if not word:
         return []
     path = absolute(word, cwd, home)
     out = [ReadArgument(path, recursive)]
     if _GLOB.search(word):
-        try:
-            matches = sorted(glob.glob(path))[:1000]
-        except (OSError, ValueError):
-            matches = []
+        known = globs.read.get((path, recursive))
+        if known is not None:
+            return known
+        matches = globs.expand(path)
+        if matches is None:  # past the check's limit: the directory the pattern starts in
+            magic = _GLOB.search(path)
+            start = magic.start() if magic is not None else len(path)
+            root = path[:start].rpartition("/")[0] or "/"
+            return [*out, ReadArgument(root, recursive=True)]
         out += [ReadArgument(absolute(m, cwd, home), recursive) for m in matches]
+        globs.read[path, recursive] = out
     return out
