@@ -99,10 +99,10 @@ class MessageStream(Generic[T]):
         the same thing), else last. So the caller's keys bound how far past its capacity the
         stream can hold. Raises ``trio.ClosedResourceError`` once closed."""
         senders = self._senders
-        if not senders and self.put_nowait(item):  # (raises once closed)
+        # (``put_nowait`` raises once closed; and closing empties the line, so anything waits
+        # in it only while the stream is open)
+        if not senders and self.put_nowait(item):
             return
-        if self._closed:
-            raise trio.ClosedResourceError("the output is closed")
         senders[key] = item
 
     def send(self, item: T) -> Awaitable[None]:
