@@ -83,14 +83,25 @@ def _reap_all() -> list[tuple[int, int]]:
 
 
 def kill_tree(me: int, group: int) -> list[tuple[int, int]]:
-    """SIGKILL the command's group and every descendant of ``me`` until none is left."""
+    """SIGKILL the command's group and every descendant of ``me`` until none is left.
+
+    "None left" takes two scans in a row that find none: a process whose parent is exiting
+    is not yet under ``me`` for a moment (the kernel moves it to its subreaper as its parent
+    goes), and one empty scan could end the search while it was on its way."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(group, signal.SIGKILL)
     reaped = _reap_all()
+    empty = 0
     for _ in range(_KILL_ROUNDS):
         alive = descendants(me)
         if not alive:
-            break
+            empty += 1
+            if empty == 2:
+                break
+            select.select([], [], [], 0.002)
+            reaped += _reap_all()
+            continue
+        empty = 0
         for pid in alive:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)

@@ -198,3 +198,20 @@ async def test_without_containment_shells_still_run_and_a_warning_is_logged(
     assert len(warnings) == 1
     assert "outlive the session" in warnings[0]
     assert os.getpid() > 0
+
+
+def test_the_keeper_looks_twice_before_deciding_no_descendant_is_left(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A descendant whose parent was exiting shows up under the keeper only a moment later:
+    one scan that finds nothing does not end the search; the next one's find is killed."""
+    import agents.tools._contain as keeper
+
+    scans = iter([[], [4242], [], []])
+    killed: list[int] = []
+    monkeypatch.setattr(keeper, "descendants", lambda me: next(scans))
+    monkeypatch.setattr(keeper, "_reap_all", lambda: [])
+    monkeypatch.setattr(keeper.os, "killpg", lambda group, sig: None)
+    monkeypatch.setattr(keeper.os, "kill", lambda pid, sig: killed.append(pid))
+    keeper.kill_tree(1, 2)
+    assert killed == [4242]
