@@ -20,6 +20,7 @@ import importlib
 import io
 import logging
 import os
+import ssl
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -30,6 +31,7 @@ import attrs
 import trio
 
 from ..tools.base import ToolOutput
+from ..tools.bodies import tls_context
 from ._config import HttpServerConfig, ServerConfig, StdioServerConfig
 from ._rpc import ConnectionLost, LineClient, RpcError, Tracer, decode_call_result, validated
 
@@ -213,13 +215,13 @@ class Connection:
     async def _open_transport(self) -> AsyncIterator[tuple[Any, Any]]:
         config = self.config
         assert isinstance(config, HttpServerConfig)  # stdio is served by _serve_stdio
+        make_client = _http_clients(await tls_context())
         if config.type == "http":
             from mcp.client.streamable_http import streamable_http_client
-            from mcp.shared._httpx_utils import create_mcp_http_client
 
             # (a server asked for no compression sends none: a compressed JSON body is refused)
             headers = {"accept-encoding": "identity", **config.headers}
-            client = create_mcp_http_client(headers=headers)
+            client = make_client(headers=headers)
             client.event_hooks = {"response": [cap_json_body]}
             async with (
                 client,
@@ -231,7 +233,9 @@ class Connection:
         else:
             from mcp.client.sse import sse_client
 
-            async with sse_client(config.url, headers=dict(config.headers) or None) as streams:
+            async with sse_client(
+                config.url, headers=dict(config.headers) or None, httpx_client_factory=make_client
+            ) as streams:
                 yield streams
 
     async def _relist_loop(self, client: McpClient) -> None:
@@ -648,3 +652,20 @@ class _WatchedStream:
         exc_tb: TracebackType | None,
     ) -> None:
         await self.aclose()
+
+
+def _http_clients(tls: ssl.SSLContext) -> Callable[..., Any]:
+    """The mcp package's ``create_mcp_http_client`` (its timeouts, no redirects followed),
+    verifying servers with ``tls``, the session's one context made in a worker thread: a client
+    made without one loads the certificate roots itself, 25-40 ms on the event loop for every
+    connection over HTTP."""
+
+    def make(headers: Any = None, timeout: Any = None, auth: Any = None) -> Any:
+        import httpx2
+        from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
+
+        if timeout is None:
+            timeout = httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT)
+        return httpx2.AsyncClient(headers=headers, timeout=timeout, auth=auth, verify=tls)
+
+    return make

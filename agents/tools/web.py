@@ -22,17 +22,14 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import msgspec
 import trio
 
 from ._apart import last_error_line, run_python
 from .base import Tool, ToolContext, ToolOutput, truncate
-from .bodies import DECODE_PIECE, DECODE_SECONDS, decode_in_pieces, read_capped
-
-if TYPE_CHECKING:
-    import ssl
+from .bodies import DECODE_PIECE, DECODE_SECONDS, decode_in_pieces, read_capped, tls_context
 
 __all__ = ["web_fetch_tool", "web_search_tool"]
 
@@ -169,36 +166,13 @@ async def _utf8(text: str) -> bytes:
     return b"".join(parts)
 
 
-#: The TLS context every fetch's client verifies servers with, made once (see :func:`_tls`).
-_TLS_CONTEXT: list[ssl.SSLContext] = []
-
-
-async def _tls() -> ssl.SSLContext:
-    """The TLS context of WebFetch's clients: httpx's default (certifi's roots, or those
-    ``SSL_CERT_FILE``/``SSL_CERT_DIR`` name), made once, in a worker thread, with httpx and
-    its transport imported there. A client made without one loads the roots itself: 21 ms on
-    the event loop each fetch, 70 ms for the first with the imports."""
-    if not _TLS_CONTEXT:
-        context = await trio.to_thread.run_sync(_make_tls)
-        if not _TLS_CONTEXT:  # (two first fetches at once: both made one, the first is kept)
-            _TLS_CONTEXT.append(context)
-    return _TLS_CONTEXT[0]
-
-
-def _make_tls() -> ssl.SSLContext:
-    import httpcore  # noqa: F401 - (the first client imports it: here, off the loop)
-    import httpx
-
-    return httpx.create_ssl_context()
-
-
 async def _fetch(url: str) -> tuple[str, Mapping[str, Any]] | ToolOutput:
     """(converted text, metadata) for ``url``, or the ToolOutput to return instead."""
     import httpx
 
     timeout = httpx.Timeout(30.0, connect=10.0)
     headers = {"user-agent": USER_AGENT, "accept": "text/markdown, text/html, */*"}
-    tls = await _tls()
+    tls = await tls_context()
     async with httpx.AsyncClient(timeout=timeout, headers=headers, verify=tls) as client:
         current = httpx.URL(url)
         for _ in range(MAX_REDIRECTS + 1):
@@ -248,7 +222,7 @@ async def _fetch(url: str) -> tuple[str, Mapping[str, Any]] | ToolOutput:
 
 
 async def _web_fetch(args: WebFetchInput, ctx: ToolContext) -> ToolOutput:
-    await _tls()  # (httpx imported in a worker thread the first time)
+    await tls_context()  # (httpx imported in a worker thread the first time)
     import httpx
 
     try:

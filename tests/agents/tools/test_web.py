@@ -21,7 +21,7 @@ from agents.backends.base import (
     MessageStop,
     ModelRequest,
 )
-from agents.tools import web
+from agents.tools import bodies, web
 from agents.tools.base import ToolContext, truncate
 from agents.tools.web import web_fetch_tool, web_search_tool
 
@@ -262,7 +262,7 @@ async def test_fetches_share_one_tls_context_made_in_a_worker_thread(
 
     import httpx
 
-    monkeypatch.setattr(web, "_TLS_CONTEXT", [])
+    monkeypatch.setattr(bodies, "_TLS_CONTEXT", [])
     verified: list[object] = []
     real = httpx.AsyncClient
 
@@ -274,9 +274,9 @@ async def test_fetches_share_one_tls_context_made_in_a_worker_thread(
     monkeypatch.setattr(httpx, "AsyncClient", Spy)
     for path in ("/page", "/text", "/redirect"):
         assert not (await call(FETCH, {"url": server.url(path), "prompt": "p"}, ctx)).is_error
-    assert thread_calls.count(web._make_tls) == 1
+    assert thread_calls.count(bodies._make_tls) == 1
     assert isinstance(verified[0], ssl.SSLContext)
-    assert verified == [web._TLS_CONTEXT[0]] * 3
+    assert verified == [bodies._TLS_CONTEXT[0]] * 3
 
 
 async def test_fetch_upgrades_http_to_https_except_localhost(ctx: ToolContext) -> None:
@@ -369,7 +369,7 @@ async def test_search_rejects_both_domain_lists(ctx: ToolContext) -> None:
 
 _HOSTILE_PAGE_SCRIPT = """
 import trio
-from agents.tools import web
+from agents.tools import bodies, web
 from agents.tools.base import ToolContext
 
 web.CONVERT_SECONDS = 1.0
