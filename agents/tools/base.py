@@ -224,18 +224,11 @@ class Tool:
         ``input_type``, or checked against ``input_schema`` and copied into a dict."""
         name = self.name
         input_type = self.input_type
-        leaves = _LEAVES
         if input_type is not None:
             convert = msgspec.convert
 
             def converted(raw: Mapping[str, Any]) -> Any:
-                if type(raw) is not dict:
-                    _check_depth(name, raw)
-                else:
-                    for value in raw.values():  # strings and numbers: nothing to walk
-                        if type(value) not in leaves:
-                            _check_depth(name, raw)
-                            break
+                _check_nesting(name, raw)
                 try:
                     return convert(raw, input_type, str_keys=True)
                 except msgspec.ValidationError as exc:
@@ -247,13 +240,7 @@ class Tool:
         schema = self.input_schema
 
         def checked(raw: Mapping[str, Any]) -> dict[str, Any]:
-            if type(raw) is not dict:
-                _check_depth(name, raw)
-            else:
-                for value in raw.values():  # strings and numbers: nothing to walk
-                    if type(value) not in leaves:
-                        _check_depth(name, raw)
-                        break
+            _check_nesting(name, raw)
             if fits is None or not fits(raw):  # the fast check passes only what fits
                 message = check(raw)
                 if message is UNBOUNDED:
@@ -263,6 +250,19 @@ class Tool:
             return dict(raw)
 
         return checked
+
+
+def _check_nesting(name: str, raw: Mapping[str, Any]) -> None:
+    """:func:`_check_depth` for a tool's input, without its walk for the common flat input (an
+    object of strings and numbers: nothing to walk)."""
+    if type(raw) is dict:
+        leaves = _LEAVES
+        for value in raw.values():
+            if type(value) not in leaves:
+                break
+        else:
+            return
+    _check_depth(name, raw)
 
 
 def _check_depth(name: str, raw: Mapping[str, Any]) -> None:
