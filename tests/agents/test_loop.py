@@ -349,6 +349,22 @@ async def test_exhausted_retries_and_client_errors_end_with_api_error(
     assert result_of(messages).errors == ["API error 400: bad request"]
 
 
+class _InputJsonAs:
+    """``scripted``'s responses with every tool input's JSON replaced by ``partial_json``."""
+
+    def __init__(self, scripted: ScriptedBackend, partial_json: str) -> None:
+        self.scripted = scripted
+        self.partial_json = partial_json
+
+    async def stream(self, request: Any) -> Any:
+        async for event in self.scripted.stream(request):
+            if isinstance(event, ContentBlockDelta) and event.delta["type"] == "input_json_delta":
+                event = ContentBlockDelta(
+                    event.index, {"type": "input_json_delta", "partial_json": self.partial_json}
+                )
+            yield event
+
+
 async def test_malformed_tool_input_json_is_an_error_result(project: Path) -> None:
     """A tool_use whose input JSON is cut off gives an error result, not a crash."""
 
@@ -359,23 +375,8 @@ async def test_malformed_tool_input_json_is_an_error_result(project: Path) -> No
             )
         return Step([text("ok")])
 
-    scripted = ScriptedBackend(responder)
-
-    class Truncating:
-        """Cuts every tool input's JSON short, as a response stopped by max_tokens would."""
-
-        async def stream(self, request: Any) -> Any:
-            async for event in scripted.stream(request):
-                if (
-                    isinstance(event, ContentBlockDelta)
-                    and event.delta["type"] == "input_json_delta"
-                ):
-                    event = ContentBlockDelta(
-                        event.index, {"type": "input_json_delta", "partial_json": '{"pat'}
-                    )
-                yield event
-
-    backend = Truncating()
+    # every tool input's JSON cut short, as a response stopped by max_tokens would be
+    backend = _InputJsonAs(ScriptedBackend(responder), '{"pat')
     messages, _ = await collect("hi", AgentOptions(cwd=str(project), backend=backend))
     errors = [
         b
@@ -398,22 +399,9 @@ async def test_tool_input_nested_too_deeply_is_an_error_result(project: Path) ->
             return Step([tool_use("Glob", {"pattern": "*"}, id="toolu_deep")])
         return Step([text("ok")])
 
-    scripted = ScriptedBackend(responder)
     deep = '{"pattern": "*", "x": ' + "[" * 100_000 + "]" * 100_000 + "}"
-
-    class Nesting:
-        async def stream(self, request: Any) -> Any:
-            async for event in scripted.stream(request):
-                if (
-                    isinstance(event, ContentBlockDelta)
-                    and event.delta["type"] == "input_json_delta"
-                ):
-                    event = ContentBlockDelta(
-                        event.index, {"type": "input_json_delta", "partial_json": deep}
-                    )
-                yield event
-
-    messages, error = await collect("hi", AgentOptions(cwd=str(project), backend=Nesting()))
+    backend = _InputJsonAs(ScriptedBackend(responder), deep)
+    messages, error = await collect("hi", AgentOptions(cwd=str(project), backend=backend))
     assert error is None
     errors = [
         b
