@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import logging
-from collections.abc import AsyncIterable, AsyncIterator, Awaitable
+from collections.abc import AsyncIterable, AsyncIterator
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -118,11 +118,6 @@ class _Starter:
         finally:
             self.output.close()
 
-    def emit(self, message: Message) -> Awaitable[None]:
-        """Most messages fit in the buffer: no scheduling round trip of a full ``put`` (nor a
-        coroutine). Only a full buffer (a slow reader) waits: the backpressure we want."""
-        return self.output.send(message)
-
     async def _run(self, task_status: trio.TaskStatus[SessionHandle]) -> None:
         check_supported(self.options)
         if self.options.backend is not None:
@@ -171,7 +166,9 @@ class _Starter:
                 backend=backend,
                 prices=options.price_table(),
                 supervisor=supervisor,
-                emit=self.output.send,  # (``self.emit``, without its call)
+                # most messages fit in the buffer: no scheduling round trip of a full ``put``
+                # (nor a coroutine); only a full buffer (a slow reader) waits: backpressure
+                emit=self.output.send,
                 # ``emit`` without a coroutine: False (nothing sent) when the buffer is full
                 emit_nowait=self.output.put_nowait,
                 emit_notice=self.output.put_notice,
@@ -190,7 +187,7 @@ class _Starter:
             system = system_blocks(options) + await claude_md_blocks(cwd, options.setting_sources)
             system += sources.system_blocks()
             main = main_loop(options, session, setup, registry, system)
-            await self.emit(init_message(session, main, sources.mcp_status(options)))
+            await self.output.send(init_message(session, main, sources.mcp_status(options)))
             await attach_main(session, main, setup)  # the transcripts, resume notices
             await hookpoints.open_session(main)  # SessionStart now, SessionEnd at the end
             handle = SessionHandle(
@@ -201,9 +198,10 @@ class _Starter:
                 if self.prompt is not None:  # fits: a fresh mailbox holds MAILBOX_CAPACITY items
                     actor.mailbox.send_nowait(Prompt(sources.expand(self.prompt)))
                     actor.mailbox.send_nowait(INPUT_END)
-                await serve(main, actor, recording_results(main, self.emit))
+                await serve(main, actor, recording_results(main, self.output.send))
                 # trailing, after every result: what the whole tree spent, per agent
-                await self.emit(SystemMessage(subtype="session_summary", data=session.summary()))
+                summary = SystemMessage(subtype="session_summary", data=session.summary())
+                await self.output.send(summary)
 
             # The main agent runs in this task (the session's): see ``Supervisor.root``.
             # A main agent that can have no children (no Agent tool, no AgentClient.spawn) runs
