@@ -26,6 +26,7 @@ import attrs
 import msgspec
 import trio
 
+from ._input_depth import nesting_error
 from ._schema_guard import UNBOUNDED, Unbounded, guarded
 from ._sdk_content import sdk_blocks
 from .names import API_TOOL_NAME, MAX_TOOL_NAME
@@ -51,15 +52,6 @@ __all__ = [
 #: Characters kept from a custom/MCP tool's output (about 25 000 tokens).
 MCP_OUTPUT_CAP_CHARS = 100_000
 
-#: How deep objects and arrays may nest in a tool's input (the input itself is level 1). Tool
-#: schemas nest a few levels (an object of arrays of objects); the model's JSON may nest up to
-#: the decoder's recursion limit (about 1000), and what reads the input after the check recurses
-#: too, several frames a level: the schema check (jsonschema failed past 200 levels with a
-#: recursive schema), hooks' and MCP servers' JSON encoders, the transcript. 64 leaves every one
-#: of them far from the interpreter's limit.
-MAX_INPUT_DEPTH = 64
-#: the types of the values that end a branch of the input (what a JSON decoder gives)
-_LEAVES = frozenset({str, int, float, bool, type(None)})
 
 
 class ToolInputError(Exception):
@@ -253,54 +245,10 @@ class Tool:
 
 
 def _check_nesting(name: str, raw: Mapping[str, Any]) -> None:
-    """:func:`_check_depth` for a tool's input, without its walk for the common flat input (an
-    object of strings and numbers: nothing to walk)."""
-    if type(raw) is dict:
-        leaves = _LEAVES
-        for value in raw.values():
-            if type(value) not in leaves:
-                break
-        else:
-            return
-    _check_depth(name, raw)
-
-
-def _check_depth(name: str, raw: Mapping[str, Any]) -> None:
-    """Raise :class:`ToolInputError` when objects and arrays nest in ``raw`` more than
-    :data:`MAX_INPUT_DEPTH` levels, naming the path to one past the limit. Walked with a stack
-    of its own, not by recursion (the input may nest about as deep as the interpreter's
-    recursion limit), and never past the limit (a structure a callback made may refer to
-    itself: it is too deep)."""
-    if not _is_container(raw):
-        return
-    stack: list[tuple[Any, int, Any]] = [(raw, 1, None)]
-    while stack:
-        value, depth, link = stack.pop()
-        if depth > MAX_INPUT_DEPTH:
-            keys: list[Any] = []
-            while link is not None:
-                link, key = link
-                keys.append(key)
-            path = "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in reversed(keys))
-            raise ToolInputError(
-                f"invalid input for {name}: objects and arrays nest {depth} levels deep at "
-                f"`${path}`, more than the {MAX_INPUT_DEPTH} allowed"
-            )
-        kind = type(value)
-        items = (
-            value.items()
-            if kind is dict or (kind is not list and isinstance(value, Mapping))
-            else enumerate(value)
-        )
-        depth += 1
-        for key, item in items:
-            kind = type(item)
-            if kind is dict or kind is list or (kind not in _LEAVES and _is_container(item)):
-                stack.append((item, depth, (link, key)))
-
-
-def _is_container(value: Any) -> bool:
-    return isinstance(value, Mapping | list | tuple)
+    """Raise :class:`ToolInputError` for an input nested past :data:`MAX_INPUT_DEPTH`."""
+    message = nesting_error(raw)
+    if message is not None:
+        raise ToolInputError(f"invalid input for {name}: {message}")
 
 
 _JSON_TYPES: dict[str, Callable[[Any], bool]] = {

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agents.tools.base import MAX_INPUT_DEPTH, Tool, ToolInputError, ToolOutput
+from agents.tools._input_depth import MAX_INPUT_DEPTH
+from agents.tools.base import Tool, ToolInputError, ToolOutput
 from agents.tools.shell import bash_tool
 
 
