@@ -11,7 +11,7 @@ import pytest
 import trio
 
 from agents.mcp import open_mcp_servers
-from agents.mcp._connection import MAX_HTTP_MESSAGE_BYTES, cap_json_body
+from agents.mcp._http import MAX_HTTP_MESSAGE_BYTES, cap_json_body
 from agents.testing.mcp_servers import open_http_server
 
 
