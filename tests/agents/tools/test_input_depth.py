@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agents.tools._input_depth import MAX_INPUT_DEPTH
+from agents.tools._input_depth import MAX_INPUT_DEPTH, MAX_INPUT_VALUES
 from agents.tools.base import Tool, ToolInputError, ToolOutput
 from agents.tools.shell import bash_tool
 
@@ -112,3 +112,58 @@ def test_an_input_passes_the_depth_check_exactly_when_it_nests_within_the_limit(
     except ToolInputError:
         refused = True
     assert refused == (depth_of(raw) > MAX_INPUT_DEPTH)
+
+
+def shared(levels: int) -> list[Any]:
+    """``levels`` lists, each holding the next one twice: 2**levels paths over ``levels``
+    objects (what a hook's callback can hand over; a JSON decoder never shares a value)."""
+    value: list[Any] = []
+    for _ in range(levels):
+        value = [value, value]
+    return value
+
+
+def test_an_input_that_shares_its_parts_is_walked_once_per_part_not_once_per_path() -> None:
+    """2**63 paths through 63 lists: judged in a moment (a walk of every path never ends)."""
+    with pytest.raises(ToolInputError, match=rf"nest {MAX_INPUT_DEPTH + 1} levels deep"):
+        ANY.validate({"a": shared(MAX_INPUT_DEPTH - 1)})
+
+
+def test_shared_parts_that_expand_past_the_limit_are_refused_naming_it() -> None:
+    """Within the depth limit, but 2**41 values once written out (what the transcript and
+    every hook's JSON would have to write): refused, in a moment, saying why."""
+    with pytest.raises(ToolInputError) as caught:
+        ANY.validate({"a": shared(40)})
+    assert str(caught.value) == (
+        f"invalid input for Any: objects and arrays share parts that expand to more than "
+        f"{MAX_INPUT_VALUES} values"
+    )
+
+
+def test_shared_parts_within_the_limit_pass_as_they_are() -> None:
+    """A callback's input may well use one object twice (``{"a": x, "b": x}``)."""
+    part = {"k": [1, 2, 3]}
+    assert ANY.validate({"a": part, "b": [part, part]}) == {"a": part, "b": [part, part]}
+    ANY.validate({"a": shared(18)})  # 2**19 values written out, within the limit
+
+
+def test_expansion_counts_every_value_of_a_shared_part() -> None:
+    """The count at the limit: the input, its list of the same list of n values k times."""
+    n = 999
+    values = list(range(n))
+    k = (MAX_INPUT_VALUES - 2) // (n + 1)  # the input, "a"'s list, then k lists of n values
+    ANY.validate({"a": [values] * k})
+    with pytest.raises(ToolInputError, match="expand to more than"):
+        ANY.validate({"a": [values] * (k + 1)})
+
+
+@pytest.mark.parametrize("deep_first", [True, False])
+def test_a_shared_part_reached_deeper_the_second_time_is_judged_at_that_depth(
+    deep_first: bool,
+) -> None:
+    """The same object within the limit on one path and past it on another, in either order:
+    refused (a walk that skipped whatever it had seen would pass one of the two)."""
+    part = nested(MAX_INPUT_DEPTH - 2)  # 62 levels: 63 under the input's "a", 65 under "b"
+    raw = {"b": [[part]], "a": part} if deep_first else {"a": part, "b": [[part]]}
+    with pytest.raises(ToolInputError, match=rf"nest {MAX_INPUT_DEPTH + 1} levels deep at `\$\.b"):
+        ANY.validate(raw)
