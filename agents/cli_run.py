@@ -417,6 +417,11 @@ def _run_with(
         print(f"agents run: {exc}", file=err)
         return 2
     except Exception as exc:
+        from .sessions import SessionNotFoundError
+
+        if isinstance(exc, SessionNotFoundError):  # --resume named no session of the project
+            print(f"agents run: {exc}", file=err)
+            return 2
         if args.verbose:
             raise
         print(

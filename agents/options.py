@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -97,6 +98,25 @@ def _optional_str(field: str) -> Any:
     def check(_inst: Any, _attr: Any, value: Any) -> None:
         if value is not None and not isinstance(value, str):
             raise ValueError(f"{field} must be a string, got {value!r}")
+
+    return check
+
+
+_UUID = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
+
+
+def _optional_uuid(field: str) -> Any:
+    """A session id: every session's is a UUID in its hyphenated form (Claude Code refuses
+    any other ``--session-id``), and it names the session's transcript file: a path, a brace
+    form or 300 characters would reach the store as a path error or an ``OSError``."""
+
+    def check(_inst: Any, _attr: Any, value: Any) -> None:
+        if value is None:
+            return
+        if not isinstance(value, str):
+            raise ValueError(f"{field} must be a string, got {value!r}")
+        if _UUID.fullmatch(value) is None:
+            raise ValueError(f"{field} must be a UUID (8-4-4-4-12 hex digits), got {value!r}")
 
     return check
 
@@ -287,8 +307,8 @@ class AgentOptions:
     min_output_tokens: int = attrs.field(default=1024, validator=_at_least("min_output_tokens", 1))
     pricing: Mapping[str, Any] | None = None
     # -- sessions and context ---------------------------------------------------------------------
-    resume: str | None = attrs.field(default=None, validator=_optional_str("resume"))
-    session_id: str | None = attrs.field(default=None, validator=_optional_str("session_id"))
+    resume: str | None = attrs.field(default=None, validator=_optional_uuid("resume"))
+    session_id: str | None = attrs.field(default=None, validator=_optional_uuid("session_id"))
     continue_conversation: bool = False
     fork_session: bool = False
     resume_session_at: str | None = attrs.field(

@@ -267,7 +267,8 @@ def history_cases(entries: int, root: Path) -> list[tuple[str, Callable[[], Awai
 
     store = FileSessionStore(root)
     cwd = str(root / "project")
-    key = SessionKey(project_key_for(cwd), "long")
+    long_id = "10000000-0000-4000-8000-00000000106e"  # the long session (ids are UUIDs)
+    key = SessionKey(project_key_for(cwd), long_id)
     transcript = tool_turns(entries)
     loaded: list[TranscriptEntry] = []
 
@@ -285,11 +286,11 @@ def history_cases(entries: int, root: Path) -> list[tuple[str, Callable[[], Awai
 
     async def session() -> None:  # what a session resuming it does before its first request
         os.makedirs(cwd, exist_ok=True)
-        options = AgentOptions(cwd=cwd, resume="long")
+        options = AgentOptions(cwd=cwd, resume=long_id)
         setups.append(await start_session(options, store, cwd, "next"))
 
     async def fork() -> None:  # the same with fork_session=True: a copy of every entry
-        options = AgentOptions(cwd=cwd, resume="long", fork_session=True)
+        options = AgentOptions(cwd=cwd, resume=long_id, fork_session=True)
         setups.append(await start_session(options, store, cwd, f"fork{len(setups)}"))
 
     async def end() -> None:  # the session's end: its history freed as query() frees it

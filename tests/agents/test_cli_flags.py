@@ -18,6 +18,7 @@ from agents.testing import FakeAnthropicServer, ScriptedBackend
 from agents.testing.scripted import Fault, Step, text, tool_use, usage
 
 LOCAL = "http://127.0.0.1:9"  # nothing listens there: these runs must fail before connecting
+SOME_SESSION = "12345678-1234-4678-8234-567812345678"
 
 
 def run_args(*argv: str) -> argparse.Namespace:
@@ -61,6 +62,9 @@ def test_version_prints_the_installed_version(capsys: pytest.CaptureFixture[str]
         (["--fork-session"], "fork_session=True needs resume"),
         (["--mcp-config", "/no/such/file.json"], "--mcp-config: cannot read"),
         (["--no-such-flag"], "unrecognized arguments: --no-such-flag"),
+        (["--session-id", "notauuid"], "session_id must be a UUID (8-4-4-4-12 hex digits)"),
+        (["--session-id", "../../x"], "session_id must be a UUID"),
+        (["--resume", "nope"], "resume must be a UUID (8-4-4-4-12 hex digits), got 'nope'"),
     ],
 )
 def test_a_bad_flag_is_one_line_and_exit_status_2(
@@ -69,6 +73,17 @@ def test_a_bad_flag_is_one_line_and_exit_status_2(
     line = one_line_exit_2(["run", "hi", "--base-url", LOCAL, *flags], capsys)
     assert expected in line
     assert line.startswith("agents")
+
+
+def test_resuming_a_session_the_project_does_not_have_is_one_line_and_exit_status_2(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not an "internal error" with a hint to read a traceback: the id was the user's."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    unknown = "00000000-0000-4000-8000-000000000000"
+    flags = ["--base-url", LOCAL, "--cwd", str(project), "--resume", unknown]
+    line = one_line_exit_2(["run", "hi", *flags], capsys)
+    assert line.startswith(f"agents run: no session '{unknown}' in project "), line
 
 
 def test_a_bad_log_level_in_the_environment_is_one_line(
@@ -152,7 +167,8 @@ def test_agents_json_may_be_a_file(tmp_path: Path) -> None:
 
 def test_flags_reach_the_options(project: Path) -> None:
     args = run_args(
-        "--cwd", str(project), "--resume", "abc", "--fork-session", "--permission-mode", "plan",
+        "--cwd", str(project), "--resume", SOME_SESSION, "--fork-session",
+        "--permission-mode", "plan",
         "--allowed-tools", "Read,Bash(git *)", "--disallowed-tools", "WebFetch",
         "--max-budget-usd", "0.5", "--budget-mode", "reserve", "--model", "sonnet",
         "--fallback-model", "haiku", "--effort", "low", "--tools", "Read Grep",
@@ -160,7 +176,7 @@ def test_flags_reach_the_options(project: Path) -> None:
     )  # fmt: skip
     options = build_options(args, ScriptedBackend([]))
     assert options.cwd == str(project)
-    assert (options.resume, options.fork_session) == ("abc", True)
+    assert (options.resume, options.fork_session) == (SOME_SESSION, True)
     assert options.permission_mode == "plan"
     assert options.allowed_tools == ["Read", "Bash(git *)"]
     assert options.disallowed_tools == ["WebFetch"]

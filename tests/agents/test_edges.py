@@ -29,6 +29,9 @@ from agents.testing import ScriptedBackend, Step, text, tool_use
 from agents.tools.base import Tool, ToolOutput
 from tests.agents.sessions.holds import best_hold, control_hold
 
+#: a well-formed session id no store holds
+UNKNOWN_SESSION = "00000000-0000-4000-8000-000000000000"
+
 
 class UserAbort(BaseException):
     """A BaseException of the user's own, neither Exception nor a Trio one."""
@@ -282,8 +285,10 @@ async def test_a_session_that_cannot_start_raises_its_own_error_from_agent_clien
     from agents.sessions import SessionNotFoundError
 
     backend = ScriptedBackend([Step([text("never")])])
-    with pytest.raises(SessionNotFoundError, match=r"^no session 'nope' in project "):
-        async with AgentClient(AgentOptions(cwd=str(project), backend=backend, resume="nope")):
+    with pytest.raises(SessionNotFoundError, match=rf"^no session '{UNKNOWN_SESSION}' in project "):
+        async with AgentClient(
+            AgentOptions(cwd=str(project), backend=backend, resume=UNKNOWN_SESSION)
+        ):
             pass
 
 

@@ -70,6 +70,16 @@ def test_dated_model_ids_price_as_their_alias() -> None:
         ({"model": 5}, r"^model must be a string, got 5$"),
         ({"fallback_model": ["x"]}, r"^fallback_model must be a string, got \['x'\]$"),
         ({"resume": 5}, r"^resume must be a string, got 5$"),
+        (
+            {"session_id": "notauuid"},
+            r"^session_id must be a UUID \(8-4-4-4-12 hex digits\), got 'notauuid'$",
+        ),
+        ({"session_id": "../../etc/x"}, r"^session_id must be a UUID .*, got '\.\./\.\./etc/x'$"),
+        ({"session_id": "a" * 300}, r"^session_id must be a UUID .*, got 'aaaa"),
+        ({"session_id": "{12345678-1234-5678-1234-567812345678}"}, r"^session_id must be a UUID"),
+        ({"session_id": "12345678123456781234567812345678"}, r"^session_id must be a UUID"),
+        ({"resume": "long"}, r"^resume must be a UUID \(8-4-4-4-12 hex digits\), got 'long'$"),
+        ({"resume": "12345678-1234-5678-1234-56781234567g"}, r"^resume must be a UUID"),
         ({"system_prompt": 5}, r"^system_prompt must be a str or a preset dict \(.*\), got 5$"),
         ({"system_prompt": {"type": "x"}}, r"^system_prompt must be a str or a preset dict"),
         ({"thinking": {"type": "x"}}, r"^thinking must be a dict whose type is one of enabled, "),
@@ -109,6 +119,9 @@ def test_bad_options_are_refused_with_a_clear_message(
         {"env": {"A": "1"}},
         {"add_dirs": ("/tmp",)},
         {"max_budget_usd": 0.5, "model": "claude-haiku-5-5", "fallback_model": "sonnet"},
+        {"session_id": "12345678-1234-5678-1234-567812345678"},
+        {"session_id": "ABCDEF01-1234-5678-1234-567812345678"},
+        {"resume": "12345678-1234-5678-1234-567812345678", "fork_session": True},
     ],
 )
 def test_the_agent_sdks_option_shapes_are_accepted(kwargs: dict[str, object]) -> None:

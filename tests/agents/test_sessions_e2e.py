@@ -41,6 +41,9 @@ from agents.testing import ScriptedBackend, Step, text, tool_use
 
 from .helpers import collect, result_of, timed_tools
 
+#: a well-formed session id no store holds
+UNKNOWN_SESSION = "00000000-0000-4000-8000-000000000000"
+
 _REPO = Path(agents.__file__).resolve().parents[1]
 
 
@@ -179,8 +182,8 @@ async def test_session_id_names_a_new_session(project: Path) -> None:
 
 async def test_resuming_an_unknown_session_raises(project: Path) -> None:
     backend = ScriptedBackend([Step([text("never")])])
-    with pytest.raises(SessionNotFoundError, match=r"^no session 'nope' in project "):
-        await collect("hi", options(project, backend, resume="nope"))
+    with pytest.raises(SessionNotFoundError, match=rf"^no session '{UNKNOWN_SESSION}' in project "):
+        await collect("hi", options(project, backend, resume=UNKNOWN_SESSION))
 
 
 def test_resume_session_at_without_resume_is_refused() -> None:

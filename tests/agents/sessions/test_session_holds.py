@@ -37,6 +37,9 @@ from agents.testing.transcripts import tool_turns
 from tests.agents.sessions.holds import best_hold, control_hold, thread_control_hold
 from tests.agents.sessions.test_session_off_loop import threads_of
 
+#: the id of the long session these tests resume (session ids are UUIDs)
+LONG = "10000000-0000-4000-8000-00000000106e"
+
 
 def young_ids() -> set[int]:
     return {id(o) for generation in (0, 1) for o in gc.get_objects(generation=generation)}
@@ -72,7 +75,7 @@ async def resumed_session(root: Path, entries: int) -> tuple[str, FileSessionSto
     store = FileSessionStore(root)
     cwd = str(root / "project")
     os.makedirs(cwd, exist_ok=True)
-    await store.append(SessionKey(project_key_for(cwd), "long"), tool_turns(entries))
+    await store.append(SessionKey(project_key_for(cwd), LONG), tool_turns(entries))
     return cwd, store
 
 
@@ -82,7 +85,7 @@ async def test_a_session_resuming_a_long_transcript_frees_its_entries_off_the_lo
     """Once the history is rebuilt, the entries are freed in a worker thread."""
     cwd, store = await resumed_session(tmp_path, 3000)
     seen = threads_of(monkeypatch, agents.sessions.history, "clear_in_slices")
-    setup = await start_session(AgentOptions(cwd=cwd, resume="long"), store, cwd, "next")
+    setup = await start_session(AgentOptions(cwd=cwd, resume=LONG), store, cwd, "next")
     assert len(setup.history) > 1000
     assert seen and threading.get_ident() not in seen
 
@@ -97,7 +100,7 @@ async def test_a_session_resuming_a_long_transcript_keeps_the_loop_responsive(
     setups = []  # kept: freeing a history is the session's end, not its start
 
     async def resume() -> None:
-        options = AgentOptions(cwd=cwd, resume="long")
+        options = AgentOptions(cwd=cwd, resume=LONG)
         setups.append(await start_session(options, store, cwd, "next"))
 
     control = await control_hold()
@@ -111,7 +114,7 @@ async def test_forking_a_long_transcript_keeps_the_loop_responsive(tmp_path: Pat
     setups = []  # kept: freeing a history is the session's end, not its start
 
     async def fork() -> None:
-        options = AgentOptions(cwd=cwd, resume="long", fork_session=True)
+        options = AgentOptions(cwd=cwd, resume=LONG, fork_session=True)
         setups.append(await start_session(options, store, cwd, f"fork{len(setups)}"))
 
     control = await control_hold()
@@ -270,7 +273,7 @@ async def test_a_session_that_resumed_a_long_transcript_frees_its_history_off_th
     monkeypatch.setattr(agents.sessions.history, "clear_in_slices", noting)
     options = AgentOptions(
         cwd=cwd,
-        resume="long",
+        resume=LONG,
         session_store=store,
         backend=ScriptedBackend({"main": [Step([text("again")])]}),
     )
