@@ -163,6 +163,11 @@ def _check_env(_inst: Any, _attr: Any, value: Any) -> None:
     for key, item in value.items():
         if not isinstance(key, str) or not isinstance(item, str):
             raise ValueError(f"env must map strings to strings, got {key!r}: {item!r}")
+        # what every process of the session (shells, hooks, MCP servers) would fail to start with
+        if not key or "=" in key or "\x00" in key:
+            raise ValueError(f"env: {key!r} is not a variable name (non-empty, no '=' or NUL)")
+        if "\x00" in item:
+            raise ValueError(f"env[{key!r}] must not contain a NUL character, got {item!r}")
 
 
 def _opt_list(value: Any) -> Any:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import os
 import re
 import warnings
 from typing import TYPE_CHECKING, Any
@@ -262,7 +261,7 @@ def lookout_gate(session: Session) -> LoopGate:
     gate = PermissionGate(
         rules=rules_for(options),
         cwd=session.cwd,
-        add_dirs=[os.path.abspath(d) for d in options.add_dirs],
+        add_dirs=options.add_dirs,  # relative to the session's cwd, ``~`` its user's home
     )
     return LoopGate(gate=gate, session=session)
 
@@ -282,7 +281,9 @@ def make_gate(options: AgentOptions, session: Session) -> LoopGate:
         can_use_tool=options.can_use_tool,
         hooks=runner,
         cwd=session.cwd,
-        add_dirs=[os.path.abspath(d) for d in options.add_dirs],
+        # as the session's tools take a path: a relative one from the session's cwd (where the
+        # Agent SDK starts its CLI), not the process's; ``~`` the user's home
+        add_dirs=options.add_dirs,
         # built whatever the mode: set_permission_mode("auto") may switch to it mid-session
         classifier=default_classifier(session),
     )

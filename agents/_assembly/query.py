@@ -226,9 +226,24 @@ class _Starter:
             await release(main.history.take("end"), inline_up_to=END_INLINE_MESSAGES)
 
 
+EMPTY_PROMPT = "prompt must not be empty (the model needs a user turn with text)"
+
+
+def check_prompt(prompt: object) -> None:
+    """Refuse what ``query()`` and ``AgentClient.query()`` cannot send: neither text nor a
+    stream, or text without a character that is not blank (the Messages API answers such a
+    user turn with a 400, after the connection and the session's start; said at once here).
+    ``isspace``, not ``strip``: no copy of a long prompt."""
+    if isinstance(prompt, str):
+        if not prompt or prompt.isspace():
+            raise ValueError(EMPTY_PROMPT)
+    elif not isinstance(prompt, AsyncIterable):
+        raise ValueError(f"prompt must be a str or an async iterable, got {type(prompt).__name__}")
+
+
 def _prompt_items(item: object) -> Prompt:
     """A streaming-input item (a str or an Agent SDK user-message dict) as a mailbox Prompt."""
-    if isinstance(item, str):
+    if isinstance(item, str):  # (an empty one is the model's to refuse: the stream goes on)
         return Prompt(item)
     if isinstance(item, dict):
         message: dict[str, Any] = item.get("message", item)
@@ -278,8 +293,7 @@ async def query(
     if not trio.lowlevel.in_trio_task():  # under asyncio: say where the asyncio version is
         raise outside_trio_error("query")
     options = options or AgentOptions()
-    if not isinstance(prompt, str) and not isinstance(prompt, AsyncIterable):
-        raise ValueError(f"prompt must be a str or an async iterable, got {type(prompt).__name__}")
+    check_prompt(prompt)
     stream: MessageStream[Message] = MessageStream(OUTPUT_BUFFER)
     scope = trio.CancelScope()
     finished = trio.Event()
@@ -433,9 +447,7 @@ class AgentClient:
 
     async def query(self, prompt: str | AsyncIterable[Any], session_id: str = "default") -> None:
         """Queue a prompt (or a stream of them) for the main agent."""
-        if not isinstance(prompt, str | AsyncIterable):
-            kind = type(prompt).__name__
-            raise ValueError(f"prompt must be a str or an async iterable, got {kind}")
+        check_prompt(prompt)
         await _send_prompts(self._require(), prompt)
 
     def receive_messages(self) -> AsyncIterator[Message]:

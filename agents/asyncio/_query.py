@@ -17,6 +17,7 @@ from typing import Any
 import trio
 
 from .. import query as trio_query
+from .._assembly.query import check_prompt
 from ..messages import Message
 from ..options import AgentOptions
 from . import _guest
@@ -44,8 +45,7 @@ async def query(
         async for message in trio_query(prompt=prompt, options=options):
             yield message
         return
-    if not isinstance(prompt, str | AsyncIterable):
-        raise ValueError(f"prompt must be a str or an async iterable, got {type(prompt).__name__}")
+    check_prompt(prompt)
     loop = asyncio.get_running_loop()
     context = contextvars.copy_context()
     callbacks = Callbacks(loop, context)

@@ -86,6 +86,15 @@ def test_resuming_a_session_the_project_does_not_have_is_one_line_and_exit_statu
     assert line.startswith(f"agents run: no session '{unknown}' in project "), line
 
 
+@pytest.mark.parametrize("prompt", ["", " \n"])
+def test_an_empty_prompt_is_one_line_and_exit_status_2(
+    prompt: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    line = one_line_exit_2(["run", prompt, "--base-url", LOCAL], capsys)
+    assert line == "agents run: prompt must not be empty (the model needs a user turn with text)"
+
+
 def test_a_bad_log_level_in_the_environment_is_one_line(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -215,6 +215,21 @@ async def test_a_prompt_that_is_neither_text_nor_a_stream_is_refused(project: Pa
             await client.query(5)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("empty", ["", "  \n\t"])
+async def test_an_empty_prompt_is_refused_before_any_request(project: Path, empty: str) -> None:
+    """The Messages API refuses a user turn without text (a 400 after the connection, in the
+    middle of the stream); said at once instead, by ``query()`` and by a client."""
+    backend = ScriptedBackend([])
+    message = r"^prompt must not be empty \(the model needs a user turn with text\)$"
+    with pytest.raises(ValueError, match=message):
+        async for _ in query(prompt=empty, options=client_options(project, backend)):
+            pass
+    async with AgentClient(client_options(project, backend)) as client:
+        with pytest.raises(ValueError, match=message):
+            await client.query(empty)
+    assert backend.requests == []
+
+
 async def test_query_with_an_async_iterable_answers_each_prompt(
     project: Path, autojump_clock: trio.testing.MockClock
 ) -> None:

@@ -281,3 +281,29 @@ async def test_a_read_deny_rule_covers_reading_commands_in_bash(
     )
     assert denied and "denied by rule 'Read(./.env)'" in body, (command, body)
     assert "hunter2" not in body
+
+
+# -- add_dirs: taken as the session's tools take paths ---------------------------------------
+
+
+@pytest.mark.parametrize("spelled", ["../shared", "~/shared", "{tmp}/shared"])
+async def test_an_added_directory_is_found_from_the_sessions_cwd_and_home(
+    spelled: str, tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``add_dirs=["../shared"]`` is beside the session's ``cwd`` (the Agent SDK starts its
+    CLI there), and ``~`` is the user's home, wherever the process itself runs: a read there
+    passes without asking (before: made absolute against the process's directory, so
+    ``../shared`` was beside that, and ``~/shared`` a directory named ``~``)."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "notes.txt").write_text("shared notes\n")
+    elsewhere = tmp_path / "elsewhere" / "deeper"
+    elsewhere.mkdir(parents=True)
+    monkeypatch.chdir(elsewhere)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    add = spelled.format(tmp=tmp_path)
+    body, denied = await run_one(
+        project, "Read", {"file_path": str(shared / "notes.txt")}, add_dirs=[add]
+    )
+    assert not denied, body
+    assert "shared notes" in body

@@ -89,6 +89,12 @@ def test_dated_model_ids_price_as_their_alias() -> None:
         ),
         ({"env": {"A": 1}}, r"^env must map strings to strings, got 'A': 1$"),
         ({"env": "A=1"}, r"^env must be a dict of str -> str, got 'A=1'$"),
+        (
+            {"env": {"PATH": "/bin\x00/x"}},
+            r"^env\['PATH'\] must not contain a NUL character, got '/bin\\x00/x'$",
+        ),
+        ({"env": {"": "1"}}, r"^env: '' is not a variable name \(non-empty, no '=' or NUL\)$"),
+        ({"env": {"A=B": "1"}}, r"^env: 'A=B' is not a variable name \(non-empty, no '='"),
         ({"hooks": {"BadEvent": []}}, r"^unknown hook event 'BadEvent' \(expected one of "),
         (
             {"hooks": {"PreToolUse": HookMatcher(hooks=[])}},
