@@ -158,6 +158,11 @@ def bash_commands(size: int) -> dict[str, str]:
         "quoted_string": "echo '" + "y " * (size // 2) + "'",
         "heredoc": "cat <<'EOF'\n" + "line of text\n" * (size // 13) + "EOF",
         "redirections": ("echo a > f1; " * (size // 13 + 1))[:size],
+        "brackets": "echo " + "[a]" * (size // 3),
+        "bracket_words": "echo " + "[a] " * (size // 4),
+        "heredoc_expansions": "cat <<EOF\n" + ("$x" * 128 + "\n") * (size // 257) + "EOF",
+        # not Bash: the grammar's error recovery reads it in quadratic time
+        "command_brackets": "x" + "[a]" * (size // 3),
     }
 
 
@@ -412,7 +417,7 @@ def main() -> None:
     global QUICK
     QUICK = args.quick
     groups = set(args.only or GROUPS)
-    bash_sizes = [400] if args.quick else [4_000, 40_000, 100_000]
+    bash_sizes = [400] if args.quick else [4_000, 40_000, 65_000, 100_000]
     output_sizes = [10_000] if args.quick else [1_000_000, 50_000_000]
     entry_sizes = [10_000] if args.quick else [1_000_000, 10_000_000, 50_000_000]
     history_sizes = [200] if args.quick else [10_000, 100_000]
