@@ -12,8 +12,8 @@ Each case runs alone in ``trio.run`` with two meters:
 The control (``case="control"``: a thousand checkpoints) is measured in the same run and shows the
 floor of both meters on this machine. The inputs: huge Bash commands through the permission
 analysis, huge tool outputs through output capping, huge transcript entries through encoding and
-appending, long transcripts through loading, resume and the rebuild of the API history. Prints one
-JSON line per case::
+appending, long transcripts through loading, resume and the rebuild of the API history, large
+files through Edit. Prints one JSON line per case::
 
     .venv/bin/python benchmarks/bench_event_loop.py           # full sizes
     .venv/bin/python benchmarks/bench_event_loop.py --quick   # smoke run, tiny sizes
@@ -46,12 +46,20 @@ from agents.sessions import (
     rebuild_history,
 )
 from agents.testing.transcripts import tool_turns
-from agents.tools.base import MCP_OUTPUT_CAP_CHARS, Tool, ToolOutput
+from agents.tools.base import MCP_OUTPUT_CAP_CHARS, Tool, ToolContext, ToolOutput
+from agents.tools.files import edit_tool, read_tool
 from agents.tools.shell import _cap
 
 TARGET_MS = 50.0
 QUICK = False
-GROUPS = ["bash_permission", "output_cap", "transcript_entry", "long_history", "other_inputs"]
+GROUPS = [
+    "bash_permission",
+    "output_cap",
+    "transcript_entry",
+    "long_history",
+    "other_inputs",
+    "edit",
+]
 
 
 class HoldMeter(trio.abc.Instrument):
@@ -150,6 +158,11 @@ def bash_commands(size: int) -> dict[str, str]:
         "quoted_string": "echo '" + "y " * (size // 2) + "'",
         "heredoc": "cat <<'EOF'\n" + "line of text\n" * (size // 13) + "EOF",
         "redirections": ("echo a > f1; " * (size // 13 + 1))[:size],
+        "brackets": "echo " + "[a]" * (size // 3),
+        "bracket_words": "echo " + "[a] " * (size // 4),
+        "heredoc_expansions": "cat <<EOF\n" + ("$x" * 128 + "\n") * (size // 257) + "EOF",
+        # not Bash: the grammar's error recovery reads it in quadratic time
+        "command_brackets": "x" + "[a]" * (size // 3),
     }
 
 
@@ -362,6 +375,36 @@ def input_cases(size: int, cwd: str) -> list[tuple[str, Callable[[], Awaitable[A
     ]
 
 
+# --- Edit of a large file ----------------------------------------------------------------------
+
+
+def edit_cases(size: int, root: Path) -> list[tuple[str, Callable[[], Awaitable[Any]]]]:
+    """Edit of a ``size``-byte file of short lines (read first, as the read-first rule asks):
+    a unique string near its end, and a word of every line with ``replace_all``. The files are
+    written here, before any measured step; a step is the Read of the file's first line and the
+    Edit, as the loop runs them."""
+    line = "the quick brown fox jumps over the lazy dog\n"
+    body = line * (size // len(line))
+    edits = {
+        "edit_near_end": {"old_string": "NEEDLE", "new_string": "found"},
+        "replace_all": {"old_string": "fox", "new_string": "cat", "replace_all": True},
+    }
+    cases = []
+    for name, edit in edits.items():
+        path = root / f"edit{size}_{name}.txt"
+        path.write_text(body[: -len(line) * 3] + "NEEDLE\n" + body[-len(line) * 3 :])
+
+        async def step(path: Path = path, edit: dict[str, Any] = edit) -> None:
+            ctx = ToolContext(cwd=str(root), agent_id="main", tool_use_id="t", session_id="s")
+            read, edit_file = read_tool(), edit_tool()
+            await read.handler(read.validate({"file_path": str(path), "limit": 1}), ctx)
+            out = await edit_file.handler(edit_file.validate({"file_path": str(path), **edit}), ctx)
+            assert not out.is_error, out.content
+
+        cases.append((name, step))
+    return cases
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny smoke run")
@@ -375,11 +418,12 @@ def main() -> None:
     global QUICK
     QUICK = args.quick
     groups = set(args.only or GROUPS)
-    bash_sizes = [400] if args.quick else [4_000, 40_000, 100_000]
+    bash_sizes = [400] if args.quick else [4_000, 40_000, 65_000, 100_000]
     output_sizes = [10_000] if args.quick else [1_000_000, 50_000_000]
     entry_sizes = [10_000] if args.quick else [1_000_000, 10_000_000, 50_000_000]
     history_sizes = [200] if args.quick else [10_000, 100_000]
     input_sizes = [10_000] if args.quick else [1_000_000, 10_000_000]
+    edit_sizes = [300_000] if args.quick else [10_000_000, 100_000_000]
     measure("control", "checkpoints", 1000, control)
     measure("control", "python_in_a_thread", 1, thread_control)
     with tempfile.TemporaryDirectory() as tmp:
@@ -398,6 +442,9 @@ def main() -> None:
         for size in input_sizes if "other_inputs" in groups else []:
             for case, step in input_cases(size, tmp):
                 measure("other_inputs", case, size, step)
+        for size in edit_sizes if "edit" in groups else []:
+            for case, step in edit_cases(size, Path(tmp)):
+                measure("edit", case, size, step)
     measure("control", "checkpoints", 1000, control)
 
 

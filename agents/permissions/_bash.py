@@ -7,11 +7,13 @@ redirection, the directory each runs in, and every construct that cannot be deci
 The rules, the modes and the critical-path guard judge that list; nothing here decides.
 
 Fail closed: a line longer than :data:`MAX_COMMAND_BYTES`, one the grammar would take too long
-to read (:data:`MAX_PIPES`, :data:`MAX_HEREDOC_LINE_EXPANSIONS`), nested deeper than the walk's
-limit, with a command under more than :data:`MAX_WRAPPERS` wrappers, or that does not parse, is
-reported opaque (never auto-approved) rather than guessed at.
+to read (:data:`MAX_PIPES`, :data:`MAX_HEREDOC_LINE_EXPANSIONS`, or found reading it for longer
+than :data:`MAX_PARSE_SECONDS`), nested deeper than the walk's limit, with a command under more
+than :data:`MAX_WRAPPERS` wrappers, or that does not parse, is reported opaque (never
+auto-approved) rather than guessed at.
 Analysing is linear in the line's size; a line over :data:`THREAD_BYTES` is analysed in a worker
-thread by the gate (:func:`analyze` itself is synchronous and thread-safe).
+thread by the gate (:func:`analyze` itself is synchronous and thread-safe), and parsed so that
+the event loop gets the interpreter while it is (see :func:`_parse`).
 """
 
 from __future__ import annotations
@@ -20,11 +22,12 @@ import os
 import posixpath
 import re
 import threading
+import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # tree-sitter loads with the first command analysed
-    from tree_sitter import Language, Node, Parser, Tree
+    from tree_sitter import Language, Node, Parser, Point, Tree
 
 from ._bash_commands import MAX_WRAPPERS
 from ._bash_model import Analysis, Command, Dirs, Opaque, Place, Write, session_dirs
@@ -38,6 +41,7 @@ __all__ = [
     "MAX_COMMAND_BYTES",
     "MAX_DEPTH",
     "MAX_HEREDOC_LINE_EXPANSIONS",
+    "MAX_PARSE_SECONDS",
     "MAX_PARTS",
     "MAX_PIPES",
     "MAX_WRAPPERS",
@@ -115,6 +119,47 @@ MAX_HEREDOC_LINE_EXPANSIONS = 128
 MAX_PIPES = 4096
 
 
+#: Seconds of its thread's CPU the grammar may take to read a long line (:data:`THREAD_BYTES` or
+#: more); past that, the parse is stopped and the line asks. tree-sitter-bash's error recovery
+#: reads some lines that are not bash in quadratic time: a first word of 21 000 ``[a]`` (64 KB)
+#: took 6.2 s, ``x(a)(a)…`` longer still; the slowest bash found at 64 KB parses in about 60 ms.
+MAX_PARSE_SECONDS = 0.5
+_TOO_SLOW = (
+    f"the grammar took more than {MAX_PARSE_SECONDS:g} s of CPU to read it (too slow to parse)"
+)
+
+
+def _parse(data: bytes) -> Tree | None:
+    """``data`` parsed, or None if the grammar took more than :data:`MAX_PARSE_SECONDS` of
+    this thread's CPU (the line then asks, as :data:`_TOO_SLOW` says).
+
+    The grammar holds the interpreter for the whole of one parse, a worker thread or not (a
+    64 KB ``echo [a][a]…`` made the event loop 53 ms late). A long line is parsed through the
+    grammar's callbacks instead: its progress callback, called every hundred steps or so (a few
+    dozen bytes read), is Python, where the interpreter changes hands as between any two lines
+    of Python; and it stops the parse past the limit. A short one (parsed on the event loop: at
+    most about 40 ms for a line the grammar reads in quadratic time) is parsed in one call,
+    without the callbacks' cost.
+    """
+    parser = _parser()
+    if len(data) < THREAD_BYTES:
+        return parser.parse(data)
+    view = memoryview(data)
+    stop = time.thread_time() + MAX_PARSE_SECONDS
+
+    def read(byte: int, point: Point) -> memoryview:
+        return view[byte:]
+
+    def too_long(byte: int, has_error: bool) -> bool:
+        return time.thread_time() > stop
+
+    try:
+        return parser.parse(read, progress_callback=too_long)
+    except ValueError:  # stopped: reset, or the parser's next parse would go on with this one
+        parser.reset()
+        return None
+
+
 def _slow_to_parse(data: bytes) -> str | None:
     """Why ``data`` would hold the interpreter too long in the parser, None if it would not."""
     if data.count(b"|") > MAX_PIPES:
@@ -170,7 +215,10 @@ class _Scripts:
         self.budget -= len(data)
         if data.find(_CONTINUATION) >= 0 and _JOINED_WORD.search(data):
             self.opaque.append(Opaque(_JOINED))  # (`walker.fail`)
-        tree = _parser().parse(data)
+        tree = _parse(data)
+        if tree is None:
+            self.opaque.append(Opaque(_TOO_SLOW))  # (`walker.fail`)
+            return None
         self.trees.append(tree)
         return tree.root_node, data
 
@@ -192,7 +240,9 @@ def analyze(command: str) -> Analysis:
     slow = _slow_to_parse(source)
     if slow is not None:
         return Analysis((), (), (Opaque(slow),))
-    tree = _parser().parse(source)
+    tree = _parse(source)
+    if tree is None:
+        return Analysis((), (), (Opaque(_TOO_SLOW),))
     # (the line's own bytes count against the budget of the scripts nested in it)
     scripts = _Scripts(MAX_COMMAND_BYTES - len(source), tree)
     root, walker = tree.root_node, Walker(scripts)

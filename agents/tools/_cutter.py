@@ -1,8 +1,8 @@
 """The cutter: a small process between the persistent shell and the agent's process.
 
-Run as ``python -I -S _cutter.py HEAD TAIL COMMAND...`` (standard library only; the shell tool
-imports it for :class:`Segment` in tests, and runs it as a script). It starts ``COMMAND`` (the
-shell) with its stdin and its merged stdout and stderr on pipes of its own, and:
+Run as ``python -I -S _cutter.py HEAD TAIL SLOW_AFTER PACE COMMAND...`` (standard library only;
+the shell tool imports it for :class:`Segment` in tests, and runs it as a script). It starts
+``COMMAND`` (the shell) with its stdin and its merged stdout and stderr on pipes of its own, and:
 
 * forwards to the shell what the agent's process writes, framed: a line ``TOKEN SIZE`` and then
   ``SIZE`` bytes of script. The token is that command's end marker (the shell prints
@@ -14,13 +14,18 @@ shell) with its stdin and its merged stdout and stderr on pipes of its own, and:
   (``__AGENTS_DONE_<token>__ <dropped> <status> <pwd>``). A command that prints no more than
   ``HEAD + 2 * TAIL`` bytes reaches the agent byte for byte;
 * reads the shell's output only while a command runs (between commands, as before, the pipe
-  fills and a background job that floods it waits);
+  fills and a background job that floods it waits), and once it has dropped more than
+  ``SLOW_AFTER`` bytes of a command's output, at most once every ``PACE`` seconds: a flood then
+  blocks on a full pipe instead of running at full speed until its timeout;
 * exits when the shell does, as it did (its code, or death by its signal), after passing on
   what the shell had printed and, if it dropped any, a line ``__AGENTS_CUT_<token>__ <dropped>``.
 
 A foreground command that floods (``yes``) was read whole by the agent's event loop, which kept
 it about 87 % busy until the timeout only to drop what it read; now this process reads and drops
 it, and the event loop reads at most ``HEAD + 2 * TAIL`` bytes and the end line per command.
+This process then read the flood as fast as it came, about 1 GB/s: ``yes`` and the cutter took
+a core each until the timeout (up to ten minutes). Past ``SLOW_AFTER`` (the shell tool's: 1 GiB,
+about a second of such a flood) it reads a pipe's worth (1 MiB) per ``PACE``.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ import os
 import select
 import signal
 import sys
+import time
 
 __all__ = ["CUT", "DONE", "Segment"]
 
@@ -213,12 +219,12 @@ def _start(command: list[str]) -> tuple[int, int, int]:
 
 
 def main(argv: list[str]) -> None:
-    head, tail = int(argv[0]), int(argv[1])
+    head, tail, slow_after, pace = int(argv[0]), int(argv[1]), int(argv[2]), float(argv[3])
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)  # (only to wake the select below)
-    pid, shell_in, shell_out = _start(argv[2:])
+    pid, shell_in, shell_out = _start(argv[4:])
     os.set_blocking(shell_in, False)
     frames = _Frames()
     stdin_open = True
@@ -228,6 +234,9 @@ def main(argv: list[str]) -> None:
     carry = b""  # read after the last end line: the next command's
     buffer = bytearray(_READ)
     left = _READ  # bytes read at most once the shell has exited
+    # no read of the shell's output before this time (time.monotonic()), once a command's
+    # output is past slow_after (the read of its end sets none: the next starts unpaused)
+    paused_until = 0.0
     while True:
         if segment is None and frames.tokens:
             token = frames.tokens.pop(0)
@@ -242,11 +251,15 @@ def main(argv: list[str]) -> None:
         readable = [wake_r]
         if stdin_open:
             readable.append(0)
-        if segment is not None and status is None:
-            readable.append(shell_out)
-        writable = [shell_in] if frames.to_shell and shell_in >= 0 else []
         # (once the shell has exited, what is left in its pipe is read without waiting)
-        wait = None if status is None else 0
+        wait: float | None = None if status is None else 0
+        if segment is not None and status is None:
+            paused = paused_until and paused_until - time.monotonic()
+            if paused > 0:
+                wait = paused
+            else:
+                readable.append(shell_out)
+        writable = [shell_in] if frames.to_shell and shell_in >= 0 else []
         ready, can_write, _ = select.select(readable, writable, [], wait)
         if wake_r in ready:
             with contextlib.suppress(BlockingIOError):
@@ -291,6 +304,8 @@ def main(argv: list[str]) -> None:
         _write_all(1, sent)
         if after is not None:
             segment, carry = None, after
+        elif segment.dropped > slow_after:
+            paused_until = time.monotonic() + pace
 
 
 if __name__ == "__main__":

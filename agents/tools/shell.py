@@ -18,7 +18,9 @@ script is written with its marker's token (so the cutter knows where a command's
 and the command cannot tell it): the event loop reads at most the first 120 000 bytes and the
 last 8 to 16 KiB of a command's output, and its sentinel line. A foreground ``yes`` was read
 whole by the event loop, keeping it 55-87 % busy until the timeout only to drop what it read.
-An output of at most ``_HEAD_BYTES + 2 * _TAIL_BYTES`` bytes arrives whole, as before.
+An output of at most ``_HEAD_BYTES + 2 * _TAIL_BYTES`` bytes arrives whole, as before. Past
+1 GiB of a command's output dropped, the cutter reads the rest 1 MiB per 10 ms at most, so a
+flood waits on a full pipe: ``yes`` and the cutter took a core each until the timeout.
 
 **Timeouts and cancellation.** A timeout is a cancel scope around the wait for the sentinel. On
 timeout, on cancellation, or on any error while a command runs, the shell and everything it
@@ -81,6 +83,11 @@ MAX_BACKGROUND_SHELLS = 32
 #: Seconds between two reads of a background shell's pipe while ``_BACKGROUND_KEEP`` bytes
 #: wait unread: what it prints past that is read (and dropped) at this pace, not at once.
 _FULL_PACE = 0.01
+
+#: Bytes of one command's output the cutter drops at full speed; past that, it reads the rest at
+#: most every ``_SLOW_PACE`` seconds (a flood like ``yes`` then waits on a full pipe).
+_SLOW_AFTER_BYTES = 1 << 30
+_SLOW_PACE = 0.01
 
 _CUTTER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_cutter.py")
 
@@ -150,7 +157,8 @@ class _Shell:
 
     @classmethod
     async def start(cls, cwd: str, env: Mapping[str, str]) -> _Shell:
-        cutter = [sys.executable, "-I", "-S", _CUTTER, str(_HEAD_BYTES), str(_TAIL_BYTES)]
+        limits = [_HEAD_BYTES, _TAIL_BYTES, _SLOW_AFTER_BYTES, _SLOW_PACE]
+        cutter = [sys.executable, "-I", "-S", _CUTTER, *map(str, limits)]
         process = await open_contained(
             [*cutter, "bash", "--noprofile", "--norc"],
             stdin=subprocess.PIPE,

@@ -24,6 +24,7 @@ def test_bench_event_loop_quick() -> None:
         "transcript_entry",
         "long_history",
         "other_inputs",
+        "edit",
     }
     assert all(row["bench"] == "event_loop" for row in rows)
     assert all(row["longest_step_ms"] >= 0 and row["watchdog_late_ms"] >= 0 for row in rows)

@@ -12,9 +12,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from agents.permissions import PermissionCheck, PermissionGate, _checked
+from agents.tools._pieces import PiecedText
 from agents.tools.base import ToolContext, ToolInputError
 from agents.tools.files import count_occurrences, edit_tool, read_tool, write_tool
 
+from .edit_reference import snippet_at_once
 from .toolkit import call, text_of
 
 READ, WRITE, EDIT = read_tool(), write_tool(), edit_tool()
@@ -600,8 +602,6 @@ async def test_a_window_longer_than_the_default_is_read_off_the_event_loop(
 
 def _edit_whole(content: str, old: str, new: str, replace_all: bool) -> tuple[str, str] | str:
     """The edit as it was made before (every match counted first): the reference below."""
-    from agents.tools.files import _snippet
-
     if old == "":
         if content.strip():
             return (
@@ -622,7 +622,7 @@ def _edit_whole(content: str, old: str, new: str, replace_all: bool) -> tuple[st
             )
         at = content.find(old)
         updated = content.replace(old, new) if replace_all else content.replace(old, new, 1)
-    return updated, "" if replace_all else _snippet(updated, at, len(new))
+    return updated, "" if replace_all else snippet_at_once(updated, at, len(new))
 
 
 _edit_text = st.text(alphabet="ab\n ", max_size=40)
@@ -644,27 +644,40 @@ def test_an_edit_made_with_a_second_search_is_the_edit_made_counting(
     from agents.tools.files import EditInput, _apply_edit
 
     args = EditInput(file_path="/f", old_string=old, new_string=new, replace_all=every)
-    assert _apply_edit(content, args) == _edit_whole(content, old, new, every)
+    edited = _apply_edit(PiecedText.of(content), args)
+    made = edited if isinstance(edited, str) else (edited[0].join(), edited[1])
+    assert made == _edit_whole(content, old, new, every)
 
 
-@pytest.mark.parametrize(("size", "threads"), [(1_000, 0), (1_000_000, 3)])
+@pytest.mark.parametrize(
+    ("size", "edit", "threads"),
+    [
+        (1_000, {"old_string": "NEEDLE", "new_string": "X"}, 0),
+        (1_000_000, {"old_string": "NEEDLE", "new_string": "X"}, 1),
+        # a small file whose edit writes 1 MB
+        (1_000, {"old_string": "a", "new_string": "X" * 1_000, "replace_all": True}, 1),
+    ],
+)
 async def test_a_large_files_edit_is_made_off_the_event_loop(
     tmp_path: Path,
     ctx: ToolContext,
     thread_calls: list[object],
     size: int,
+    edit: dict[str, Any],
     threads: int,
 ) -> None:
-    """Loading, finding and replacing (with the snippet), and writing a file over 256 KiB each
-    go to the worker thread: counting "aa" in 10 MB of "a" held the event loop 1.2 s."""
+    """Loading, finding and replacing (with the snippet), and writing a file over 256 KiB, or
+    an edit that may write that much, are one trip to the worker thread: counting "aa" in
+    10 MB of "a" held the event loop 1.2 s."""
     path = tmp_path / "big.txt"
     path.write_text("a" * size + "\nNEEDLE\n")
     await call(read_tool(), {"file_path": str(path), "limit": 1}, ctx)
     used = thread_calls
     used.clear()  # (the read before: not the edit's)
-    out = await call(
-        edit_tool(), {"file_path": str(path), "old_string": "NEEDLE", "new_string": "X"}, ctx
-    )
+    out = await call(edit_tool(), {"file_path": str(path), **edit}, ctx)
     assert not out.is_error, out.content
     assert len(used) == threads
-    assert path.read_text() == "a" * size + "\nX\n"
+    content = "a" * size + "\nNEEDLE\n"
+    assert path.read_text() == content.replace(
+        edit["old_string"], edit["new_string"], -1 if edit.get("replace_all") else 1
+    )

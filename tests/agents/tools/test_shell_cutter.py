@@ -241,6 +241,58 @@ async def test_a_flood_that_ends_the_shell_says_how_much_was_cut(ctx: ToolContex
     assert text_of(await call(BASH, {"command": "echo next"}, ctx)) == "next"
 
 
+#: Seconds between two reads of a flood past the limit, in the tests below: large, so that a
+#: few reads at this pace take longer than the whole output at full speed on a loaded machine.
+_PACE = 0.2
+#: The flood of the tests below: 4 MiB more than a first read (at most 1 MiB) past the limit.
+_OVER = 5 * 1024 * 1024
+
+
+def _flood(size: int) -> str:
+    return f"head -c {size} /dev/zero | tr '\\0' x; echo; echo end"
+
+
+def _cut_flood(size: int) -> str:
+    """What the shell tool returns for ``_flood(size)``: the first characters, and how many
+    more there were (the end, ``echo end``, among them)."""
+    return "x" * OUTPUT_CAP + (
+        f"\n\n... [output truncated: about {size + 4 - OUTPUT_CAP} more characters not shown]"
+    )
+
+
+async def _timed(cmd: str, ctx: ToolContext) -> tuple[float, str]:
+    start = trio.current_time()
+    out = text_of(await call(BASH, {"command": cmd}, ctx))
+    return trio.current_time() - start, out
+
+
+async def test_a_flood_past_the_slow_limit_is_read_at_the_pace(
+    ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the bytes dropped at full speed, the cutter reads at most a pipe's worth (1 MiB)
+    per pace, so a flood waits on a full pipe: 4 MiB more take four paces at least. What the
+    agent gets is the same."""
+    monkeypatch.setattr(shell, "_SLOW_AFTER_BYTES", 1024 * 1024)
+    monkeypatch.setattr(shell, "_SLOW_PACE", _PACE)
+    size = 1024 * 1024 + _OVER
+    elapsed, out = await _timed(_flood(size), ctx)
+    assert elapsed >= 4 * _PACE
+    assert out == _cut_flood(size)
+
+
+async def test_an_output_within_the_slow_limit_is_read_at_full_speed(
+    ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An output that drops no more than the limit is never paused: the same flood, under a
+    limit above it, ends well before four paces."""
+    monkeypatch.setattr(shell, "_SLOW_AFTER_BYTES", 2 * (1024 * 1024 + _OVER))
+    monkeypatch.setattr(shell, "_SLOW_PACE", _PACE)
+    await call(BASH, {"command": "true"}, ctx)  # (the shell's start is not the output's)
+    with trio.fail_after(4 * _PACE):
+        _, out = await _timed(_flood(1024 * 1024 + _OVER), ctx)
+    assert out == _cut_flood(1024 * 1024 + _OVER)
+
+
 async def test_a_forged_end_or_cut_line_is_output(ctx: ToolContext) -> None:
     """A command cannot end itself early or claim a cut: the lines it prints with the
     markers' prefixes are output (the token is the agent's secret)."""
