@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 
 __all__ = ["list_files"]
 
@@ -184,6 +185,18 @@ def _joined(regexes: list[re.Pattern[str]]) -> re.Pattern[str] | None:
     return re.compile("|".join(f"(?:{r.pattern})" for r in regexes), re.DOTALL)
 
 
+def read_regular(path: str) -> str:
+    """The text of ``path`` (UTF-8, errors replaced) if it is a regular file, else "" (a
+    named pipe or a device in a repository, named ``.gitignore``: opening one for reading
+    waits for a writer, and a device may never end). Opened without waiting; OSError as
+    ``open`` raises it."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return ""
+        return f.read().decode("utf-8", "replace")
+
+
 def _read_rules(directory: str, present: list[str] | None = None) -> list[_Matcher | None]:
     """The rules of ``directory``'s ignore files, one slot per kind (None: no such file or no
     rule in it); ``present``, when known, names the entries that may be ignore files."""
@@ -193,8 +206,7 @@ def _read_rules(directory: str, present: list[str] | None = None) -> list[_Match
             found.append(None)
             continue
         try:
-            with open(os.path.join(directory, name), encoding="utf-8", errors="replace") as f:
-                rules = parse_ignore(f.read())
+            rules = parse_ignore(read_regular(os.path.join(directory, name)))
             found.append(_Matcher(rules) if rules else None)
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             found.append(None)
@@ -207,8 +219,7 @@ def _has_git_excludes(directory: str) -> bool:
     """Whether ``directory/.git/info/exclude`` holds a pattern (``git init`` writes only
     comments there)."""
     try:
-        with open(os.path.join(directory, ".git", "info", "exclude"), errors="replace") as f:
-            text = f.read()
+        text = read_regular(os.path.join(directory, ".git", "info", "exclude"))
     except OSError:
         return False
     return any(line.strip() and not line.startswith("#") for line in text.splitlines())
@@ -222,9 +233,8 @@ def _global_ignore_may_apply() -> bool:
         return True
     for config in (os.path.join(home, ".gitconfig"), os.path.join(config_home, "git", "config")):
         try:
-            with open(config, errors="replace") as f:
-                if "excludesfile" in f.read().lower():
-                    return True
+            if "excludesfile" in read_regular(config).lower():
+                return True
         except OSError:
             continue
     return False

@@ -182,7 +182,8 @@ async def _read(args: ReadInput, ctx: ToolContext) -> ToolOutput:
         checked = _checked(path, ctx)
         if not checked.existed:
             return ToolOutput.error(f"File does not exist: {path}")
-        f = _open(checked, os.O_RDONLY)
+        # never waits: a named pipe's open would wait for a writer, here on the event loop
+        f = _open(checked, os.O_RDONLY | os.O_NONBLOCK)
     except PathChanged as exc:
         return _changed(path, exc)
     except FileNotFoundError:
@@ -193,6 +194,15 @@ async def _read(args: ReadInput, ctx: ToolContext) -> ToolOutput:
         return ToolOutput.error(f"Cannot read {path}: {exc.strerror}")
     with f:
         return await _read_open(f, path, checked.real, args, ctx)
+
+
+#: what a file that is neither regular nor a directory is, by its type bits
+_SPECIAL_KINDS = {
+    stat.S_IFIFO: "a named pipe",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+}
 
 
 def _directory(path: str) -> ToolOutput:
@@ -207,20 +217,20 @@ async def _read_open(
     st = os.fstat(f.fileno())
     if stat.S_ISDIR(st.st_mode):
         return _directory(path)
+    if not stat.S_ISREG(st.st_mode):
+        # a pipe waits for a writer, a device may never end (``/dev/zero``): neither is a file
+        kind = _SPECIAL_KINDS.get(stat.S_IFMT(st.st_mode), "a special file")
+        return ToolOutput.error(f"Cannot read {path}: not a regular file ({kind})")
     ext = os.path.splitext(path)[1].lower()
     if ext in _IMAGE_TYPES:
         return await _read_image(f, path, st, ext, key, ctx)
-    if st.st_size == 0:
-        _read_files(ctx)[key] = st.st_mtime_ns
-        return ToolOutput(
-            "<system-reminder>Warning: the file exists but the contents are empty."
-            "</system-reminder>"
-        )
     start = max(args.offset or 1, 1) - 1
     limit = args.limit or DEFAULT_READ_LIMIT
     # A long window is numbered in the thread too: 260 000 empty lines of a 256 KiB file took
-    # 150 ms to read and number.
-    work = st.st_size if limit <= DEFAULT_READ_LIMIT else max(st.st_size, INLINE_IO_BYTES + 1)
+    # 150 ms to read and number. A size of 0 says nothing (``/proc`` files hold text): read in
+    # the thread, as a file of unknown size.
+    size = st.st_size or INLINE_IO_BYTES + 1
+    work = size if limit <= DEFAULT_READ_LIMIT else max(size, INLINE_IO_BYTES + 1)
     try:
         window = await _blocking(lambda: read_slice(f, path, start, limit), work)
     except OSError as exc:
@@ -231,7 +241,12 @@ async def _read_open(
         )
     _read_files(ctx)[key] = st.st_mtime_ns
     if not window.count:
-        total = await _blocking(lambda: count_lines(f), st.st_size)
+        total = 0 if start == 0 else await _blocking(lambda: count_lines(f), size)
+        if total == 0:
+            return ToolOutput(
+                "<system-reminder>Warning: the file exists but the contents are empty."
+                "</system-reminder>"
+            )
         return ToolOutput(
             "<system-reminder>Warning: the file exists but is shorter than the provided offset "
             f"({start + 1}). The file has {total} lines.</system-reminder>"
@@ -310,13 +325,13 @@ def _check_read_first(checked: CheckedPath, path: str, ctx: ToolContext, verb: s
 
 def _write_text(checked: CheckedPath, content: PiecedText) -> int:
     """Write ``content`` to the checked file (creating parent directories), then release it;
-    the new ``st_mtime_ns``. It is encoded once the file is open: a text that cannot be encoded
-    leaves the file empty, as it always has. Each piece is freed once written (see
-    :meth:`PiecedText.release`)."""
+    the new ``st_mtime_ns``. It is encoded before the file is opened (and so emptied): a text
+    that cannot be encoded (a lone surrogate a hook's rewrite brought) raises with the file as
+    it was. Each piece is freed once written (see :meth:`PiecedText.release`)."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
     try:
+        encoded = content.encoded()
         with _open(checked, flags, make_dirs=True) as f:
-            encoded = content.encoded()
             encoded.reverse()
             while encoded:
                 f.write(encoded.pop())

@@ -17,7 +17,7 @@ from agents.tools.base import ToolContext, ToolInputError
 from agents.tools.files import count_occurrences, edit_tool, read_tool, write_tool
 
 from .edit_reference import snippet_at_once
-from .toolkit import call, text_of
+from .toolkit import call, printed_within_a_deadline, text_of
 
 READ, WRITE, EDIT = read_tool(), write_tool(), edit_tool()
 
@@ -681,3 +681,63 @@ async def test_a_large_files_edit_is_made_off_the_event_loop(
     assert path.read_text() == content.replace(
         edit["old_string"], edit["new_string"], -1 if edit.get("replace_all") else 1
     )
+
+
+@pytest.mark.parametrize("size", [10, 300_000], ids=["small", "large"])
+@pytest.mark.parametrize("tool", ["Write", "Edit", "Edit replace_all"])
+async def test_a_text_that_cannot_be_encoded_leaves_the_file_as_it_was(
+    tool: str, size: int, tmp_path: Path, ctx: ToolContext
+) -> None:
+    """A lone surrogate no byte was read as (only a hook's or a callback's rewrite can bring
+    one: a JSON decoder refuses it) is an error, and the file keeps every byte (before: the
+    file was opened, and so emptied, before the text was encoded)."""
+    f = tmp_path / "a.txt"
+    original = "keep me\n" * (size // 8 + 1) + "the end\n"
+    f.write_text(original)
+    await call(READ, {"file_path": str(f)}, ctx)
+    bad = "x\ud800y"
+    if tool == "Write":
+        raw: dict[str, Any] = {"file_path": str(f), "content": original + bad}
+        call_tool = WRITE
+    else:
+        every = tool == "Edit replace_all"
+        raw = {"file_path": str(f), "old_string": "keep" if every else "the end",
+               "new_string": bad, "replace_all": every}  # fmt: skip
+        call_tool = EDIT
+    with pytest.raises(UnicodeEncodeError):
+        await call(call_tool, raw, ctx)
+    assert f.read_text() == original
+
+
+_READ_SPECIAL = """
+import os, sys, tempfile, trio
+from agents.tools.base import ToolContext
+from agents.tools.files import read_tool
+root = tempfile.mkdtemp()
+os.mkfifo(os.path.join(root, "fifo"))
+async def main():
+    ctx = ToolContext(cwd=root, agent_id="main", tool_use_id="t", session_id="s")
+    read = read_tool()
+    for path in (os.path.join(root, "fifo"), "/dev/zero", "/dev/null"):
+        out = await read.handler(read.validate({"file_path": path}), ctx)
+        print(out.is_error, str(out.content).replace(root, "ROOT"))
+trio.run(main)
+"""
+
+
+def test_reading_a_pipe_or_a_device_is_an_error_at_once() -> None:
+    """A named pipe with no writer (opening it waited for one, on the event loop: the whole
+    session hung), a device without end (``/dev/zero``: read as "empty") or any other file that
+    is not a regular one: an error naming the kind, in a process of its own with a deadline."""
+    assert printed_within_a_deadline(_READ_SPECIAL, seconds=30).splitlines() == [
+        "True Cannot read ROOT/fifo: not a regular file (a named pipe)",
+        "True Cannot read /dev/zero: not a regular file (a character device)",
+        "True Cannot read /dev/null: not a regular file (a character device)",
+    ]
+
+
+async def test_a_file_whose_size_says_zero_is_read_for_what_it_holds(ctx: ToolContext) -> None:
+    """``/proc`` files report a size of 0 and hold text: read, not called empty (Linux)."""
+    out = await call(READ, {"file_path": "/proc/self/status"}, ctx)
+    assert not out.is_error
+    assert "Name:" in text_of(out)

@@ -16,7 +16,7 @@ from agents.tools import search
 from agents.tools.base import ToolContext
 from agents.tools.search import GLOB_LIMIT, glob_tool, grep_tool
 
-from .toolkit import call, text_of, wait_gone
+from .toolkit import call, printed_within_a_deadline, text_of, wait_gone
 
 GLOB, GREP = glob_tool(), grep_tool()
 
@@ -419,3 +419,40 @@ async def test_grep_and_glob_expand_tilde_user_like_the_gate(ctx: ToolContext) -
     """``~root`` is root's home directory, as the permission rules read it."""
     out = await call(GLOB, {"pattern": "nothing-matches-this-*", "path": "~root"}, ctx)
     assert text_of(out) == "No files found"
+
+
+_SEARCH_BESIDE_PIPES = """
+import os, tempfile, trio
+from agents.tools.base import ToolContext
+from agents.tools.search import glob_tool, grep_tool
+root = tempfile.mkdtemp()
+os.mkfifo(os.path.join(root, "fifo"))
+os.mkfifo(os.path.join(root, ".gitignore"))  # a repository may hold one
+os.symlink("/dev/zero", os.path.join(root, ".ignore"))  # or a link to a device without end
+os.makedirs(os.path.join(root, ".git", "info"))
+os.mkfifo(os.path.join(root, ".git", "info", "exclude"))
+open(os.path.join(root, "a.txt"), "w").write("needle here\\n")
+async def main():
+    ctx = ToolContext(cwd=root, agent_id="main", tool_use_id="t", session_id="s")
+    grep, glob = grep_tool(), glob_tool()
+    for tool, args in ((grep, {"pattern": "needle"}),
+                       (grep, {"pattern": "needle", "path": os.path.join(root, "fifo")}),
+                       (grep, {"pattern": "needle", "output_mode": "content"}),
+                       (glob, {"pattern": "*.txt"})):
+        out = await tool.handler(tool.validate(args), ctx)
+        print(out.is_error, repr(str(out.content).replace(root, "ROOT")))
+trio.run(main)
+"""
+
+
+def test_named_pipes_in_the_tree_never_hold_a_search() -> None:
+    """A named pipe named as Grep's path, or standing as an ignore file (``.gitignore``,
+    ``.git/info/exclude``), is not a file to open: opening one waited for a writer, on the
+    event loop, so the session hung; nor is a link to ``/dev/zero`` as ``.ignore`` a file to
+    read to its end. Searched in a process of its own with a deadline."""
+    assert printed_within_a_deadline(_SEARCH_BESIDE_PIPES, seconds=30).splitlines() == [
+        "False 'Found 1 file\\nROOT/a.txt'",
+        "False 'No files found'",
+        "False 'ROOT/a.txt:1:needle here'",
+        "False 'ROOT/a.txt'",
+    ]
