@@ -93,16 +93,22 @@ class MessageStream(Generic[T]):
         items.append(item)
         return True
 
-    def put_notice(self, item: T, key: Hashable) -> None:
+    def put_notice(self, item: T, key: Hashable, replaces: Hashable | None = None) -> None:
         """Queue ``item`` at once, even past a full buffer: in line behind the parked senders,
         in place of the notice with the same ``key`` if one still waits there (a newer word of
         the same thing), else last. So the caller's keys bound how far past its capacity the
-        stream can hold. Raises ``trio.ClosedResourceError`` once closed."""
+        stream can hold. A notice with key ``replaces`` still waiting in line is dropped (a
+        task's last progress report, once its end is queued: the end says more, and a slow
+        reader is spared the stale one). Raises ``trio.ClosedResourceError`` once closed."""
         senders = self._senders
         # (``put_nowait`` raises once closed; and closing empties the line, so anything waits
         # in it only while the stream is open)
         if not senders and self.put_nowait(item):
             return
+        if replaces is not None:
+            senders.pop(replaces, None)
+            if not senders and self.put_nowait(item):  # the line was that notice alone
+                return
         senders[key] = item
 
     def send(self, item: T) -> Awaitable[None]:

@@ -70,7 +70,8 @@ class Session:
     #: the stream's buffer is full, in place of a waiting one with the same key (see
     #: ``MessageStream.put_notice``): an agent never waits for the reader to learn how it is
     #: doing or that it has ended. None: notices go through ``emit``, waiting like the rest.
-    emit_notice: Callable[[Message, Hashable], None] | None = None
+    #: (the message, its key, and the key of a waiting notice it makes stale, if any)
+    emit_notice: Callable[[Message, Hashable, Hashable | None], None] | None = None
     #: the hooks of the options (None when there are none)
     hooks: HookRunner | None = None
     #: whether the main agent's turns can be interrupted from outside (``AgentClient``), and

@@ -50,7 +50,7 @@ def report_progress(child: AgentLoop, response: Response) -> Awaitable[None]:
     notice = session.emit_notice
     if notice is None:
         return session.emit(message)
-    notice(message, child.agent_id)
+    notice(message, child.agent_id, None)
     return DONE
 
 
@@ -92,8 +92,10 @@ def notify_nowait(parent: AgentLoop, record: EndedChild) -> tuple[SystemMessage,
         message = SystemMessage(subtype="task_notification", data=data)
         session = parent.session
         notice = session.emit_notice
-        if notice is not None:  # queued at once, behind what waits; a key of its own
-            notice(message, object())
+        if notice is not None:
+            # queued at once, behind what waits, with a key of its own; the child's progress
+            # report still waiting in line is dropped: this says more
+            notice(message, object(), child.agent_id)
         else:
             nowait = session.emit_nowait
             if nowait is None or not nowait(message):

@@ -223,6 +223,24 @@ async def test_a_notice_takes_the_place_of_a_waiting_one_with_its_key() -> None:
     ]
 
 
+async def test_a_notice_drops_the_waiting_one_it_makes_stale() -> None:
+    """A task's end, queued while its last progress report still waits in line, drops that
+    report (the end says more); one already in the buffer is read as it is."""
+    stream: MessageStream[str] = MessageStream(1)
+    stream.put_notice("progress of b", "b")  # into the buffer: room
+    stream.put_notice("progress of a", "a")  # in line
+    stream.put_notice("progress of c", "c")
+    stream.put_notice("end of a", object(), "a")
+    stream.put_notice("end of b", object(), "b")  # b's report is in the buffer: stays
+    assert [stream.pop() for _ in range(5)] == [
+        "progress of b",
+        "progress of c",
+        "end of a",
+        "end of b",
+        None,
+    ]
+
+
 async def test_a_notice_goes_to_a_waiting_reader_or_into_a_buffer_with_room() -> None:
     stream: MessageStream[str] = MessageStream(2)
     async with trio.open_nursery() as nursery:
@@ -273,7 +291,12 @@ async def test_close_keeps_the_waiting_notices_for_the_reader() -> None:
     ops=st.lists(
         st.one_of(
             st.tuples(st.just("put"), st.integers(0, 99)),
-            st.tuples(st.just("notice"), st.integers(0, 99), st.sampled_from("abc")),
+            st.tuples(
+                st.just("notice"),
+                st.integers(0, 99),
+                st.sampled_from("abc"),
+                st.sampled_from([None, "a", "b", "c"]),
+            ),
             st.tuples(st.just("pop")),
         ),
         max_size=30,
@@ -285,7 +308,7 @@ def test_notices_and_writes_come_out_as_a_line_with_places_kept_per_key(
     """Against a plain model: a buffer of ``capacity`` and, behind it, a line where a notice
     with the key of one still waiting takes that one's place; ``put_nowait`` only fits while
     nothing waits in line; a read moves the head of the line into the buffer; closing moves
-    the whole line in."""
+    the whole line in; a notice drops the one waiting in line with the key it replaces."""
     stream: MessageStream[int] = MessageStream(capacity)
     buffer: list[int] = []
     line: dict[str, int] = {}
@@ -296,7 +319,9 @@ def test_notices_and_writes_come_out_as_a_line_with_places_kept_per_key(
             if fits:
                 buffer.append(op[1])
         elif op[0] == "notice":
-            stream.put_notice(op[1], op[2])
+            stream.put_notice(op[1], op[2], op[3])
+            if op[3] is not None:
+                line.pop(op[3], None)
             if not line and len(buffer) < capacity:
                 buffer.append(op[1])
             else:
