@@ -110,13 +110,17 @@ def tree_backend(fanout: int) -> ScriptedBackend:
         args = {"description": "d", "prompt": "p", "subagent_type": kind, "run_in_background": True}
         return Step([tool_use("Agent", args) for _ in range(n)])
 
+    # one answer for every agent (a model's words are data: nothing of an agent's is in it);
+    # the spawns are made per call, each tool call with an id of its own
+    done = Step([text("done")])
+
     def respond(request: ModelRequest) -> Step:
         first = len(request.messages) == 1
         if request.agent_type == "main" and first:
             return spawns("worker", fanout)
         if request.agent_type == "worker" and first:
             return spawns("leaf", fanout - 1)
-        return Step([text("done")])
+        return done
 
     # the model's stand-in keeps no log of 10 000 requests (a test's aid, not the runtime's cost)
     return ScriptedBackend(respond, keep_requests=False)

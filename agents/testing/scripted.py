@@ -58,6 +58,7 @@ __all__ = [
 ]
 
 _ids = itertools.count(1)
+_STOP = MessageStop()
 
 
 class Fault(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -174,28 +175,37 @@ def _default_output(step: Step) -> int:
 
 def events_for(step: Step, request: ModelRequest, message_id: str) -> list[BackendEvent]:
     """The Messages API stream events that deliver ``step`` (shared with the fake server)."""
-    model = step.model or request.model
+    return [_message_start(step, request, message_id), *_step_events(step), MessageStop()]
+
+
+def _message_start(step: Step, request: ModelRequest, message_id: str) -> MessageStart:
+    """The response's first event: its id, model and the input side of its usage (which,
+    without the step's own ``usage``, grows with the request's messages)."""
     use = step.usage
     if use is None:  # small nonzero numbers, so cost accounting is exercised
-        output_tokens = _default_output(step)
         input_usage = {"input_tokens": 10 + 5 * len(request.messages), "output_tokens": 0}
     else:
-        output_tokens = use.get("output_tokens", 0)
         input_usage = {k: v for k, v in use.items() if k != "output_tokens"}
         input_usage["output_tokens"] = 0
-    events: list[BackendEvent] = [
-        MessageStart(
-            message={
-                "id": message_id,
-                "type": "message",
-                "role": "assistant",
-                "model": model,
-                "content": [],
-                "stop_reason": None,
-                "usage": input_usage,
-            }
-        )
-    ]
+    return MessageStart(
+        message={
+            "id": message_id,
+            "type": "message",
+            "role": "assistant",
+            "model": step.model or request.model,
+            "content": [],
+            "stop_reason": None,
+            "usage": input_usage,
+        }
+    )
+
+
+def _step_events(step: Step) -> list[BackendEvent]:
+    """The events between ``message_start`` and ``message_stop``: the step's blocks, then the
+    ``message_delta`` with its stop reason and output tokens. A function of the step alone."""
+    use = step.usage
+    output_tokens = _default_output(step) if use is None else use.get("output_tokens", 0)
+    events: list[BackendEvent] = []
     has_tool = False
     for index, block in enumerate(step.content):
         if isinstance(block, TextBlock):
@@ -233,8 +243,12 @@ def events_for(step: Step, request: ModelRequest, message_id: str) -> list[Backe
             usage={"output_tokens": output_tokens},
         )
     )
-    events.append(MessageStop())
     return events
+
+
+#: How many steps' events a :class:`ScriptedBackend` keeps, for a step played again (a
+#: generated workload's one ``Step`` answering thousands of agents)
+_KEPT_STEPS = 64
 
 
 @attrs.define(eq=False)
@@ -257,6 +271,9 @@ class ScriptedBackend:
     requests: list[ModelRequest] = attrs.field(factory=list, init=False)
     _queues: dict[str, deque[Step]] | None = attrs.field(default=None, init=False)
     _responder: Responder | None = attrs.field(default=None, init=False)
+    #: id(step) → the step (held, so that its id is not another's) and its events: the
+    #: events are frozen and the loop only reads them, so a step played again reuses them
+    _kept: dict[int, tuple[Step, list[BackendEvent]]] = attrs.field(factory=dict, init=False)
 
     def __attrs_post_init__(self) -> None:
         if callable(self.script) and not isinstance(self.script, Script | Mapping | Sequence):
@@ -303,7 +320,12 @@ class ScriptedBackend:
             await trio.lowlevel.checkpoint()
         if fault is not None and fault.status is not None:
             raise APIStatusError(fault.status, fault.message, retry_after=fault.retry_after)
-        events = events_for(step, request, _numbered("msg_"))
+        kept = self._kept.get(id(step))
+        if kept is None:
+            if len(self._kept) >= _KEPT_STEPS:
+                self._kept.clear()
+            kept = self._kept[id(step)] = (step, _step_events(step))
+        events = [_message_start(step, request, _numbered("msg_")), *kept[1], _STOP]
         drop = fault.drop_after if fault is not None else None
         if drop is None and not step.token_latency:  # the common case, without the checks
             for event in events:
