@@ -249,6 +249,9 @@ def _step_events(step: Step) -> list[BackendEvent]:
 #: How many steps' events a :class:`ScriptedBackend` keeps, for a step played again (a
 #: generated workload's one ``Step`` answering thousands of agents)
 _KEPT_STEPS = 64
+#: ... of at most this many blocks each: a step of 10 000 tool calls (a tree's spawns) is
+#: played once, and its events kept would be 10 000 objects for the collector to walk
+_KEPT_BLOCKS = 8
 
 
 @attrs.define(eq=False)
@@ -321,11 +324,15 @@ class ScriptedBackend:
         if fault is not None and fault.status is not None:
             raise APIStatusError(fault.status, fault.message, retry_after=fault.retry_after)
         kept = self._kept.get(id(step))
-        if kept is None:
-            if len(self._kept) >= _KEPT_STEPS:
-                self._kept.clear()
-            kept = self._kept[id(step)] = (step, _step_events(step))
-        events = [_message_start(step, request, _numbered("msg_")), *kept[1], _STOP]
+        if kept is not None:
+            body = kept[1]
+        else:
+            body = _step_events(step)
+            if len(step.content) <= _KEPT_BLOCKS:  # a big step, played once, is not held
+                if len(self._kept) >= _KEPT_STEPS:
+                    self._kept.clear()
+                self._kept[id(step)] = (step, body)
+        events = [_message_start(step, request, _numbered("msg_")), *body, _STOP]
         drop = fault.drop_after if fault is not None else None
         if drop is None and not step.token_latency:  # the common case, without the checks
             for event in events:

@@ -64,3 +64,12 @@ async def test_each_step_keeps_its_own_events() -> None:
     backend = ScriptedBackend(order)
     for step in order:
         assert without_id(await played(backend)) == without_id(events_for(step, REQUEST, "m"))
+
+
+async def test_a_big_step_is_played_without_being_kept() -> None:
+    """A step of many blocks (a tree's spawns: played once) leaves nothing behind."""
+    big = Step([tool_use("Read", {"file_path": f"/{i}"}, id=f"t{i}") for i in range(100)])
+    backend = ScriptedBackend([big, big])
+    for _ in range(2):
+        assert without_id(await played(backend)) == without_id(events_for(big, REQUEST, "m"))
+    assert backend._kept == {}
