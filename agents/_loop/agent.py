@@ -369,7 +369,9 @@ class AgentLoop:
         turns_by_agent[self.agent_id] = turns_by_agent.get(self.agent_id, 0) + 1
         await self._emit_response(response)
         progress = self.links.progress
-        if progress is not None:
+        # a background agent's progress, after a response that goes on to its tools: the one
+        # that ends its run is followed at once by its notification, which says more
+        if progress is not None and response.tool_uses:
             await progress(self, response)
         return response
 

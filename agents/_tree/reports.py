@@ -1,6 +1,7 @@
 """What a background subagent reports as it runs and when it ends: ``task_progress`` after each
-response and ``task_notification`` at its end, on the stream; and its end to its spawner, as a
-notification queued for the spawner's next turn (a ``WAKE`` in its mailbox marks the moment).
+response that goes on to its tools and ``task_notification`` at its end, on the stream; and its
+end to its spawner, as a notification queued for the spawner's next turn (a ``WAKE`` in its
+mailbox marks the moment).
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ class EndedChild(Protocol):
 
 
 def report_progress(child: AgentLoop, response: Response) -> Awaitable[None]:
-    """``task_progress`` after each response of a background agent: a notice, which never
+    """``task_progress`` after a background agent's response with tool calls (the response that
+    ends its run is followed by its ``task_notification``, which says more): a notice, which never
     waits, keyed by the agent (a progress report still in line behind a full buffer is
     replaced by the newer one). Awaitable without a coroutine: awaited after every response."""
     calls = response.tool_uses

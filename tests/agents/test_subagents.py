@@ -107,6 +107,33 @@ async def test_forward_subagent_text_streams_the_childs_text(project: Path) -> N
     assert texts[0][0] is not None and texts[-1] == (None, "ok")
 
 
+async def test_a_background_agents_progress_follows_the_responses_that_call_tools_only(
+    project: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """``task_progress`` after each response that goes on to run tools; the response that ends
+    the agent's run reports nothing before its ``task_notification``, which says more (its
+    turns and cost): an agent of one answer streams ``task_started``, ``task_notification``."""
+    calls = [spawn("auditor", background=True), spawn("researcher", background=True)]
+    backend = ScriptedBackend(
+        {
+            "main": [Step(calls), Step([text("main done")]), *[Step([text("seen")])] * 2],
+            "auditor": [Step([tool_use("Glob", {"pattern": "*"})]), Step([text("ok!")])],
+            "researcher": [Step([text("found")])],
+        }
+    )
+    options = AgentOptions(cwd=str(project), backend=backend, agents=AGENTS)
+    messages, error = await collect("go", options)
+    assert error is None
+    kinds: dict[str, list[str]] = {}
+    for m in messages:
+        if isinstance(m, SystemMessage) and m.subtype.startswith("task_"):
+            kinds.setdefault(m.data["task_id"], []).append(m.subtype)
+    assert kinds == {
+        "main/auditor-1": ["task_started", "task_progress", "task_notification"],
+        "main/researcher-1": ["task_started", "task_notification"],
+    }
+
+
 async def test_background_subagent_notifies_its_parent_with_a_turn_of_its_own(
     project: Path, autojump_clock: trio.testing.MockClock
 ) -> None:
