@@ -36,7 +36,7 @@ def report_progress(child: AgentLoop, response: Response) -> Awaitable[None]:
     """``task_progress`` after a background agent's response with tool calls (the response that
     ends its run is followed by its ``task_notification``, which says more): a notice, which never
     waits, keyed by the agent (a progress report still in line behind a full buffer is
-    replaced by the newer one). Awaitable without a coroutine: awaited after every response."""
+    replaced by the newer one). Awaitable without a coroutine: awaited after each such response."""
     calls = response.tool_uses
     session = child.session
     message = SystemMessage(
