@@ -249,9 +249,18 @@ def _step_events(step: Step) -> list[BackendEvent]:
 #: How many steps' events a :class:`ScriptedBackend` keeps, for a step played again (a
 #: generated workload's one ``Step`` answering thousands of agents)
 _KEPT_STEPS = 64
-#: ... of at most this many blocks each: a step of 10 000 tool calls (a tree's spawns) is
-#: played once, and its events kept would be 10 000 objects for the collector to walk
+#: ... of at most this many blocks each
 _KEPT_BLOCKS = 8
+
+
+def _keeps(step: Step) -> bool:
+    """Whether a step's events are worth keeping: a few blocks of text or thinking (what a
+    generated workload answers many agents with). Their events hold strings only, which the
+    cycle collector never walks; a tool call's hold its input (a step of 10 000 spawns, or
+    the fresh calls of each turn, kept, were objects for the collector to walk again and
+    again, for a step that is played once)."""
+    content = step.content
+    return len(content) <= _KEPT_BLOCKS and all(type(b) is not ToolUseBlock for b in content)
 
 
 @attrs.define(eq=False)
@@ -328,7 +337,7 @@ class ScriptedBackend:
             body = kept[1]
         else:
             body = _step_events(step)
-            if len(step.content) <= _KEPT_BLOCKS:  # a big step, played once, is not held
+            if _keeps(step):
                 if len(self._kept) >= _KEPT_STEPS:
                     self._kept.clear()
                 self._kept[id(step)] = (step, body)

@@ -66,10 +66,19 @@ async def test_each_step_keeps_its_own_events() -> None:
         assert without_id(await played(backend)) == without_id(events_for(step, REQUEST, "m"))
 
 
-async def test_a_big_step_is_played_without_being_kept() -> None:
-    """A step of many blocks (a tree's spawns: played once) leaves nothing behind."""
-    big = Step([tool_use("Read", {"file_path": f"/{i}"}, id=f"t{i}") for i in range(100)])
-    backend = ScriptedBackend([big, big])
+@pytest.mark.parametrize(
+    "step",
+    [
+        Step([text(str(i)) for i in range(100)]),  # many blocks
+        Step([tool_use("Read", {"file_path": "/x"}, id="t1")]),  # a tool call: its input
+    ],
+    ids=["big", "tool call"],
+)
+async def test_a_step_whose_events_the_collector_would_walk_is_not_kept(step: Step) -> None:
+    """Only a few blocks of text or thinking are kept (strings: nothing for the cycle
+    collector); a tree's 10 000 spawns, or each turn's fresh tool calls, played once, are not
+    held."""
+    backend = ScriptedBackend([step, step])
     for _ in range(2):
-        assert without_id(await played(backend)) == without_id(events_for(big, REQUEST, "m"))
+        assert without_id(await played(backend)) == without_id(events_for(step, REQUEST, "m"))
     assert backend._kept == {}
