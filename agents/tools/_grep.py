@@ -39,11 +39,10 @@ from __future__ import annotations
 import math
 import os
 import re
-import stat
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from ._walk import list_files
+from ._walk import list_files, open_regular
 
 __all__ = [
     "BYTE_LIMIT",
@@ -413,11 +412,11 @@ def bounded_search(pattern: str, line_lengths: Iterable[int]) -> bool:
 def _read(path: str, budget: int) -> bytes:
     """The file's bytes, read in one call of its size (a buffer of ``budget`` bytes for every
     small file would cost more than the search)."""
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)  # a pipe's open waits
+    opened = open_regular(path)
+    if opened is None:
+        return b""  # a named pipe or a device named as the path: nothing a search reads
+    fd, st = opened
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return b""  # a named pipe or a device named as the path: nothing a search reads
         size = st.st_size
         if size > budget:
             raise _Outside

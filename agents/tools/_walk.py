@@ -185,15 +185,30 @@ def _joined(regexes: list[re.Pattern[str]]) -> re.Pattern[str] | None:
     return re.compile("|".join(f"(?:{r.pattern})" for r in regexes), re.DOTALL)
 
 
-def read_regular(path: str) -> str:
-    """The text of ``path`` (UTF-8, errors replaced) if it is a regular file, else "" (a
-    named pipe or a device in a repository, named ``.gitignore``: opening one for reading
-    waits for a writer, and a device may never end). Opened without waiting; OSError as
-    ``open`` raises it."""
+def open_regular(path: str) -> tuple[int, os.stat_result] | None:
+    """``path`` opened for reading, and its status, if it is a regular file; None, with
+    nothing left open, if it is not (a named pipe or a device in a repository, named
+    ``.gitignore`` or given as a search's path: opening a pipe for reading waits for a writer,
+    and a device may never end). Opened without waiting; OSError as ``open`` raises it."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return ""
+    try:
+        st = os.fstat(fd)
+    except BaseException:
+        os.close(fd)
+        raise
+    if stat.S_ISREG(st.st_mode):
+        return fd, st
+    os.close(fd)
+    return None
+
+
+def read_regular(path: str) -> str:
+    """The text of ``path`` (UTF-8, errors replaced) if it is a regular file, else ""
+    (see :func:`open_regular`)."""
+    opened = open_regular(path)
+    if opened is None:
+        return ""
+    with os.fdopen(opened[0], "rb") as f:
         return f.read().decode("utf-8", "replace")
 
 
