@@ -458,17 +458,6 @@ Usage:
 - Use `replace_all` for replacing and renaming strings across the file."""  # noqa: E501
 
 
-def count_occurrences(text: str, needle: str) -> int:
-    """Occurrences of ``needle`` in ``text``, overlapping ones included (``"aa"`` is twice in
-    ``"aaa"``): an edit is unambiguous only if the string can be found at exactly one place."""
-    count = 0
-    at = text.find(needle)
-    while at != -1:
-        count += 1
-        at = text.find(needle, at + 1)
-    return count
-
-
 def _snippet(content: PiecedText, start: int, length: int) -> str:
     """Numbered lines around ``content[start:start+length]``, with a few lines of context.
 

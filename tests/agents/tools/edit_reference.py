@@ -5,7 +5,18 @@ for the names)."""
 from __future__ import annotations
 
 from agents.tools._text_lines import numbered
-from agents.tools.files import SNIPPET_CONTEXT, count_occurrences
+from agents.tools.files import SNIPPET_CONTEXT
+
+
+def count_occurrences(text: str, needle: str) -> int:
+    """Occurrences of ``needle`` in ``text``, overlapping ones included (``"aa"`` is twice in
+    ``"aaa"``): an edit is unambiguous only if the string can be found at exactly one place."""
+    count = 0
+    at = text.find(needle)
+    while at != -1:
+        count += 1
+        at = text.find(needle, at + 1)
+    return count
 
 
 def snippet_at_once(content: str, start: int, length: int) -> str:

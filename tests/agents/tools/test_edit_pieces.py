@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from agents.tools._pieces import PiecedText
 from agents.tools._text_lines import MAX_LINE_CHARS
 from agents.tools.base import ToolContext
-from agents.tools.files import EditInput, _apply_edit, count_occurrences, edit_tool, read_tool
+from agents.tools.files import EditInput, _apply_edit, edit_tool, read_tool
 
-from .edit_reference import edit_at_once
+from .edit_reference import count_occurrences, edit_at_once
 from .toolkit import call, text_of
 
 # what a decoded file holds: line ends of both kinds, non-ASCII, a BOM, escaped bytes; or

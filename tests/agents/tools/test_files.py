@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from agents.permissions import PermissionCheck, PermissionGate, _checked
 from agents.tools._pieces import PiecedText
 from agents.tools.base import ToolContext, ToolInputError
-from agents.tools.files import count_occurrences, edit_tool, read_tool, write_tool
+from agents.tools.files import edit_tool, read_tool, write_tool
 
-from .edit_reference import snippet_at_once
+from .edit_reference import count_occurrences, snippet_at_once
 from .toolkit import call, printed_within_a_deadline, text_of
 
 READ, WRITE, EDIT = read_tool(), write_tool(), edit_tool()
