@@ -110,12 +110,11 @@ def _optional_uuid(field: str) -> Any:
     any other ``--session-id``), and it names the session's transcript file: a path, a brace
     form or 300 characters would reach the store as a path error or an ``OSError``."""
 
-    def check(_inst: Any, _attr: Any, value: Any) -> None:
-        if value is None:
-            return
-        if not isinstance(value, str):
-            raise ValueError(f"{field} must be a string, got {value!r}")
-        if _UUID.fullmatch(value) is None:
+    is_str = _optional_str(field)
+
+    def check(inst: Any, attr: Any, value: Any) -> None:
+        is_str(inst, attr, value)
+        if value is not None and _UUID.fullmatch(value) is None:
             raise ValueError(f"{field} must be a UUID (8-4-4-4-12 hex digits), got {value!r}")
 
     return check

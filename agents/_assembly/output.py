@@ -106,9 +106,8 @@ class MessageStream(Generic[T]):
         if not senders and self.put_nowait(item):
             return
         if replaces is not None:
+            # (the buffer stays full while anything waits in line: the item waits here)
             senders.pop(replaces, None)
-            if not senders and self.put_nowait(item):  # the line was that notice alone
-                return
         senders[key] = item
 
     def send(self, item: T) -> Awaitable[None]:

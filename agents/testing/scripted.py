@@ -175,7 +175,7 @@ def _default_output(step: Step) -> int:
 
 def events_for(step: Step, request: ModelRequest, message_id: str) -> list[BackendEvent]:
     """The Messages API stream events that deliver ``step`` (shared with the fake server)."""
-    return [_message_start(step, request, message_id), *_step_events(step), MessageStop()]
+    return [_message_start(step, request, message_id), *_step_events(step), _STOP]
 
 
 def _message_start(step: Step, request: ModelRequest, message_id: str) -> MessageStart:

@@ -87,7 +87,7 @@ _FULL_PACE = 0.01
 #: Bytes of one command's output the cutter drops at full speed; past that, it reads the rest at
 #: most every ``_SLOW_PACE`` seconds (a flood like ``yes`` then waits on a full pipe).
 _SLOW_AFTER_BYTES = 1 << 30
-_SLOW_PACE = 0.01
+_SLOW_PACE = _FULL_PACE
 
 _CUTTER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_cutter.py")
 
