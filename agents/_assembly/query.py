@@ -43,6 +43,7 @@ from ..tools.base import SESSION_ENV
 from .claude_md import claude_md_blocks
 from .output import MessageStream
 from .persist import attach_main, open_session_store, start_session
+from .prompts import check_prompt, prompt_item
 from .setup import (
     add_source_tools,
     build_registry,
@@ -226,43 +227,13 @@ class _Starter:
             await release(main.history.take("end"), inline_up_to=END_INLINE_MESSAGES)
 
 
-EMPTY_PROMPT = "prompt must not be empty (the model needs a user turn with text)"
-
-
-def check_prompt(prompt: object) -> None:
-    """Refuse what ``query()`` and ``AgentClient.query()`` cannot send: neither text nor a
-    stream, or text without a character that is not blank (the Messages API answers such a
-    user turn with a 400, after the connection and the session's start; said at once here).
-    ``isspace``, not ``strip``: no copy of a long prompt."""
-    if isinstance(prompt, str):
-        if not prompt or prompt.isspace():
-            raise ValueError(EMPTY_PROMPT)
-    elif not isinstance(prompt, AsyncIterable):
-        raise ValueError(f"prompt must be a str or an async iterable, got {type(prompt).__name__}")
-
-
-def _prompt_items(item: object) -> Prompt:
-    """A streaming-input item (a str or an Agent SDK user-message dict) as a mailbox Prompt."""
-    if isinstance(item, str):  # (an empty one is the model's to refuse: the stream goes on)
-        return Prompt(item)
-    if isinstance(item, dict):
-        message: dict[str, Any] = item.get("message", item)
-        if message.get("role", "user") != "user" or "content" not in message:
-            raise ValueError(
-                "streaming prompt items must be str or {'type': 'user', 'message': "
-                f"{{'role': 'user', 'content': ...}}}}, got {item!r}"
-            )
-        return Prompt(message["content"])
-    raise ValueError(f"streaming prompt items must be str or dict, got {type(item).__name__}")
-
-
 async def _send_prompts(handle: SessionHandle, prompt: str | AsyncIterable[Any]) -> None:
     """Queue a prompt, or each prompt of a stream, in the main agent's mailbox."""
     if isinstance(prompt, str):
         await handle.send(Prompt(prompt))
     else:
         async for item in prompt:
-            await handle.send(_prompt_items(item))
+            await handle.send(prompt_item(item))
 
 
 async def _feed(handle: SessionHandle, prompt: str | AsyncIterable[Any]) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 import trio
 
 from .. import query as trio_query
-from .._assembly.query import check_prompt
+from .._assembly.prompts import check_prompt
 from ..messages import Message
 from ..options import AgentOptions
 from . import _guest
