@@ -22,6 +22,7 @@ import attrs
 import trio
 
 from . import AgentDefinition, AgentOptions, ResultError, query
+from .cockpit.lines import printable
 from .cockpit.state import TreeState
 from .messages import (
     AssistantMessage,
@@ -210,8 +211,8 @@ class StreamPrinter:
     def __call__(self, message: Message) -> None:
         self.state.observe(message)
         line = self.format(message)
-        if line is not None:
-            print(line, file=self.out, flush=True)
+        if line is not None:  # (the model's words and the tools' output: shown, not obeyed)
+            print(printable(line, lines=True), file=self.out, flush=True)
 
     def format(self, message: Message) -> str | None:
         parent = getattr(message, "parent_tool_use_id", None)

@@ -36,6 +36,8 @@ import sys
 from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import urlsplit
 
+from .cockpit.lines import printable
+
 if TYPE_CHECKING:
     from .messages import Message, ResultMessage
     from .options import AgentOptions
@@ -288,6 +290,12 @@ def _api_key(base_url: str | None) -> tuple[str | None, str | None]:
     )
 
 
+def _say(err: TextIO, line: str) -> None:
+    """One line to stderr, a terminal as a rule: what it quotes (a model's or a server's words, a
+    settings file's value) shown, never obeyed (:func:`~agents.cockpit.lines.printable`)."""
+    print(printable(line), file=err)
+
+
 def build_options(args: argparse.Namespace, backend: Any) -> AgentOptions:
     """The session's options from the parsed flags; :class:`UsageError` names a bad one."""
     from .options import AgentOptions
@@ -354,7 +362,7 @@ def _run(args: argparse.Namespace) -> int:
     try:
         level = _log_level(args)
     except UsageError as exc:
-        print(f"agents run: {exc}", file=err)
+        _say(err, f"agents run: {exc}")
         return 2
     if level is None:
         return _run_with(args, key, base_url, logging_on=False)
@@ -385,7 +393,7 @@ def _run_with(
             backend = WireBackend(api_key=key, base_url=base_url, **retries)
         options = build_options(args, backend)
     except UsageError as exc:
-        print(f"agents run: {exc}", file=err)
+        _say(err, f"agents run: {exc}")
         return 2
     tracer = None
     if args.otel:
@@ -394,7 +402,7 @@ def _run_with(
         try:
             tracer = SpanObserver(budget_usd=options.max_budget_usd)
         except ImportError as exc:
-            print(f"agents run: --otel: {exc}", file=err)
+            _say(err, f"agents run: --otel: {exc}")
             return 2
     text = args.output_format == "text"
     live = text and not args.no_live and not logging_on and err.isatty()
@@ -411,23 +419,23 @@ def _run_with(
             _session, args.prompt, options, args.output_format, live, progress, None, None, tracer
         )
     except NotImplementedError as exc:
-        print(f"agents run: {exc}", file=err)
+        _say(err, f"agents run: {exc}")
         return 2
     except ValueError as exc:  # options the session itself refuses (a malformed rule...)
-        print(f"agents run: {exc}", file=err)
+        _say(err, f"agents run: {exc}")
         return 2
     except Exception as exc:
         from .sessions import SessionNotFoundError
 
         if isinstance(exc, SessionNotFoundError):  # --resume named no session of the project
-            print(f"agents run: {exc}", file=err)
+            _say(err, f"agents run: {exc}")
             return 2
         if args.verbose:
             raise
-        print(
+        _say(
+            err,
             f"agents run: internal error: {type(exc).__name__}: {exc} "
             "(run with --verbose for the traceback)",
-            file=err,
         )
         return 1
 
@@ -528,15 +536,18 @@ def _report(result: ResultMessage | None, output_format: str, out: TextIO, err: 
     elif output_format == "text":
         if result.is_error:
             for line in result.errors or [result.subtype]:
-                print(f"agents run: {result.subtype}: {line}", file=err)
+                _say(err, f"agents run: {result.subtype}: {line}")
         else:
-            out.write((result.result or "") + "\n")
+            answer = result.result or ""
+            # on a terminal the model's words are shown, not obeyed; through a pipe (a script
+            # reading the answer) they are passed on byte for byte
+            out.write((printable(answer, lines=True) if out.isatty() else answer) + "\n")
         if result.permission_denials:
             names = ", ".join(str(d.get("tool_name")) for d in result.permission_denials)
-            print(
+            _say(
+                err,
                 f"agents run: {len(result.permission_denials)} tool call(s) denied: {names} "
                 "(allow them with --allowed-tools or --permission-mode)",
-                file=err,
             )
     out.flush()
     return 1 if result.is_error else 0

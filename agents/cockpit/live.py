@@ -30,6 +30,7 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
+from .lines import printable
 from .state import AgentNode, TreeState
 
 if TYPE_CHECKING:
@@ -50,12 +51,13 @@ _TEXT_LINES = 12  # the tail of the streaming text kept in the live area
 
 
 def _name(prefix: str, node: AgentNode) -> Text:
-    name = node.label.rsplit("/", 1)[-1]
+    # (what the stream says, shown on the terminal: written out by ``printable``, here and below)
+    name = printable(node.label.rsplit("/", 1)[-1])
     label = Text(prefix + name, style="" if prefix else "bold")
     if node.background:
         label.append(" (bg)", style="dim")
     if node.description:
-        label.append(f"  {node.description}", style="dim")
+        label.append(f"  {printable(node.description)}", style="dim")
     return label
 
 
@@ -84,12 +86,12 @@ def _short(detail: str) -> str:
 def _now(node: AgentNode, now: float) -> Text:
     """The running tool calls with their elapsed time, or the pending retry."""
     if node.retry and not node.tools:
-        return Text(node.retry, style="yellow")
+        return Text(printable(node.retry), style="yellow")
     parts = [
         f"{tool.name}{' ' + _short(tool.detail) if tool.detail else ''} {now - tool.started:.1f} s"
         for tool in node.tools.values()
     ]
-    return Text(" · ".join(parts), overflow="ellipsis", no_wrap=True)
+    return Text(printable(" · ".join(parts)), overflow="ellipsis", no_wrap=True)
 
 
 def render_tree(state: TreeState, now: float | None = None) -> RenderableType:
@@ -166,11 +168,11 @@ def render(state: TreeState, now: float | None = None, *, text: bool = True) -> 
     """The whole cockpit: the tree, the budget bar, the latest notices and the streaming text."""
     parts: list[RenderableType] = [render_tree(state, now), render_budget(state)]
     for line in state.events[-3:]:
-        parts.append(Text(line, style="yellow", overflow="ellipsis", no_wrap=True))
+        parts.append(Text(printable(line), style="yellow", overflow="ellipsis", no_wrap=True))
     if text and state.text:
         tail = "\n".join(state.text.strip("\n").splitlines()[-_TEXT_LINES:])
         parts.append(Text(""))
-        parts.append(Text(tail))
+        parts.append(Text(printable(tail, lines=True)))
     return Group(*parts)
 
 

@@ -17,6 +17,7 @@ import logging
 import os
 import time
 from collections.abc import Callable
+from types import TracebackType
 from typing import Any, TextIO
 
 import attrs
@@ -30,7 +31,7 @@ from ..messages import (
     ToolUseBlock,
     UserMessage,
 )
-from .lines import retry_line
+from .lines import printable, retry_line
 
 __all__ = ["ENV_VAR", "EventLog", "configure_logging", "level_from_env"]
 
@@ -66,11 +67,30 @@ def configure_logging(level: int, stream: TextIO | None = None) -> logging.Handl
     Returns the handler so a caller can remove it; the root logger is left alone.
     """
     handler = logging.StreamHandler(stream)
-    handler.setFormatter(logging.Formatter(_FORMAT, datefmt="%H:%M:%S"))
+    handler.setFormatter(_Printable(_FORMAT, datefmt="%H:%M:%S"))
     logger = logging.getLogger("agents")
     logger.addHandler(handler)
     logger.setLevel(level)
     return handler
+
+
+_ExcInfo = tuple[type[BaseException], BaseException, TracebackType | None] | tuple[None, None, None]
+
+
+class _Printable(logging.Formatter):
+    """Records as a terminal may be given them: a record quotes what models, servers and
+    files said (a command, an error, a path), shown by :func:`~.lines.printable`, not obeyed.
+    A record is one line (a newline in what it quotes cannot forge the next record); the
+    traceback after it keeps its lines."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        return printable(super().formatMessage(record))
+
+    def formatException(self, ei: _ExcInfo) -> str:
+        return printable(super().formatException(ei), lines=True)
+
+    def formatStack(self, stack_info: str) -> str:
+        return printable(super().formatStack(stack_info), lines=True)
 
 
 @attrs.define(eq=False)

@@ -16,7 +16,7 @@ from typing import Any, TextIO
 import attrs
 
 from ..messages import AssistantMessage, Message, SystemMessage, ToolUseBlock
-from .lines import denial_line, retry_line
+from .lines import denial_line, printable, retry_line
 
 __all__ = ["ProgressLines"]
 
@@ -29,8 +29,8 @@ class ProgressLines:
 
     def observe(self, message: Message) -> None:
         line = self.line(message)
-        if line is not None:
-            print(line, file=self.out, flush=True)
+        if line is not None:  # (it quotes the model's and the API's words: shown, not obeyed)
+            print(printable(line), file=self.out, flush=True)
 
     def line(self, message: Message) -> str | None:
         match message:
