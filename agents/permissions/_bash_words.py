@@ -9,6 +9,7 @@ the pattern, and :attr:`Word.pattern` keeps which characters were quoted.
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -265,3 +266,165 @@ def literal_word(node: Node, kind: str, source: bytes) -> Word | None:
         text = source[start:end].decode("ascii")
         return _new_tuple(Word, (text, text, False, None, False))
     return None
+
+
+# -- the words bash makes of a word before the command runs (brace and tilde expansion)
+
+
+class BraceLimit(ValueError):
+    """A brace expansion makes more words than the check lists (``{1..100000000}``)."""
+
+
+#: Words one brace expansion may make before it counts as too many to list.
+MAX_BRACE_WORDS = 1_000
+
+# One piece of a word's text: its characters, and whether they are unquoted (only an unquoted
+# ``{``, ``,`` or ``}`` is brace syntax).
+_Piece = tuple[str, bool]
+
+#: A sequence expression's inside: integers (``1..10``, ``01..10..3``) or letters (``a..e``)
+_SEQUENCE = re.compile(
+    r"(-?\d+)\.\.(-?\d+)(?:\.\.(-?\d+))?|([A-Za-z])\.\.([A-Za-z])(?:\.\.(-?\d+))?"
+)
+
+
+def bash_words(raw: str, limit: int = MAX_BRACE_WORDS) -> list[str] | None:
+    """The words bash makes of the word ``raw`` (its source text) before the command runs:
+    quotes removed, brace expansion applied (``a{b,c}`` is ``ab ac``, ``{1..3}`` is ``1 2 3``)
+    and ``~+`` made ``.``; None when the word needs a value only known at run time (``$X``,
+    ``$(…)``, a backquote, ``~-``). A plain ``~``, ``~/…`` or ``~user`` is left for
+    :func:`._paths.expand_home`. Raises :class:`BraceLimit` past ``limit`` words.
+
+    Only the reading of files uses it (Read deny rules against ``cat .env{,}``): for every
+    other purpose a brace expansion is a dynamic word, which no allow rule approves.
+    """
+    pieces = _pieces(raw)
+    if pieces is None:
+        return None
+    if pieces and pieces[0] == ("~", True):
+        following = pieces[1][0] if len(pieces) > 1 and pieces[1][1] else ""
+        if following == "-":
+            return None
+        if following == "+" and (len(pieces) == 2 or pieces[2] == ("/", True)):
+            pieces = [(".", False), *pieces[2:]]
+    words: list[str] = []
+    for expanded in _braces(pieces, limit):
+        text = "".join(c for c, _ in expanded)
+        if text or any(not active for _, active in expanded):  # (an unquoted empty word goes)
+            words.append(text)
+    return words
+
+
+def _pieces(raw: str) -> list[_Piece] | None:
+    """``raw`` decoded as bash quotes it, one piece per unquoted character; None when it holds
+    an expansion whose value is known only at run time."""
+    out: list[_Piece] = []
+    i, n = 0, len(raw)
+    while i < n:
+        c = raw[i]
+        if c == "\\":
+            if i + 1 < n and raw[i + 1] != "\n":
+                out.append((raw[i + 1], False))
+            i += 2
+        elif c == "'":
+            end = raw.find("'", i + 1)
+            if end < 0:
+                return None
+            out.append((raw[i + 1 : end], False))
+            i = end + 1
+        elif c == '"':
+            end = i + 1
+            while end < n and raw[end] != '"':
+                end += 2 if raw[end] == "\\" else 1
+            body = raw[i + 1 : end]
+            if end >= n or "$" in body or "`" in body:
+                return None
+            out.append((_string_content(body), False))
+            i = end + 1
+        elif c == "$":
+            if raw.startswith("$'", i):
+                end = i + 2
+                while end < n and raw[end] != "'":
+                    end += 2 if raw[end] == "\\" else 1
+                if end >= n:
+                    return None
+                out.append((decode_ansi_c(raw[i + 2 : end]), False))
+                i = end + 1
+            else:
+                return None  # a parameter, a substitution, arithmetic, a translated string
+        elif c in "`()":
+            return None  # a substitution or an extended pattern
+        else:
+            out.append((c, True))
+            i += 1
+    return out
+
+
+def _braces(pieces: list[_Piece], limit: int) -> list[list[_Piece]]:
+    """``pieces`` with their first brace expansion applied, then the rest, recursively (bash's
+    order: ``{a,b}{1,2}`` is ``a1 a2 b1 b2``); :class:`BraceLimit` past ``limit`` words."""
+    n = len(pieces)
+    for i in range(n):
+        if pieces[i] != ("{", True):
+            continue
+        depth = 0
+        commas: list[int] = []
+        close = -1
+        for j in range(i + 1, n):
+            c, active = pieces[j]
+            if not active:
+                continue
+            if c == "{":
+                depth += 1
+            elif c == "}":
+                if depth == 0:
+                    close = j
+                    break
+                depth -= 1
+            elif c == "," and depth == 0:
+                commas.append(j)
+        if close < 0:
+            continue  # never closed: a literal `{`
+        if commas:
+            bounds = [i, *commas, close]
+            choices = [pieces[a + 1 : b] for a, b in itertools.pairwise(bounds)]
+        else:
+            sequence = _sequence(pieces[i + 1 : close], limit)
+            if sequence is None:
+                continue  # `{a}`, `{}`: the text itself
+            choices = [[(item, False)] for item in sequence]
+        if len(choices) > limit:
+            raise BraceLimit(f"a brace expansion makes more than {limit} words")
+        head, tail = pieces[:i], pieces[close + 1 :]
+        out: list[list[_Piece]] = []
+        for choice in choices:
+            out.extend(_braces([*head, *choice, *tail], limit))
+            if len(out) > limit:
+                raise BraceLimit(f"a brace expansion makes more than {limit} words")
+        return out
+    return [pieces]
+
+
+def _sequence(inside: list[_Piece], limit: int) -> list[str] | None:
+    """The words of a sequence expression's inside (``1..3``, ``a..e..2``, ``01..10``), or
+    None when it is not one."""
+    if not all(active for _, active in inside):
+        return None
+    m = _SEQUENCE.fullmatch("".join(c for c, _ in inside))
+    if m is None:
+        return None
+    first, last, step, letter_a, letter_b, letter_step = m.groups()
+    by = abs(int(step or letter_step or 1)) or 1
+    if letter_a is not None:
+        a, b = ord(letter_a), ord(letter_b)
+        if abs(b - a) // by + 1 > limit:
+            raise BraceLimit(f"a brace expansion makes more than {limit} words")
+        return [chr(x) for x in range(a, b + (1 if b >= a else -1), by if b >= a else -by)]
+    x, y = int(first), int(last)
+    if abs(y - x) // by + 1 > limit:
+        raise BraceLimit(f"a brace expansion makes more than {limit} words")
+    width = 0
+    if any(len(t.lstrip("-")) > 1 and t.lstrip("-").startswith("0") for t in (first, last)):
+        width = max(len(first), len(last))
+    values = range(x, y + (1 if y >= x else -1), by if y >= x else -by)
+    return [f"{v:0{width}d}" if width else str(v) for v in values]

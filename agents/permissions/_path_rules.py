@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from ._bash import Analysis, basename, resolve_dirs, word_paths
+from ._bash_words import BraceLimit, Word, bash_words
 from ._checked import hard_linked
 from ._memo import CallMemo
 from ._paths import absolute, relative_to, within
@@ -149,7 +150,8 @@ def match_bash_reads(
 ) -> PermissionRule | None:
     """A Read rule covering a file the command reads: the file arguments of its reading commands
     (every command of the line, wrappers stripped, from each directory it may run in) and the
-    files its input redirections name. Best effort: words not known statically are skipped."""
+    files its input redirections name. Best effort: words known only at run time name no file,
+    but keep their place (``grep $X .env`` reads ``.env``); brace expansions are listed."""
     for part in analysis.commands:
         if part.plain and part.words[0].raw not in READING_COMMANDS:
             continue  # (a plain part: its name is its first word, spelled without a directory)
@@ -158,13 +160,17 @@ def match_bash_reads(
             continue
         words = part.words
         first = None
-        for i in range(inner, len(words)):
-            first = words[i].value
+        start = inner
+        for start in range(inner, len(words)):
+            first = words[start].value
             if first is not None:
                 break
         if first is None or basename(first) not in READING_COMMANDS:
             continue  # not a reading command: it names no file read
-        argv = tuple(w.value for w in words[inner:] if w.value is not None)
+        try:
+            argv = _argv(first, words[start + 1 :])
+        except BraceLimit:
+            return _match_read_argument(index, _EVERYTHING, cwd, home, memo)
         if reads_no_file(argv):
             continue  # (what `match_reads` finds from every directory: no file read)
         for base in resolve_dirs(part.dirs, cwd, home) or [cwd]:
@@ -172,11 +178,42 @@ def match_bash_reads(
             if rule is not None:
                 return rule
     for read in analysis.reads:
-        for path in word_paths(read.target, resolve_dirs(read.dirs, cwd, home), home) or ():
+        bases = resolve_dirs(read.dirs, cwd, home)
+        paths = word_paths(read.target, bases, home)
+        if paths is None and read.target.value is None:  # `< .env{,}`: the words it names
+            try:
+                named = bash_words(read.target.raw) or ()
+            except BraceLimit:
+                return _match_read_argument(index, _EVERYTHING, cwd, home, memo)
+            paths = [absolute(w, base, home) for w in named for base in bases or [cwd] if w]
+        for path in paths or ():
             rule = judge_path("deny", index.read_paths, path, cwd, home, memo)
             if rule is not None:
                 return rule
     return None
+
+
+#: What a read too big to list stands for: everything (so any Read deny rule covers it).
+_EVERYTHING = ReadArgument("/", recursive=True)
+
+
+def _argv(command: str, words: Sequence[Word]) -> tuple[str, ...]:
+    """A reading command's words as the program gets them, for :func:`reading_paths`: a brace
+    expansion's words in its place, and a word known only at run time as an empty one (it
+    names no file, but an option's value or a pattern it may be is not taken from the next
+    word). Raises :class:`BraceLimit` for an expansion too big to list."""
+    argv = [command]
+    for word in words:
+        value = word.value
+        if value is not None:
+            argv.append(value)
+            continue
+        expanded = bash_words(word.raw)
+        if expanded is None:
+            argv.append("")
+        else:
+            argv.extend(expanded)
+    return tuple(argv)
 
 
 def match_reads(
