@@ -179,6 +179,12 @@ READING_COMMANDS: dict[str, _Syntax] = {
         last_is_destination=True,
     ),
 }
+# Moving a file or linking it hard gives its contents another name, which the rules (judging
+# reads by name) would not know: the files moved or linked are judged as read. (A symbolic
+# link's reads are judged by its target anyway.)
+READING_COMMANDS["mv"] = READING_COMMANDS["ln"] = _Syntax(
+    valued=_s("-t", "-S", "--target-directory", "--suffix"), last_is_destination=True
+)
 READING_COMMANDS["gawk"] = READING_COMMANDS["mawk"] = READING_COMMANDS["awk"]
 READING_COMMANDS["egrep"] = READING_COMMANDS["fgrep"] = READING_COMMANDS["grep"]
 
@@ -296,7 +302,7 @@ def _reading_paths(
                 operand_given = True
             if option in syntax.file_options:
                 option_files.append(value)
-            if name == "cp" and option in ("-t", "--target-directory"):
+            if name in ("cp", "mv", "ln") and option in ("-t", "--target-directory"):
                 target_dir = True
     if syntax.operand_first and not operand_given and operands:
         operands = operands[1:]

@@ -47,6 +47,10 @@ def read_by(command: str) -> list[tuple[str, bool]]:
         ("cp a b dest/", [("/repo/a", False), ("/repo/b", False)]),
         ("cp -t dest a", [("/repo/a", False)]),
         ("cp -r src dest", [("/repo/src", True)]),
+        ("mv a b dest/", [("/repo/a", False), ("/repo/b", False)]),
+        ("mv -t dest a", [("/repo/a", False)]),
+        ("ln -s a b", [("/repo/a", False)]),
+        ("ln -S .bak -sf a b", [("/repo/a", False)]),
         ("/bin/cat x", [("/repo/x", False)]),
         ("cat -", []),
         ("echo .env", []),
@@ -98,6 +102,11 @@ def deny(project: Path, command: str, rule: str = "Read(./.env)") -> str | None:
         "cat .e*",
         "python3 script.py < .env",
         "wc -l 0<.env",
+        # moved or linked under another name, the next read would not be judged as its own
+        "mv .env notes",
+        "mv -t /tmp .env",
+        "ln .env notes",
+        "ln -s .env notes",
     ],
 )
 def test_a_read_deny_rule_covers_a_reading_commands_files(project: Path, command: str) -> None:
@@ -117,6 +126,9 @@ def test_a_read_deny_rule_covers_a_reading_commands_files(project: Path, command
         "cat README > .env",
         "cat README 2>&1",
         "cat <<< .env",
+        "mv README notes",
+        "mv README .env",
+        "ln -s README notes",
     ],
 )
 def test_commands_that_do_not_read_the_denied_file_pass(project: Path, command: str) -> None:
