@@ -22,14 +22,17 @@ from ._bash import (
     Analysis,
     Command,
     allow_forms,
+    basename,
     deny_forms,
     is_sink,
     resolve_dirs,
     varying,
     word_paths,
 )
+from ._bash_words import BraceLimit, bash_words
+from ._editing import EDITING_COMMANDS, Changed, edited_paths
 from ._memo import CallMemo
-from ._path_rules import edit_allowed, judge_path
+from ._path_rules import edit_allowed, judge_path, judge_tree
 from ._stars import stars
 
 if TYPE_CHECKING:
@@ -136,6 +139,9 @@ def _could_match(
                     word_paths(write.target, resolve_dirs(write.dirs, cwd, home), home) is None
                 ):
                     return next(iter(index.edit_paths.values())).rules[0]
+            for part in analysis.commands:
+                if _changed(part, cwd, home) is None:
+                    return next(iter(index.edit_paths.values())).rules[0]
     return None
 
 
@@ -197,7 +203,8 @@ def _writes_allowed(
 def _bash_writes(
     kind: _Kind, index: KindIndex, analysis: Analysis, cwd: str, home: str, memo: CallMemo
 ) -> PermissionRule | None:
-    """The deny or ask ``Edit`` rule covering a file the command writes by redirection."""
+    """The deny or ask ``Edit`` rule covering a file the command writes: by redirection, or
+    as a file-changing command's operand (``rm .env``, ``sed -i … .env``, ``cp x .env``)."""
     if not index.edit_paths:
         return None
     for write in analysis.writes:
@@ -208,4 +215,44 @@ def _bash_writes(
             rule = judge_path(kind, index.edit_paths, path, cwd, home, memo)
             if rule is not None:
                 return rule
+    for part in analysis.commands:
+        for changed in _changed(part, cwd, home) or ():
+            rule = judge_path(kind, index.edit_paths, changed.path, cwd, home, memo)
+            if rule is None and changed.whole:
+                rule = judge_tree(index.edit_bases, changed.path, cwd, home, memo)
+            if rule is not None:
+                return rule
     return None
+
+
+def _changed(part: Command, cwd: str, home: str) -> list[Changed] | None:
+    """The files a file-changing part changes (:func:`._editing.edited_paths`): [] for any
+    other command, None when one is known only at run time (a word or its directory)."""
+    if part.plain and part.words[0].raw not in EDITING_COMMANDS:
+        return []  # (a plain part: its name is its first word, spelled without a directory)
+    inner = part.layers.inner
+    words = part.words
+    if inner is None or inner >= len(words):
+        return []
+    start = inner
+    while start < len(words) and words[start].value is None:
+        start += 1
+    if start >= len(words) or basename(words[start].value or "") not in EDITING_COMMANDS:
+        return []
+    argv: list[str | None] = [words[start].value]
+    for word in words[start + 1 :]:
+        if word.value is not None:
+            argv.append(word.value)
+            continue
+        try:
+            expanded = bash_words(word.raw)
+        except BraceLimit:
+            return None
+        if expanded is None:
+            argv.append(None)
+        else:
+            argv.extend(expanded)
+    bases = resolve_dirs(part.dirs, cwd, home)
+    if bases is None:
+        return None
+    return edited_paths(argv, bases, home)

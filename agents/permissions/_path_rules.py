@@ -25,6 +25,7 @@ __all__ = [
     "edit_allowed",
     "fixed_part",
     "judge_path",
+    "judge_tree",
     "match_bash_reads",
     "match_one_path",
     "match_path",
@@ -264,15 +265,27 @@ def _match_read_argument(
     rule = judge_path("deny", index.read_paths, argument.path, cwd, home, memo)
     if rule is not None or not argument.recursive:
         return rule
-    # A directory read with everything beneath it: any rule whose fixed part lies inside it
-    # (or contains it) may cover a file it reads.
-    target = memo.real(argument.path)
+    return judge_tree(index.read_bases, argument.path, cwd, home, memo)
+
+
+def judge_tree(
+    bases: Sequence[tuple[str, str, bool, PermissionRule]],
+    directory: str,
+    cwd: str,
+    home: str,
+    memo: CallMemo,
+) -> PermissionRule | None:
+    """The first rule of ``bases`` (by the fixed part of its pattern: ``KindIndex.read_bases``
+    or ``edit_bases``) that may cover something in ``directory`` taken with everything beneath
+    it (a recursive read, a removal or move of the whole tree): its fixed part lies inside the
+    directory, or contains it."""
+    target = memo.real(directory)
     anchors = {"root": "/", "home": home, "cwd": cwd}
     real_anchors = {"root": "/", "home": memo.real(home), "cwd": memo.real(cwd)}
-    for anchor, base, _any_depth, rule in index.read_bases:
+    for anchor, base, _any_depth, rule in bases:
         for root in {anchors[anchor], real_anchors[anchor]}:
             fixed = root if not base else root.rstrip("/") + "/" + base
-            for path in (argument.path, target):
+            for path in (directory, target):
                 if within(fixed, path) or within(path, fixed):
                     return rule
     return None

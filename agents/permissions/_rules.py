@@ -179,6 +179,8 @@ class KindIndex:
     read_bases: tuple[tuple[str, str, bool, PermissionRule], ...] = ()
     #: Edit rules without a wildcard: (anchor, relative path) — they name one file exactly
     edit_literals: tuple[tuple[str, str, PermissionRule], ...] = ()
+    #: Edit rules by the fixed part of their pattern, as ``read_bases``
+    edit_bases: tuple[tuple[str, str, bool, PermissionRule], ...] = ()
 
     @classmethod
     def build(cls, rules: tuple[PermissionRule, ...]) -> KindIndex:
@@ -192,6 +194,7 @@ class KindIndex:
         agents: list[tuple[str, str, PermissionRule]] = []
         read_bases: list[tuple[str, str, bool, PermissionRule]] = []
         edit_literals: list[tuple[str, str, PermissionRule]] = []
+        edit_bases: list[tuple[str, str, bool, PermissionRule]] = []
         for rule in rules:
             spec = rule.specifier
             server = _MCP_SERVER_RULE.fullmatch(rule.tool)
@@ -208,8 +211,10 @@ class KindIndex:
                 base, any_depth, literal = fixed_part(spec)
                 if rule.tool == "Read":
                     read_bases.append((anchor, base, any_depth, rule))
-                elif literal:
-                    edit_literals.append((anchor, base, rule))
+                else:
+                    edit_bases.append((anchor, base, any_depth, rule))
+                    if literal:
+                        edit_literals.append((anchor, base, rule))
             elif rule.tool == "WebFetch":
                 host = rule_host(spec.removeprefix("domain:"))
                 if "*" in host:
@@ -234,6 +239,7 @@ class KindIndex:
             agents=_group(agents).get("*"),
             read_bases=tuple(read_bases),
             edit_literals=tuple(edit_literals),
+            edit_bases=tuple(edit_bases),
         )
 
     def match_text(self, text: str) -> PermissionRule | None:

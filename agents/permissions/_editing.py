@@ -1,0 +1,165 @@
+"""Which files a well-known file-changing command changes: Edit deny and ask rules against Bash.
+
+An ``Edit`` deny rule keeps a file from the Write and Edit tools, and from Bash's redirections
+and ``tee``; ``rm .env``, ``sed -i … .env`` or ``cp x .env`` would walk around it, and
+``acceptEdits`` approves those commands inside the working directories. :func:`edited_paths`
+names the files they change — every operand of ``rm rmdir unlink shred touch mkdir truncate``
+and ``mv`` (a file moved away is changed where it was), the files ``sed -i`` edits in place,
+the destination of ``cp``, ``ln`` and ``install`` (and what lands in it, when it is a
+directory) — so that the rules judge each like an Edit of it. Like the reading commands'
+(:mod:`._reading`), it is a second line of defence, not a sandbox: a program it does not know
+(``python``, ``dd``, a script) writes what it likes.
+
+A directory removed with ``-r`` or moved comes back with ``whole=True``: the rules then judge
+everything beneath it (``rm -rf src`` removes ``src/.env``).
+
+>>> [(c.path, c.whole) for c in edited_paths(["rm", "-f", "a", "b"], ["/repo"], "/home/u")]
+[('/repo/a', False), ('/repo/b', False)]
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import re
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from ._paths import absolute
+
+__all__ = ["EDITING_COMMANDS", "Changed", "edited_paths"]
+
+
+class Changed(NamedTuple):
+    """A file a command changes, absolute; ``whole``: a directory changed with everything in it."""
+
+    path: str
+    whole: bool = False
+
+
+def _s(*words: str) -> frozenset[str]:
+    return frozenset(words)
+
+
+_TARGET = _s("-t", "--target-directory", "-S", "--suffix")
+#: Command name → its options that take a value (the value is not a file it changes).
+EDITING_COMMANDS: dict[str, frozenset[str]] = {
+    "rm": _s(),
+    "rmdir": _s(),
+    "unlink": _s(),
+    "shred": _s("-n", "--iterations", "-s", "--size", "--random-source"),
+    "touch": _s("-d", "--date", "-r", "--reference", "-t"),
+    "mkdir": _s("-m", "--mode"),
+    "truncate": _s("-s", "--size", "-r", "--reference"),
+    "mv": _TARGET,
+    "cp": _TARGET,
+    "ln": _TARGET,
+    "install": _TARGET | _s("-m", "--mode", "-o", "--owner", "-g", "--group"),
+    "sed": _s("-e", "-f", "-l", "--expression", "--file", "--line-length"),
+}
+#: Commands that change only their destination (their sources are read).
+_COPYING = _s("cp", "ln", "install")
+#: rm's options that make it remove a directory with what it holds
+_RECURSIVE = _s("-r", "-R", "--recursive")
+_GLOB = re.compile(r"[*?\[]")
+
+
+def edited_paths(
+    argv: Sequence[str | None], bases: Sequence[str], home: str
+) -> list[Changed] | None:
+    """The files the command ``argv`` changes (``argv[0]`` its name, wrappers already skipped;
+    a word known only at run time is None) when run in each of ``bases``; [] for a command
+    that changes no file it names; None when one it changes is known only at run time. A glob
+    stands for the files it matches now and for itself."""
+    name = (argv[0] or "").rpartition("/")[2] if argv else ""
+    valued = EDITING_COMMANDS.get(name)
+    if valued is None:
+        return []
+    operands: list[str | None] = []
+    target: str | None = None
+    has_target = False
+    in_place = False
+    scripted = False
+    recursive = name == "mv"  # (a directory moved takes what it holds along)
+    options_done = False
+    args = list(argv[1:])
+    i = 0
+    while i < len(args):
+        word = args[i]
+        i += 1
+        if word is None or options_done or word == "-" or not word.startswith("-"):
+            operands.append(word)
+            continue
+        if word == "--":
+            options_done = True
+            continue
+        option, eq, attached = word.partition("=")
+        if not word.startswith("--") and len(word) > 2:  # clustered: `-rf`, `-t/dir`, `-i.bak`
+            for k, letter in enumerate(word[1:], start=1):
+                flag = "-" + letter
+                if name == "rm" and flag in _RECURSIVE:
+                    recursive = True
+                if name == "sed" and letter == "i":
+                    in_place = True
+                    break  # (`-i.bak`: the rest is the backup suffix)
+                if flag in valued:
+                    option, eq, attached = flag, "=" if word[k + 1 :] else "", word[k + 1 :]
+                    break
+            else:
+                continue
+        if name == "sed" and (option == "-i" or option == "--in-place"):
+            in_place = True
+            continue
+        if name == "rm" and option in _RECURSIVE:
+            recursive = True
+        if option not in valued:
+            continue
+        value = attached if eq else (args[i] if i < len(args) else "")
+        if not eq:
+            i += 1
+        if option in ("-t", "--target-directory"):
+            target, has_target = value, True
+        if name == "sed" and option in ("-e", "--expression", "-f", "--file"):
+            scripted = True
+    if name == "sed":
+        if not in_place:
+            return []  # it writes only to its output
+        if not scripted and operands:
+            operands = operands[1:]  # the script
+    elif name in _COPYING or name == "mv":
+        if not has_target and len(operands) >= 2:
+            target, has_target, operands = operands[-1], True, operands[:-1]
+        elif not has_target and name == "ln" and operands:
+            target, has_target = ".", True  # `ln x`: a link named as x, here
+        sources = operands
+        operands = [] if name in _COPYING else list(sources)
+        landed: list[str | None] = []
+        if has_target:
+            landed.append(target)
+            for source in sources:  # what lands in the destination when it is a directory
+                if source is not None and target is not None:
+                    landed.append(target.rstrip("/") + "/" + source.rpartition("/")[2])
+        found = _changed(operands, bases, home, recursive)
+        written = _changed(landed, bases, home, False)
+        return None if found is None or written is None else found + written
+    return _changed(operands, bases, home, recursive)
+
+
+def _changed(
+    operands: Sequence[str | None], bases: Sequence[str], home: str, recursive: bool
+) -> list[Changed] | None:
+    paths: list[str] = []
+    for operand in operands:
+        if operand is None:
+            return None
+        if not operand or operand == "-":
+            continue
+        for base in bases:
+            path = absolute(operand, base, home)
+            paths.append(path)
+            if _GLOB.search(operand):
+                with contextlib.suppress(OSError, ValueError):  # (as the shell: no match)
+                    paths.extend(sorted(glob.glob(path))[:1000])
+    # (a directory only: a file removed or moved is that file, whatever rule covers its folder)
+    return [Changed(path, recursive and os.path.isdir(path)) for path in paths]
