@@ -41,6 +41,7 @@ from agents.sessions.entry import (
     TranscriptEntry,
     decode_entry,
     decode_transcript,
+    depth_as_decode_error,
     encode_lines,
     is_large,
 )
@@ -375,7 +376,8 @@ def _last_timestamp(f: BinaryIO, size: int) -> float | None:
         for line in reversed(lines):
             if line.strip():
                 try:
-                    return _stamp_decoder.decode(line).timestamp
+                    with depth_as_decode_error():
+                        return _stamp_decoder.decode(line).timestamp
                 except (msgspec.DecodeError, msgspec.ValidationError):
                     continue
         if start == 0:
