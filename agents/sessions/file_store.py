@@ -17,7 +17,8 @@ directories go through ``trio.to_thread.run_sync``. Power loss is out of scope (
 
 When a descriptor is opened on a file whose last byte is not a newline (the previous writer died
 mid-line), a newline is written first so the partial line stays a line of its own: it is reported
-by ``load`` and the new entries are kept.
+by ``load`` and the new entries are kept. For the same reason a write that fails (a full disk)
+closes its key's descriptor: the next append reopens the file and so starts a new line.
 """
 
 from __future__ import annotations
@@ -150,16 +151,31 @@ class FileSessionStore:
         descriptor of their own, so the event loop keeps running meanwhile."""
         if is_large(entries):
             path = self._path(key)
-            await trio.to_thread.run_sync(_append_blocking, path, list(entries))
+            try:
+                await trio.to_thread.run_sync(_append_blocking, path, list(entries))
+            except BaseException:
+                self._close_keys([key])  # see ``append_nowait``
+                raise
             return
         self.append_nowait(key, entries)
         await trio.lowlevel.checkpoint()
 
     def append_nowait(self, key: SessionKey, entries: Sequence[TranscriptEntry]) -> None:
         """``append`` without the checkpoint: what the agent loop uses per message, since a
-        scheduling round trip costs more than the write itself."""
+        scheduling round trip costs more than the write itself.
+
+        A write that fails (a full disk, a file-size limit) may have written part of a line:
+        the key's descriptor is closed then, so the next append reopens the file and starts a
+        line of its own (see ``_open``) instead of continuing that part, which would make the
+        next entry, and every entry after it, unreadable."""
         if entries:
-            _write_all(self._fd(key), encode_lines(entries))
+            data = encode_lines(entries)
+            fd = self._fd(key)
+            try:
+                _write_all(fd, data)
+            except BaseException:
+                self._close_keys([key])
+                raise
 
     def _fd(self, key: SessionKey) -> int:
         fd = self._fds.get(key)

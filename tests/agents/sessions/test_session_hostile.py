@@ -4,12 +4,20 @@ Each ends in a report or an error naming the file and what is wrong, never a cra
 
 from __future__ import annotations
 
+import contextlib
+import resource
+import signal
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from agents.messages import UserMessage
 from agents.sessions import (
     FileSessionStore,
+    SessionKey,
+    Transcript,
     TranscriptEntry,
     decode_transcript,
     encode_entry,
@@ -68,3 +76,42 @@ async def test_listing_sessions_skips_lines_nested_too_deeply_to_decode(tmp_path
     assert infos["first"].mtime == entries[0].timestamp
     assert infos["last"].first_prompt == "bye"
     assert infos["last"].mtime == entries[1].timestamp
+
+
+# -- writes that fail half way ---------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def file_size_limit(limit: int) -> Iterator[None]:
+    """Files of this process cannot grow past ``limit`` bytes (a full disk, as the kernel makes
+    it): a write that crosses it is cut there, and the next one fails with EFBIG."""
+    assert signal.getsignal(signal.SIGXFSZ) == signal.SIG_IGN  # Python ignores it
+    old = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, old[1]))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, old)
+
+
+@pytest.mark.parametrize("size", [200, 3 << 20], ids=["small entry", "huge entry"])
+async def test_entries_written_after_a_failed_write_are_kept(tmp_path: Path, size: int) -> None:
+    """A write the disk cut short leaves part of a line; the entries recorded once there is room
+    again start on a line of their own. Before, they were glued to that part on the cached
+    descriptor, so they and everything after them were dropped as descending from a corrupt
+    line: nothing but the first entry resumed."""
+    key = SessionKey("-p", "s")
+    async with FileSessionStore(tmp_path) as store:
+        transcript = Transcript(store, key)
+        await transcript.record(UserMessage(content="first"))
+        with (
+            file_size_limit(store.path_for(key).stat().st_size + 100),
+            pytest.raises(OSError, match="File too large"),
+        ):
+            await transcript.record(UserMessage(content="x" * size))
+        await transcript.record(UserMessage(content="third"))
+        await transcript.record(UserMessage(content="fourth"))
+        _, report = await Transcript.resume(store, key)
+    assert [e.message.content for e in report.entries if e.message] == ["first", "third", "fourth"]
+    assert report.errors[0].startswith(f"{store.path_for(key)}:2: corrupt line (")
+    assert report.errors[-1].endswith(": kept 3 of 4 entries, dropped 1: 1 unreadable")
