@@ -5,8 +5,10 @@ Each ends in a report or an error naming the file and what is wrong, never a cra
 from __future__ import annotations
 
 import contextlib
+import os
 import resource
 import signal
+import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -115,3 +117,74 @@ async def test_entries_written_after_a_failed_write_are_kept(tmp_path: Path, siz
     assert [e.message.content for e in report.entries if e.message] == ["first", "third", "fourth"]
     assert report.errors[0].startswith(f"{store.path_for(key)}:2: corrupt line (")
     assert report.errors[-1].endswith(": kept 3 of 4 entries, dropped 1: 1 unreadable")
+
+
+# -- files that are not files ----------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def writer_after(fifo: Path, seconds: float) -> Iterator[None]:
+    """Open ``fifo`` for writing after ``seconds`` (then close it), from a thread: a reader
+    that waits for a writer is released, so a test of that bug fails instead of hanging."""
+    done = threading.Event()
+
+    def release() -> None:
+        if not done.wait(seconds):
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+
+    thread = threading.Thread(target=release, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+
+
+def plant(store: FileSessionStore, key: SessionKey, kind: str) -> None:
+    path = store.path_for(key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "a named pipe":
+        os.mkfifo(path)
+    elif kind == "a character device":
+        path.symlink_to("/dev/null")
+    else:
+        path.mkdir()
+
+
+KINDS = ["a named pipe", "a character device", "a directory"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_resuming_a_transcript_that_is_not_a_file_is_an_error_naming_it(
+    tmp_path: Path, kind: str
+) -> None:
+    """Resume opens without waiting and reads regular files only. Before, a named pipe held
+    the event loop until some process opened it for writing (the whole session hung), a
+    device read as an empty session (``/dev/zero`` filled the memory), and a directory raised
+    IsADirectoryError."""
+    key = SessionKey("-p", "s")
+    async with FileSessionStore(tmp_path) as store:
+        plant(store, key, kind)
+        path = store.path_for(key)
+        with (
+            writer_after(path, 5.0) if kind == "a named pipe" else contextlib.nullcontext(),
+            pytest.raises(OSError) as raised,
+        ):
+            await Transcript.resume(store, key)
+    assert str(raised.value) == f"cannot read transcript {path}: not a regular file ({kind})"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_recording_into_a_transcript_that_is_not_a_file_is_an_error_naming_it(
+    tmp_path: Path, kind: str
+) -> None:
+    """Before, entries written to a device were lost without a word, and a named pipe took
+    64 KiB of them and then held the event loop in ``write`` for good."""
+    key = SessionKey("-p", "s")
+    async with FileSessionStore(tmp_path) as store:
+        plant(store, key, kind)
+        path = store.path_for(key)
+        with pytest.raises(OSError) as raised:
+            await Transcript(store, key).record(UserMessage(content="hi"))
+    assert str(raised.value) == f"cannot write transcript {path}: not a regular file ({kind})"
