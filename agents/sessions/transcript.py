@@ -32,7 +32,7 @@ from agents.sessions.entry import (
     summary,
 )
 from agents.sessions.file_store import FileSessionStore
-from agents.sessions.history import INLINE_REBUILD_ENTRIES, clear_in_slices
+from agents.sessions.history import INLINE_REBUILD_ENTRIES, clear_in_slices, snapshot_problem
 from agents.sessions.store import (
     SessionInfo,
     SessionKey,
@@ -268,9 +268,25 @@ def resumable(report: LoadReport, *, at: str | None = None) -> LoadReport:
             errors.pop()  # the load's own summary, replaced by the final one
         read = report.read if report.read is not None else len(report.entries) + report.dropped
         errors.append(f"{report.label}: " + summary(len(entries), read, reasons, unused))
+    ignored = _ignored_snapshots(report.label, entries)
+    if ignored:  # kept (the chain goes through them), so before the summary of what was dropped
+        place = len(errors) - 1 if dropped else len(errors)
+        errors[place:place] = ignored
     return attrs.evolve(
         report, entries=entries, errors=errors, dropped=dropped, reasons=reasons, unused=unused
     )
+
+
+def _ignored_snapshots(label: str, entries: Sequence[TranscriptEntry]) -> list[str]:
+    """One message per history snapshot of the main agent that the history rebuild ignores."""
+    return [
+        f"{label}: the history snapshot {entry.uuid} is not a history ({problem}); ignored it: "
+        "the history is rebuilt from the entries before it"
+        for entry in entries
+        if entry.kind == HISTORY_SNAPSHOT
+        and entry.agent_id == "main"
+        and (problem := snapshot_problem(entry.data)) is not None
+    ]
 
 
 def _first_prompt(entries: Sequence[TranscriptEntry]) -> int:

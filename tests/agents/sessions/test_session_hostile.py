@@ -12,18 +12,24 @@ import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from agents.messages import UserMessage
+from agents.messages import AssistantMessage, TextBlock, UserMessage
 from agents.sessions import (
+    HISTORY_SNAPSHOT,
     FileSessionStore,
     SessionKey,
     Transcript,
     TranscriptEntry,
     decode_transcript,
     encode_entry,
+    history_from_entries,
 )
+from agents.sessions.transcript import resumable
+
+from .test_session_damage import api_rejects
 
 LABEL = "/p/s.jsonl"
 
@@ -188,3 +194,75 @@ async def test_recording_into_a_transcript_that_is_not_a_file_is_an_error_naming
         with pytest.raises(OSError) as raised:
             await Transcript(store, key).record(UserMessage(content="hi"))
     assert str(raised.value) == f"cannot write transcript {path}: not a regular file ({kind})"
+
+
+# -- garbage where a history snapshot should be ----------------------------------------------------
+
+
+def nested(depth: int) -> Any:
+    value: Any = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def call(**fields: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "id": "t1", "name": "Read", "input": {}, **fields}
+
+
+PROMPT = {"role": "user", "content": "q"}
+CONTENT = "expected a text or a list of content blocks, got"
+BLOCK = "expected a content block (an object with a string type), got"
+NOT_HISTORIES: list[tuple[Any, str]] = [
+    ("abc", "messages: expected a list of messages, got 'abc'"),
+    (None, "messages: expected a list of messages, got null"),
+    ([1], "messages[0]: expected an object with a role and a content, got int"),
+    ([{"role": "user"}], f"messages[0].content: {CONTENT} null"),
+    ([{"role": "user", "content": 5}], f"messages[0].content: {CONTENT} int"),
+    ([{"role": "user", "content": ""}], f"messages[0].content: {CONTENT} an empty text"),
+    ([{"role": "user", "content": []}], f"messages[0].content: {CONTENT} an empty list"),
+    ([{"role": "user", "content": [1]}], f"messages[0].content[0]: {BLOCK} int"),
+    ([{"role": "system", "content": "x"}],
+     "messages[0].role: expected 'user' or 'assistant', got 'system'"),
+    ([PROMPT, {"role": "assistant", "content": [call(id=None)]}],
+     "messages[1].content[0].id: expected a string, got null"),
+    ([PROMPT, {"role": "assistant", "content": [call(input=[1])]}],
+     "messages[1].content[0].input: expected an object, got list"),
+    ([{"role": "user", "content": [{"type": "tool_result"}]}],
+     "messages[0].content[0].tool_use_id: expected a string, got null"),
+    ([PROMPT, {"role": "assistant", "content": [call(input={"x": nested(500)})]}],
+     "messages[1]: nested more than 128 levels deep"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("messages", "problem"), NOT_HISTORIES, ids=[p for _, p in NOT_HISTORIES])
+def test_a_history_snapshot_that_is_not_a_history_is_ignored_and_reported(
+    messages: Any, problem: str
+) -> None:
+    """The history is rebuilt as if the snapshot were not there (from the entries before it, as
+    before any compaction), one the API accepts, and the report names the entry and the field.
+    Before, resume ended in a TypeError, KeyError or AttributeError (a RecursionError when
+    nested 500 deep), or sent the API a history it refuses (a "system" role)."""
+    before = chain(["hi"])
+    answer = TranscriptEntry(
+        uuid="a1", parent_uuid=before[-1].uuid, session_id="s", timestamp=2.0,
+        message=AssistantMessage([TextBlock("hello")], "m", message_id="m1"),
+    )  # fmt: skip
+    snapshot = TranscriptEntry(
+        uuid="snap", parent_uuid="a1", session_id="s", timestamp=3.0,
+        kind=HISTORY_SNAPSHOT, data={"other": 1} if messages is None else {"messages": messages},
+    )  # fmt: skip
+    after = chain(["next"], parent="snap")
+    lines = [encode_entry(e) for e in [*before, answer, snapshot, *after]]
+    report = resumable(decode_transcript(LABEL, b"".join(lines)))
+    history = history_from_entries(report.entries)
+    assert history == [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [{"type": "text", "text": "hello"}]},
+        {"role": "user", "content": "next"},
+    ]
+    assert api_rejects(history) is None
+    assert report.errors == [
+        f"{LABEL}: the history snapshot snap is not a history ({problem}); ignored it: the "
+        "history is rebuilt from the entries before it"
+    ]
