@@ -35,12 +35,13 @@ from agents.messages import (
     ToolUseBlock,
     UserMessage,
 )
-from agents.sessions.entry import HISTORY_SNAPSHOT, TranscriptEntry, gc_paused
+from agents.sessions.entry import HISTORY_SNAPSHOT, TranscriptEntry, gc_paused, is_large_entry
 
 __all__ = [
     "INLINE_REBUILD_ENTRIES",
     "INTERRUPTED_TOOL_RESULT",
     "block_to_api",
+    "fits_the_loop",
     "history_from_entries",
     "rebuild_history",
     "release",
@@ -222,10 +223,21 @@ def _shown(value: Any) -> str:
 INLINE_REBUILD_ENTRIES = 1000
 
 
+def fits_the_loop(entries: Sequence[TranscriptEntry]) -> bool:
+    """Whether rebuilding (or walking) ``entries`` is short work, fit for the event loop: at most
+    ``INLINE_REBUILD_ENTRIES`` of them, and none a history snapshot that may be large. One
+    snapshot holds a whole history (two entries with one of 200 000 messages took 3 s to
+    rebuild), so counting entries alone is not enough."""
+    if len(entries) > INLINE_REBUILD_ENTRIES:
+        return False
+    return not any(e.kind == HISTORY_SNAPSHOT and is_large_entry(e) for e in entries)
+
+
 async def rebuild_history(entries: Sequence[TranscriptEntry]) -> list[dict[str, Any]]:
     """:func:`history_from_entries` as the event loop should call it: inline for a short
-    transcript, in a worker thread (with the cyclic GC paused, as for decoding) for a long one."""
-    if len(entries) <= INLINE_REBUILD_ENTRIES:
+    transcript, in a worker thread (with the cyclic GC paused, as for decoding) for a long one
+    (see :func:`fits_the_loop`)."""
+    if fits_the_loop(entries):
         history = history_from_entries(entries)
         await trio.lowlevel.checkpoint()
         return history

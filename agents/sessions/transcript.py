@@ -32,7 +32,12 @@ from agents.sessions.entry import (
     summary,
 )
 from agents.sessions.file_store import FileSessionStore
-from agents.sessions.history import INLINE_REBUILD_ENTRIES, clear_in_slices, snapshot_problem
+from agents.sessions.history import (
+    INLINE_REBUILD_ENTRIES,
+    clear_in_slices,
+    fits_the_loop,
+    snapshot_problem,
+)
 from agents.sessions.store import (
     SessionInfo,
     SessionKey,
@@ -205,7 +210,7 @@ class Transcript:
             raise SessionNotFoundError(
                 f"no session {key.session_id!r} in project {key.project_key!r}"
             )
-        if len(report.entries) <= INLINE_REBUILD_ENTRIES:
+        if fits_the_loop(report.entries):
             resumed = resumable(report, at=at)
         else:  # walking a long transcript's branches, and freeing what it drops, would hold it
             resumed = await trio.to_thread.run_sync(functools.partial(_resumable_freed, report, at))
