@@ -38,7 +38,7 @@ from ..sessions import (
     project_key_for,
     rebuild_history,
 )
-from ..sessions.history import INLINE_REBUILD_ENTRIES, release
+from ..sessions.history import INLINE_REBUILD_ENTRIES, fits_the_loop, release
 
 if TYPE_CHECKING:
     from .._loop.agent import AgentLoop
@@ -118,11 +118,13 @@ async def start_session(
     else:
         session_id = resume
     history = await rebuild_history(report.entries)
-    if len(report.entries) <= INLINE_REBUILD_ENTRIES:
+    inline = fits_the_loop(report.entries)
+    if inline:
         repaired = _repaired_ids(report.entries, history)
-    else:  # a long transcript: walking it would hold the event loop
+    else:  # a long transcript (or history): walking it would hold the event loop
         repaired = await trio.to_thread.run_sync(_repaired_ids, report.entries, history)
-    await release(report.entries)  # the history is built: free the entries off the loop
+    # the history is built: free the entries (a huge snapshot's too) off the loop
+    await release(report.entries, inline_up_to=INLINE_REBUILD_ENTRIES if inline else -1)
     if repaired:
         notices.append(
             f"resumed session {resume}: {len(repaired)} tool call(s) left unanswered when the "

@@ -45,6 +45,7 @@ __all__ = [
     "check_entries",
     "decode_entry",
     "decode_transcript",
+    "depth_as_decode_error",
     "encode_entry",
     "encode_entry_into",
     "encode_line_into",
@@ -305,8 +306,26 @@ def rough_size(root: Any, budget: int) -> int:
 
 
 def decode_entry(line: bytes | str) -> TranscriptEntry:
-    """Decode one line; ``msgspec.ValidationError``/``DecodeError`` name the JSON path at fault."""
-    return _decoder.decode(line)
+    """Decode one line; ``msgspec.ValidationError``/``DecodeError`` name the JSON path at fault
+    (a line nested too deeply for the decoder is a ``DecodeError`` too)."""
+    with depth_as_decode_error():
+        return _decoder.decode(line)
+
+
+@contextlib.contextmanager
+def depth_as_decode_error() -> Iterator[None]:
+    """Turn the decoder's ``RecursionError`` into a ``msgspec.DecodeError`` saying why.
+
+    msgspec recurses once per level of nesting and gives up at Python's recursion limit with a
+    ``RecursionError``: a line of ``[`` 100 000 deep in a transcript is corrupt like any other,
+    not a crash of whatever reads it (resume, ``list_sessions``)."""
+    try:
+        yield
+    except RecursionError:
+        raise msgspec.DecodeError(
+            "nested too deeply to decode: more levels of arrays and objects than the decoder's "
+            "recursion limit"
+        ) from None
 
 
 @attrs.frozen
@@ -361,7 +380,8 @@ def decode_transcript(label: str, data: bytes) -> LoadReport:
     with gc_paused(len(data) >= _GC_PAUSE_BYTES):
         if data.endswith(b"\n"):
             try:  # fast path: C-level passes over a well-formed file, then the chain check
-                entries = _decode_lines_in_chunks(data)
+                with depth_as_decode_error():
+                    entries = _decode_lines_in_chunks(data)
             except (msgspec.DecodeError, msgspec.ValidationError):
                 pass
             else:
@@ -400,12 +420,13 @@ def _decode_lines_in_chunks(data: bytes) -> list[TranscriptEntry]:
 def _decode_one(line: bytes | memoryview) -> TranscriptEntry:
     """One line; a line of megabytes by pieces (``chunked.decode_long_line``), since one
     msgspec call over it would hold the interpreter throughout."""
-    if len(line) <= _DECODE_CHUNK_BYTES:
-        return _decoder.decode(line)
-    from agents.sessions.chunked import decode_long_line  # it imports this module
+    with depth_as_decode_error():
+        if len(line) <= _DECODE_CHUNK_BYTES:
+            return _decoder.decode(line)
+        from agents.sessions.chunked import decode_long_line  # it imports this module
 
-    entry: TranscriptEntry = decode_long_line(line, _decoder)
-    return entry
+        entry: TranscriptEntry = decode_long_line(line, _decoder)
+        return entry
 
 
 @contextlib.contextmanager

@@ -17,7 +17,8 @@ directories go through ``trio.to_thread.run_sync``. Power loss is out of scope (
 
 When a descriptor is opened on a file whose last byte is not a newline (the previous writer died
 mid-line), a newline is written first so the partial line stays a line of its own: it is reported
-by ``load`` and the new entries are kept.
+by ``load`` and the new entries are kept. For the same reason a write that fails (a full disk)
+closes its key's descriptor: the next append reopens the file and so starts a new line.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import stat
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
@@ -41,6 +43,7 @@ from agents.sessions.entry import (
     TranscriptEntry,
     decode_entry,
     decode_transcript,
+    depth_as_decode_error,
     encode_lines,
     is_large,
 )
@@ -57,7 +60,17 @@ __all__ = ["FileSessionStore"]
 _SUFFIX = ".jsonl"
 _INLINE_LOAD_BYTES = 64 * 1024  # below this, reading on the Trio thread beats a thread hop
 _HEAD_BYTES = 256 * 1024  # how much of a file list_sessions reads to find the first prompt
-_OPEN_FLAGS = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+#: without waiting (``O_NONBLOCK``): no effect on a regular file, and what is not one is refused
+_OPEN_FLAGS = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+_READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+#: what a file that is not regular is, by its type bits
+_KINDS = {
+    stat.S_IFDIR: "a directory",
+    stat.S_IFIFO: "a named pipe",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+}
 
 
 def _to_root(root: str | os.PathLike[str] | None) -> Path:
@@ -149,16 +162,31 @@ class FileSessionStore:
         descriptor of their own, so the event loop keeps running meanwhile."""
         if is_large(entries):
             path = self._path(key)
-            await trio.to_thread.run_sync(_append_blocking, path, list(entries))
+            try:
+                await trio.to_thread.run_sync(_append_blocking, path, list(entries))
+            except BaseException:
+                self._close_keys([key])  # see ``append_nowait``
+                raise
             return
         self.append_nowait(key, entries)
         await trio.lowlevel.checkpoint()
 
     def append_nowait(self, key: SessionKey, entries: Sequence[TranscriptEntry]) -> None:
         """``append`` without the checkpoint: what the agent loop uses per message, since a
-        scheduling round trip costs more than the write itself."""
+        scheduling round trip costs more than the write itself.
+
+        A write that fails (a full disk, a file-size limit) may have written part of a line:
+        the key's descriptor is closed then, so the next append reopens the file and starts a
+        line of its own (see ``_open``) instead of continuing that part, which would make the
+        next entry, and every entry after it, unreadable."""
         if entries:
-            _write_all(self._fd(key), encode_lines(entries))
+            data = encode_lines(entries)
+            fd = self._fd(key)
+            try:
+                _write_all(fd, data)
+            except BaseException:
+                self._close_keys([key])
+                raise
 
     def _fd(self, key: SessionKey) -> int:
         fd = self._fds.get(key)
@@ -213,17 +241,18 @@ class FileSessionStore:
 
     async def load_report(self, key: SessionKey) -> LoadReport | None:
         """The entries plus one error per corrupt or truncated line, naming file and line."""
-        path = self.path_for(key)
+        path = self._path(key)
         try:
-            size = path.stat().st_size
+            fd = _open_regular(path, _READ_FLAGS, "read")
         except FileNotFoundError:
             await trio.lowlevel.checkpoint()
             return None
-        if size < _INLINE_LOAD_BYTES:
-            report = _load_file(path)
-            await trio.lowlevel.checkpoint()
-        else:
-            report = await trio.to_thread.run_sync(_load_file, path)
+        with os.fdopen(fd, "rb") as f:
+            if os.fstat(fd).st_size < _INLINE_LOAD_BYTES:
+                report = decode_transcript(path, f.read())
+                await trio.lowlevel.checkpoint()
+            else:
+                report = await trio.to_thread.run_sync(_load_file, path, f)
         return report
 
     async def list_subkeys(self, key: SessionKey) -> list[str]:
@@ -254,15 +283,39 @@ class FileSessionStore:
             await trio.lowlevel.checkpoint()
 
 
+def _open_regular(path: str, flags: int, verb: str) -> int:
+    """``path`` opened with ``flags`` (which include ``O_NONBLOCK``) if it is a regular file;
+    else an ``OSError`` naming the file and what it is, with nothing left open.
+
+    A transcript is a file the store wrote, but its directory is the user's: a named pipe there
+    would hold the event loop in ``open`` or ``write`` until some process came to the other
+    end, and a device never ends (``/dev/zero``) or swallows everything (``/dev/null``)."""
+    try:
+        fd = os.open(path, flags, 0o644)
+    except IsADirectoryError:
+        message = f"cannot {verb} transcript {path}: not a regular file (a directory)"
+        raise OSError(message) from None
+    try:
+        mode = os.fstat(fd).st_mode
+    except BaseException:
+        os.close(fd)
+        raise
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = _KINDS.get(stat.S_IFMT(mode), "a special file")
+        raise OSError(f"cannot {verb} transcript {path}: not a regular file ({kind})")
+    return fd
+
+
 def _open(path: str) -> int:
     """An append descriptor on ``path`` (directories made as needed), whose file ends with a
     newline: a line cut short by a dead writer is terminated first, so it stays a line of its
     own (reported on load) and the new entries are kept."""
     try:
-        fd = os.open(path, _OPEN_FLAGS, 0o644)
+        fd = _open_regular(path, _OPEN_FLAGS, "write")
     except FileNotFoundError:  # a new project, session or subagents directory
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd = os.open(path, _OPEN_FLAGS, 0o644)
+        fd = _open_regular(path, _OPEN_FLAGS, "write")
     try:
         size = os.fstat(fd).st_size
         if size and os.pread(fd, 1, size - 1) != b"\n":
@@ -295,12 +348,8 @@ def _write_all(fd: int, data: bytes | bytearray) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _load_file(path: Path) -> LoadReport | None:
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    return decode_transcript(str(path), data)
+def _load_file(path: str, f: BinaryIO) -> LoadReport:
+    return decode_transcript(path, f.read())
 
 
 def _subkeys(base: Path) -> list[str]:
@@ -375,7 +424,8 @@ def _last_timestamp(f: BinaryIO, size: int) -> float | None:
         for line in reversed(lines):
             if line.strip():
                 try:
-                    return _stamp_decoder.decode(line).timestamp
+                    with depth_as_decode_error():
+                        return _stamp_decoder.decode(line).timestamp
                 except (msgspec.DecodeError, msgspec.ValidationError):
                     continue
         if start == 0:

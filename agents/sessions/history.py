@@ -10,7 +10,8 @@ The transcript stores the message *stream* (one ``AssistantMessage`` per content
 * assistant blocks sharing a ``message_id`` form one assistant message;
 * the tool results answering one assistant message form one user message, in call order;
 * a ``history_snapshot`` entry (written after compaction) replaces everything rebuilt so far with
-  its ``data["messages"]``;
+  its ``data["messages"]``, unless they are not a history (:func:`snapshot_problem`): then it is
+  ignored, and the history goes on from the entries before it;
 * repair (:func:`repair_history`): whatever the entries, the result is a history the Messages API
   accepts — it starts with a user turn, roles alternate, and every ``tool_use`` is answered in the
   next user message (a call without a result, because the process died while the tool ran, gets
@@ -34,16 +35,18 @@ from agents.messages import (
     ToolUseBlock,
     UserMessage,
 )
-from agents.sessions.entry import HISTORY_SNAPSHOT, TranscriptEntry, gc_paused
+from agents.sessions.entry import HISTORY_SNAPSHOT, TranscriptEntry, gc_paused, is_large_entry
 
 __all__ = [
     "INLINE_REBUILD_ENTRIES",
     "INTERRUPTED_TOOL_RESULT",
     "block_to_api",
+    "fits_the_loop",
     "history_from_entries",
     "rebuild_history",
     "release",
     "repair_history",
+    "snapshot_problem",
 ]
 
 #: The content of the error result that answers a tool call cut short by the end of the process.
@@ -96,7 +99,9 @@ def history_from_entries(entries: Iterable[TranscriptEntry]) -> list[dict[str, A
         if entry.agent_id != "main":
             continue
         if entry.kind == HISTORY_SNAPSHOT:
-            history = copy.deepcopy(list(entry.data.get("messages", [])))
+            if snapshot_problem(entry.data) is not None:
+                continue  # not a history: what the entries before it rebuilt stands
+            history = copy.deepcopy(entry.data["messages"])
             message_ids = [None] * len(history)
             continue
         message = entry.message
@@ -127,15 +132,112 @@ def history_from_entries(entries: Iterable[TranscriptEntry]) -> list[dict[str, A
     return repair_history(history)
 
 
+#: What a snapshot's message may nest, at most: tool inputs nest at most 64 levels, a message
+#: wraps them in 4 more; the copy and the API's encoders recurse once a level or more.
+MAX_SNAPSHOT_DEPTH = 128
+_ROLES = ("user", "assistant")
+#: the string fields each content block the history builds must have
+_BLOCK_STRINGS = {
+    "text": ("text",),
+    "thinking": ("thinking", "signature"),
+    "tool_use": ("id", "name"),
+    "tool_result": ("tool_use_id",),
+}
+
+
+def snapshot_problem(data: dict[str, Any]) -> str | None:
+    """What makes a ``history_snapshot`` entry's ``data`` not a history, or None.
+
+    Compaction writes ``{"messages": [...]}``, messages in the API's shape. A file can hold
+    anything there, so a snapshot is used only if ``messages`` is a list of objects with a
+    ``role`` of ``user`` or ``assistant`` and a ``content`` that is a non-empty text or a
+    non-empty list of content blocks (objects with a string ``type``; text, thinking, tool_use
+    and tool_result blocks with their fields), nested at most ``MAX_SNAPSHOT_DEPTH`` levels.
+    The answer names the field: ``messages[2].content[0].id: expected a string, got null``.
+    """
+    messages = data.get("messages")
+    if type(messages) is not list:
+        return f"messages: expected a list of messages, got {_shown(messages)}"
+    for i, message in enumerate(messages):
+        where = f"messages[{i}]"
+        if type(message) is not dict:
+            return f"{where}: expected an object with a role and a content, got {_shown(message)}"
+        role = message.get("role")
+        if role not in _ROLES:
+            return f"{where}.role: expected 'user' or 'assistant', got {_shown(role)}"
+        content = message.get("content")
+        if type(content) is str and content:
+            continue
+        if type(content) is not list or not content:
+            return f"{where}.content: expected a text or a list of content blocks, got " + _shown(
+                content
+            )
+        for j, block in enumerate(content):
+            if type(block) is not dict or type(kind := block.get("type")) is not str:
+                return (
+                    f"{where}.content[{j}]: expected a content block (an object with a string "
+                    f"type), got {_shown(block)}"
+                )
+            for name in _BLOCK_STRINGS.get(kind, ()):
+                if type(block.get(name)) is not str:
+                    return f"{where}.content[{j}].{name}: expected a string, got " + _shown(
+                        block.get(name)
+                    )
+            if kind == "tool_use" and type(block.get("input")) is not dict:
+                return f"{where}.content[{j}].input: expected an object, got " + _shown(
+                    block.get("input")
+                )
+        if _deeper_than(message, MAX_SNAPSHOT_DEPTH):
+            return f"{where}: nested more than {MAX_SNAPSHOT_DEPTH} levels deep"
+    return None
+
+
+def _deeper_than(root: Any, limit: int) -> bool:
+    """Whether ``root``'s lists and dicts nest more than ``limit`` levels (a walk with a stack of
+    its own: a recursive one would hit the limit it looks for)."""
+    stack = [(root, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > limit:
+            return True
+        if type(value) is dict:
+            stack.extend((v, depth + 1) for v in value.values() if type(v) in (dict, list))
+        elif type(value) is list:
+            stack.extend((v, depth + 1) for v in value if type(v) in (dict, list))
+    return False
+
+
+def _shown(value: Any) -> str:
+    """A value in an error message: a short repr of a text, else JSON's name for its type."""
+    if type(value) is str:
+        if not value:
+            return "an empty text"
+        return repr(value) if len(value) <= 40 else repr(value[:40]) + "…"
+    if value == []:
+        return "an empty list"
+    return "null" if value is None else type(value).__name__
+
+
 #: Transcripts longer than this are rebuilt in a worker thread: about 10 µs an entry, a long one
 #: (100 000 entries: over a second) would hold the event loop far past 50 ms.
 INLINE_REBUILD_ENTRIES = 1000
 
 
+def fits_the_loop(entries: Sequence[TranscriptEntry]) -> bool:
+    """Whether rebuilding (or walking) ``entries`` is short work, fit for the event loop: at most
+    ``INLINE_REBUILD_ENTRIES`` of them, and none a history snapshot that may be large. One
+    snapshot holds a whole history (two entries with one of 200 000 messages took 3 s to
+    rebuild), so counting entries alone is not enough."""
+    if len(entries) > INLINE_REBUILD_ENTRIES:
+        return False
+    return not any(e.kind == HISTORY_SNAPSHOT and is_large_entry(e) for e in entries)
+
+
 async def rebuild_history(entries: Sequence[TranscriptEntry]) -> list[dict[str, Any]]:
     """:func:`history_from_entries` as the event loop should call it: inline for a short
-    transcript, in a worker thread (with the cyclic GC paused, as for decoding) for a long one."""
-    if len(entries) <= INLINE_REBUILD_ENTRIES:
+    transcript, in a worker thread (with the cyclic GC paused, as for decoding) for a long one
+    (see :func:`fits_the_loop`)."""
+    if fits_the_loop(entries):
         history = history_from_entries(entries)
         await trio.lowlevel.checkpoint()
         return history

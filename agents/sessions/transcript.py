@@ -32,7 +32,12 @@ from agents.sessions.entry import (
     summary,
 )
 from agents.sessions.file_store import FileSessionStore
-from agents.sessions.history import INLINE_REBUILD_ENTRIES, clear_in_slices
+from agents.sessions.history import (
+    INLINE_REBUILD_ENTRIES,
+    clear_in_slices,
+    fits_the_loop,
+    snapshot_problem,
+)
 from agents.sessions.store import (
     SessionInfo,
     SessionKey,
@@ -205,7 +210,7 @@ class Transcript:
             raise SessionNotFoundError(
                 f"no session {key.session_id!r} in project {key.project_key!r}"
             )
-        if len(report.entries) <= INLINE_REBUILD_ENTRIES:
+        if fits_the_loop(report.entries):
             resumed = resumable(report, at=at)
         else:  # walking a long transcript's branches, and freeing what it drops, would hold it
             resumed = await trio.to_thread.run_sync(functools.partial(_resumable_freed, report, at))
@@ -268,9 +273,25 @@ def resumable(report: LoadReport, *, at: str | None = None) -> LoadReport:
             errors.pop()  # the load's own summary, replaced by the final one
         read = report.read if report.read is not None else len(report.entries) + report.dropped
         errors.append(f"{report.label}: " + summary(len(entries), read, reasons, unused))
+    ignored = _ignored_snapshots(report.label, entries)
+    if ignored:  # kept (the chain goes through them), so before the summary of what was dropped
+        place = len(errors) - 1 if dropped else len(errors)
+        errors[place:place] = ignored
     return attrs.evolve(
         report, entries=entries, errors=errors, dropped=dropped, reasons=reasons, unused=unused
     )
+
+
+def _ignored_snapshots(label: str, entries: Sequence[TranscriptEntry]) -> list[str]:
+    """One message per history snapshot of the main agent that the history rebuild ignores."""
+    return [
+        f"{label}: the history snapshot {entry.uuid} is not a history ({problem}); ignored it: "
+        "the history is rebuilt from the entries before it"
+        for entry in entries
+        if entry.kind == HISTORY_SNAPSHOT
+        and entry.agent_id == "main"
+        and (problem := snapshot_problem(entry.data)) is not None
+    ]
 
 
 def _first_prompt(entries: Sequence[TranscriptEntry]) -> int:

@@ -334,3 +334,38 @@ def test_a_results_size_is_the_walks(
         permission_denials=denials, structured_output=output, deferred_tool_use=deferred,
     )  # fmt: skip
     assert _result_size(message, budget) == result_size_by_the_walk(message, budget)
+
+
+def snapshot_session(messages: int) -> list[TranscriptEntry]:
+    """A prompt, then a history snapshot of ``messages`` prompts: few entries, a long history."""
+    (prompt,) = chain(1)
+    history = [{"role": "user", "content": f"old prompt {i}"} for i in range(messages)]
+    snapshot = TranscriptEntry(
+        uuid="snap", parent_uuid=prompt.uuid, session_id="s", timestamp=1.0,
+        kind=agents.sessions.HISTORY_SNAPSHOT, data={"messages": history},
+    )  # fmt: skip
+    return [prompt, snapshot]
+
+
+async def test_a_short_transcript_holding_a_huge_snapshot_is_resumed_off_the_event_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What decides is the work, not the number of entries: a history snapshot holds a whole
+    history in one entry. Before, two entries with a snapshot of 200 000 messages were checked
+    and rebuilt on the event loop (the copy alone held it 2.3 s)."""
+    checked = threads_of(monkeypatch, agents.sessions.transcript, "snapshot_problem")
+    rebuilt = threads_of(monkeypatch, agents.sessions.history, "history_from_entries")
+    store = InMemorySessionStore()
+    key = SessionKey("-p", "s")
+    await store.append(key, snapshot_session(20_000))
+    _, report = await Transcript.resume(store, key)
+    history = await rebuild_history(report.entries)
+    assert len(history) == 1 and len(history[0]["content"]) == 20_000
+    assert checked and threading.get_ident() not in checked
+    assert rebuilt and threading.get_ident() not in rebuilt
+    checked.clear()
+    rebuilt.clear()
+    await store.append(SessionKey("-p", "small"), snapshot_session(3))
+    _, report = await Transcript.resume(store, SessionKey("-p", "small"))
+    await rebuild_history(report.entries)
+    assert checked == rebuilt == [threading.get_ident()]
