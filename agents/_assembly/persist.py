@@ -30,6 +30,7 @@ from ..messages import ToolResultBlock, UserMessage
 from ..sessions import (
     INTERRUPTED_TOOL_RESULT,
     FileSessionStore,
+    SessionKey,
     SessionStore,
     Transcript,
     TranscriptEntry,
@@ -83,6 +84,17 @@ class SessionSetup:
     notices: list[str]
 
 
+async def _refuse_in_use(store: SessionStore, key: SessionKey) -> None:
+    """A new session (or a fork) under an id the project holds already is refused, as Claude
+    Code's ``--session-id``: its messages would follow the other conversation's in one
+    transcript, and resuming that one would no longer find it."""
+    if await store.load(key) is not None:
+        raise ValueError(
+            f"session_id {key.session_id!r} is already in use in this project: resume it with "
+            f"resume={key.session_id!r}, or give a new id"
+        )
+
+
 async def start_session(
     options: AgentOptions, store: SessionStore, cwd: str, new_id: str
 ) -> SessionSetup:
@@ -104,8 +116,12 @@ async def start_session(
             )
         session_id = options.session_id or new_id
         key = transcripts.key(session_id)
+        if options.session_id is not None:
+            await _refuse_in_use(store, key)
         return SessionSetup(session_id, transcripts, Transcript(store, key), [], [])
     at = options.resume_session_at
+    if options.fork_session and options.session_id is not None:
+        await _refuse_in_use(store, transcripts.key(options.session_id))
     transcript, report = await Transcript.resume(store, transcripts.key(resume), at=at)
     notices = list(report.errors)
     if options.fork_session:

@@ -180,6 +180,24 @@ async def test_session_id_names_a_new_session(project: Path) -> None:
     assert len(await get_session_messages(sid, cwd=project)) == 3
 
 
+async def test_a_session_id_already_in_use_is_refused(project: Path) -> None:
+    """A new session under an id the project holds would have appended a second conversation
+    to the first's transcript, whose resume then no longer followed the first one (as Claude
+    Code's ``--session-id``, it is refused, naming what to do); a fork onto one too."""
+    sid, _ = await first_session(project)
+    before = transcript_file(project, sid).read_bytes()
+    backend = ScriptedBackend([Step([text("never")])])
+    wanted = rf"^session_id '{sid}' is already in use in this project: resume it with resume="
+    with pytest.raises(ValueError, match=wanted):
+        await collect("again", options(project, backend, session_id=sid))
+    other, _ = await first_session(project)
+    with pytest.raises(ValueError, match=wanted):
+        await collect("fork", options(project, backend, resume=other, fork_session=True,
+                                      session_id=sid))  # fmt: skip
+    assert transcript_file(project, sid).read_bytes() == before
+    assert backend.requests == []
+
+
 async def test_resuming_an_unknown_session_raises(project: Path) -> None:
     backend = ScriptedBackend([Step([text("never")])])
     with pytest.raises(SessionNotFoundError, match=rf"^no session '{UNKNOWN_SESSION}' in project "):
