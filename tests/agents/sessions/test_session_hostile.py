@@ -5,6 +5,7 @@ Each ends in a report or an error naming the file and what is wrong, never a cra
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import resource
 import signal
@@ -25,6 +26,7 @@ from agents.sessions import (
     TranscriptEntry,
     decode_transcript,
     encode_entry,
+    file_store,
     history_from_entries,
 )
 from agents.sessions.transcript import resumable
@@ -120,7 +122,11 @@ async def test_entries_written_after_a_failed_write_are_kept(tmp_path: Path, siz
         await transcript.record(UserMessage(content="third"))
         await transcript.record(UserMessage(content="fourth"))
         _, report = await Transcript.resume(store, key)
-    assert [e.message.content for e in report.entries if e.message] == ["first", "third", "fourth"]
+    assert [e.message.content for e in report.entries if isinstance(e.message, UserMessage)] == [
+        "first",
+        "third",
+        "fourth",
+    ]
     assert report.errors[0].startswith(f"{store.path_for(key)}:2: corrupt line (")
     assert report.errors[-1].endswith(": kept 3 of 4 entries, dropped 1: 1 unreadable")
 
@@ -266,3 +272,62 @@ def test_a_history_snapshot_that_is_not_a_history_is_ignored_and_reported(
         f"{LABEL}: the history snapshot snap is not a history ({problem}); ignored it: the "
         "history is rebuilt from the entries before it"
     ]
+
+
+class _Counting(io.BytesIO):
+    """A file that counts the bytes read from it."""
+
+    def __init__(self, data: bytes) -> None:
+        super().__init__(data)
+        self.bytes_read = 0
+
+    def read(self, size: int | None = -1, /) -> bytes:
+        data = super().read(size)
+        self.bytes_read += len(data)
+        return data
+
+
+def _line(timestamp: float, text: str) -> bytes:
+    entry = TranscriptEntry(
+        uuid=str(uuid.uuid4()), parent_uuid=None, session_id="s", timestamp=timestamp,
+        message=UserMessage(content=text),
+    )  # fmt: skip
+    return encode_entry(entry)
+
+
+def test_a_huge_last_line_gives_its_time_from_its_head(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The listing's last activity is the last line's timestamp: a 64 MB last line was read in
+    growing chunks (133 MB of reads) and decoded whole (about 94 ms holding the interpreter,
+    even in a worker thread). Its start is now found reading back once, and its timestamp
+    read from its head."""
+    decoded: list[int] = []
+    decoder = file_store._stamp_decoder
+
+    class Watched:
+        def decode(self, line: bytes) -> Any:
+            decoded.append(len(line))
+            return decoder.decode(line)
+
+    monkeypatch.setattr(file_store, "_stamp_decoder", Watched())
+    data = _line(1.0, "first") + _line(2.5, "x" * 64_000_000)
+    f = _Counting(data)
+    assert file_store._last_timestamp(f, len(data)) == 2.5
+    assert f.bytes_read < len(data) + (1 << 20), f.bytes_read
+    assert all(n <= 1 << 20 for n in decoded), decoded
+
+
+def test_the_last_lines_time_is_found_wherever_it_is() -> None:
+    """A long line whose timestamp is not at its head (another writer's field order) is
+    decoded whole; a corrupt or blank last line gives the one before; no newline at the end
+    too."""
+    late = b'{"uuid":"u","parentUuid":null,"sessionId":"s","message":{"type":"user","content":"'
+    late += b"y" * 2_000_000 + b'"},"timestamp":7.25}\n'
+    assert file_store._last_timestamp(_Counting(late), len(late)) == 7.25
+    for tail in (b'{"timestamp": 9, "uuid": [' + b"z" * 100_000 + b"\n", b"\n\n", b"  \n"):
+        data = _line(3.0, "ok") + tail
+        assert file_store._last_timestamp(_Counting(data), len(data)) == 3.0
+    data = _line(4.0, "a") + _line(5.0, "b" * 100_000).rstrip(b"\n")
+    assert file_store._last_timestamp(_Counting(data), len(data)) == 5.0
+    assert file_store._last_timestamp(_Counting(b""), 0) is None
+    data = _line(1.0, "a") + _line(2.0, "b") + _line(3.0, "c")
+    assert file_store._last_timestamp(_Counting(data), len(data)) == 3.0
