@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from .backends.pricing import PriceTable, default_price_table
+from .tools.names import check_server_name
 
 if TYPE_CHECKING:
     from runtime import BudgetLedger
@@ -345,6 +346,8 @@ class AgentOptions:
             raise ValueError(
                 f"mcp_servers must be a dict of name -> server, got {self.mcp_servers!r}"
             )
+        for key in self.mcp_servers:  # (an external server's config is checked at start)
+            check_server_name(key)
         if self.hooks is not None:
             if not isinstance(self.hooks, Mapping):
                 raise ValueError(

@@ -13,16 +13,14 @@ is a ``ValueError`` naming the key, the field and what is allowed, raised before
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
-__all__ = ["HttpServerConfig", "ServerConfig", "StdioServerConfig", "parse_server_config"]
+from ..tools.names import check_server_name
 
-#: A server key becomes part of tool names: the characters the Messages API allows there.
-_KEY = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+__all__ = ["HttpServerConfig", "ServerConfig", "StdioServerConfig", "parse_server_config"]
 
 
 @attrs.frozen
@@ -60,11 +58,7 @@ def parse_server_config(key: str, raw: Any, *, table: str = "mcp_servers") -> Se
     ``table`` names where the value came from in the message: ``mcp_servers['fs'].args`` for the
     option, ``mcpServers.fs.args`` for a ``.mcp.json`` file."""
     where = f"mcp_servers[{key!r}]" if table == "mcp_servers" else f"{table}.{key}"
-    if not isinstance(key, str) or not _KEY.match(key):
-        raise ValueError(
-            f"{table} key {key!r} must be 1-64 letters, digits, '_' or '-' "
-            "(it becomes part of the tool names)"
-        )
+    check_server_name(key, table)
     if not isinstance(raw, Mapping):
         raise ValueError(f"{where} must be a server config dict, got {type(raw).__name__}")
     kind = raw.get("type", "stdio" if "command" in raw else None)

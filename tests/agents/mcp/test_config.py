@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from agents import AgentOptions, create_sdk_mcp_server
 from agents.mcp import HttpServerConfig, StdioServerConfig, parse_server_config
 from agents.mcp._tools import cap_output
 from agents.tools.base import ToolOutput
@@ -62,3 +63,38 @@ def test_output_over_the_cap_is_cut_with_a_note_in_tokens() -> None:
         "[output truncated: the MCP tool's output is larger than 100 tokens; "
         "200 more characters (about 50 tokens) not shown]"
     )
+
+
+# -- a server's name is its tools' prefix: it must say where it ends
+
+
+@pytest.mark.parametrize("key", ["github__evil", "github_", "_github", "a___b", "git__hub__x"])
+def test_a_server_name_that_blurs_where_it_ends_is_refused(key: str) -> None:
+    """Tools are named ``mcp__<server>__<tool>``, and a rule ``mcp__github`` covers the tools
+    whose name's server part is ``github``. A server named ``github__evil`` (or ``github_``)
+    made ``mcp__github__evil__x`` (``mcp__github___x``): the rule for the trusted ``github``
+    approved another server's tools. Such a name is refused, wherever it is given."""
+    wanted = rf"key {key!r} .*'__'"
+    with pytest.raises(ValueError, match=wanted):
+        parse_server_config(key, {"command": "x"})
+    with pytest.raises(ValueError, match=wanted):
+        parse_server_config(key, {"command": "x"}, table="mcpServers")
+    with pytest.raises(ValueError, match=wanted):
+        AgentOptions(mcp_servers={key: {"command": "x"}})
+    with pytest.raises(ValueError, match=wanted):
+        AgentOptions(mcp_servers={key: create_sdk_mcp_server(key)})
+
+
+def test_names_with_single_underscores_and_dashes_are_kept() -> None:
+    for key in ("my_server", "brave-search", "a_b_c", "x-"):
+        parse_server_config(key, {"command": "x"})
+        AgentOptions(mcp_servers={key: create_sdk_mcp_server(key)})
+
+
+async def test_a_rule_for_one_server_never_covers_anothers_tools() -> None:
+    """The rule side of the same seam: ``mcp__github`` covers ``mcp__github__x`` only."""
+    from agents.permissions import RuleSet
+
+    rules = RuleSet.from_strings(allow=["mcp__github"])
+    assert rules.match("allow", "mcp__github__create_issue", {}, cwd="/", home="/h") is not None
+    assert rules.match("allow", "mcp__githubx__create_issue", {}, cwd="/", home="/h") is None
