@@ -26,6 +26,7 @@ import anyio
 import msgspec
 import trio
 
+from ..tools.containment import open_contained
 from ._config import StdioServerConfig
 
 __all__ = ["jsonrpc_line_streams", "open_stdio_process", "stop_process"]
@@ -46,17 +47,20 @@ async def open_stdio_process(
 ) -> AsyncIterator[trio.Process]:
     """Start the server (its pipes: ``stdin`` and ``stdout``, and ``stderr`` when ``errlog``
     is ``subprocess.PIPE``); stop the process when the block ends, however it ends (stdin
-    closed, then SIGTERM, then SIGKILL of its group, bounded)."""
+    closed, then SIGTERM, then SIGKILL of its group, bounded).
+
+    It runs under the shells' keeper (:func:`~agents.tools.containment.open_contained`), which
+    ends every process the server started when the server exits or is stopped: helpers that
+    left its process group (``setsid``, a double fork) outlived the session."""
     from mcp.client.stdio import get_default_environment
 
-    process = await trio.lowlevel.open_process(
+    process = await open_contained(
         [config.command, *config.args],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=errlog,
         env={**get_default_environment(), **config.env},
         cwd=config.cwd,
-        start_new_session=True,
     )
     assert process.stdin is not None and process.stdout is not None
     try:

@@ -27,7 +27,7 @@ timeout, on cancellation, or on any error while a command runs, the shell and ev
 started are killed and reaped (shielded), and the next command starts a fresh shell in the last
 known working directory. A command that outlives its budget never keeps running unseen.
 
-**Containment.** Every shell runs under a keeper (:mod:`agents.tools._reaper`): whatever a shell
+**Containment.** Every shell runs under a keeper (:mod:`agents.tools.containment`): whatever a shell
 starts — ``&``, ``nohup``, ``setsid``, double forks — ends when the shell exits or is closed, and
 when this Python process dies, even by ``SIGKILL`` (Linux; elsewhere a warning says what is lost).
 
@@ -59,8 +59,8 @@ import trio
 
 from ._cutter import CUT
 from ._line_filter import FilterError, filter_lines
-from ._reaper import end, open_contained, reap
 from .base import SESSION_ENV, Tool, ToolContext, ToolOutput
+from .containment import end, open_contained, reap
 
 __all__ = ["bash_output_tool", "bash_tool", "kill_shell_tool"]
 

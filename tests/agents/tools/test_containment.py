@@ -17,7 +17,7 @@ import trio
 
 from agents import AgentOptions
 from agents.testing import ScriptedBackend, Step, text, tool_use
-from agents.tools import _reaper
+from agents.tools import containment
 from agents.tools.base import ToolContext
 from agents.tools.shell import bash_output_tool, bash_tool, kill_shell_tool
 
@@ -25,10 +25,10 @@ from ..helpers import collect, result_of
 from .toolkit import call, text_of
 
 pytestmark = pytest.mark.skipif(
-    not _reaper.containment_available(), reason="process containment is Linux-only"
+    not containment.containment_available(), reason="process containment is Linux-only"
 )
 
-_REPO = Path(_reaper.__file__).resolve().parents[2]
+_REPO = Path(containment.__file__).resolve().parents[2]
 
 #: Leaves three sleepers behind, each escaping the shell's process group or parentage in its own
 #: way, and writes their pids to ``<name>.pid`` files in the working directory.
@@ -188,8 +188,8 @@ async def test_without_containment_shells_still_run_and_a_warning_is_logged(
     ctx: ToolContext, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Off Linux the shell runs in its own session, with one warning naming what is lost."""
-    monkeypatch.setattr(_reaper, "containment_available", lambda: False)
-    monkeypatch.setattr(_reaper, "_warned", False)
+    monkeypatch.setattr(containment, "containment_available", lambda: False)
+    monkeypatch.setattr(containment, "_warned", False)
     with caplog.at_level(logging.WARNING, logger="agents.tools"):
         out = await call(bash_tool(), {"command": "echo plain"}, ctx)
         await call(bash_tool(), {"command": "echo twice", "run_in_background": True}, ctx)

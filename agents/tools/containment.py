@@ -20,8 +20,10 @@ is logged once: its process group is killed, but descendants that leave the grou
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
+import shutil
 import signal
 import sys
 from collections.abc import Sequence
@@ -79,6 +81,7 @@ async def open_contained(argv: Sequence[str], **options: Any) -> trio.Process:
                 sys.platform,
             )
         return await trio.lowlevel.open_process(list(argv), start_new_session=True, **options)
+    _check_runnable(argv[0], options)
     lifeline = _lifeline_read_end()
     process = await trio.lowlevel.open_process(
         [sys.executable, "-I", "-S", _KEEPER, str(lifeline), *argv],
@@ -88,6 +91,22 @@ async def open_contained(argv: Sequence[str], **options: Any) -> trio.Process:
     )
     _KEPT.add(process.pid)
     return process
+
+
+def _check_runnable(program: str, options: dict[str, Any]) -> None:
+    """Raise what starting ``program`` directly would (``FileNotFoundError``,
+    ``PermissionError``, with the same words): under a keeper, a program that cannot run is
+    only a keeper that exits at once, and its caller would learn nothing of why."""
+    if "/" in program:
+        path = os.path.join(os.fspath(options.get("cwd") or "."), program)
+    else:
+        env = options.get("env")
+        search = (env if env is not None else os.environ).get("PATH", os.defpath)
+        path = shutil.which(program, path=search) or ""
+    if not path or not os.path.isfile(path):
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
+    if not os.access(path, os.X_OK):
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), program)
 
 
 def end(process: trio.Process) -> None:
