@@ -1,0 +1,112 @@
+"""AgentClient used the wrong way: each misuse is refused at once with an error saying what is
+wrong, and the session (if one is open) goes on as if nothing had happened."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+
+from agents import AgentClient, AgentOptions, ResultMessage
+from agents.testing import ScriptedBackend, Step, text
+
+CLOSED = r"^AgentClient is closed: its session has ended; open it again with 'async with client'$"
+
+
+def answering_options(project: Path) -> AgentOptions:
+    backend = ScriptedBackend(lambda request: Step([text("ok")]))
+    return AgentOptions(cwd=str(project), backend=backend, tools=[])
+
+
+async def answer(client: AgentClient, prompt: str) -> ResultMessage:
+    await client.query(prompt)
+    result = None
+    async for message in client.receive_response():
+        if isinstance(message, ResultMessage):
+            result = message
+    assert result is not None
+    return result
+
+
+async def test_entering_an_open_client_again_is_refused_and_its_session_goes_on(
+    project: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """A second ``async with`` on an open client would start a second session over the first
+    and leave its nursery open (Trio's cancel scope stack corrupted): it is refused."""
+    client = AgentClient(answering_options(project))
+    async with client:
+        with pytest.raises(RuntimeError, match=r"^AgentClient is already open"):
+            async with client:
+                pass  # pragma: no cover
+        assert (await answer(client, "still there?")).result == "ok"
+    await trio.lowlevel.checkpoint()  # the run is healthy
+
+
+COMMANDS: dict[str, Callable[[AgentClient], Awaitable[Any]]] = {
+    "query": lambda c: c.query("hi"),
+    "interrupt": lambda c: c.interrupt(),
+    "set_model": lambda c: c.set_model("claude-sonnet-4-5"),
+    "set_permission_mode": lambda c: c.set_permission_mode("plan"),
+    "stop_task": lambda c: c.stop_task("main/worker-1"),
+    "spawn": lambda c: c.spawn("general-purpose"),
+    "mcp_server_status": lambda c: c.mcp_server_status(),
+}
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+async def test_a_command_to_a_closed_client_says_it_is_closed(
+    project: Path, autojump_clock: trio.testing.MockClock, command: str
+) -> None:
+    """After the block, a command would act on nothing (interrupt, set_model: silently) or fail
+    with the mailbox's ClosedResourceError: each says the client is closed instead."""
+    async with AgentClient(answering_options(project)) as client:
+        await answer(client, "hi")
+    with pytest.raises(RuntimeError, match=CLOSED):
+        await COMMANDS[command](client)
+
+
+@pytest.mark.parametrize("reader", ["receive_messages", "receive_response"])
+async def test_reading_a_closed_client_says_it_is_closed(
+    project: Path, autojump_clock: trio.testing.MockClock, reader: str
+) -> None:
+    """Reading after the block found an empty stream, as if the session had said nothing."""
+    async with AgentClient(answering_options(project)) as client:
+        await answer(client, "hi")
+    with pytest.raises(RuntimeError, match=CLOSED):
+        getattr(client, reader)()
+
+
+async def test_a_closed_client_still_tells_its_session_id_and_spend(
+    project: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """What the ended session was (its id, to resume it; what it spent) stays readable."""
+    async with AgentClient(answering_options(project)) as client:
+        session_id = client.session_id
+        await answer(client, "hi")
+    assert client.session_id == session_id
+    assert client.spend() is not None
+    assert client.statistics() is not None
+
+
+async def test_a_closed_client_opens_again_with_a_new_session(
+    project: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Closing is not the end of the object: ``async with`` again starts a fresh session."""
+    client = AgentClient(answering_options(project))
+    async with client:
+        first = client.session_id
+    async with client:
+        assert (await answer(client, "again")).result == "ok"
+        assert client.session_id != first
+
+
+async def test_leaving_a_client_never_entered_says_it_is_not_open(project: Path) -> None:
+    """``__aexit__`` without ``__aenter__`` (an ExitStack gone wrong): a clear error, not a bare
+    AssertionError."""
+    client = AgentClient(answering_options(project))
+    with pytest.raises(RuntimeError, match=r"^AgentClient is not open"):
+        await client.__aexit__(None, None, None)
