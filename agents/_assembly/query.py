@@ -488,6 +488,10 @@ class AgentClient:
             actor = handle.supervisor.actor(task_id)
         except KeyError:
             raise ValueError(f"no running task {task_id!r}") from None
+        if actor is handle.actor:  # cancelling it would end the session, silently
+            raise ValueError(
+                f"{task_id!r} is the main agent, not a task: interrupt() cancels its turn"
+            )
         actor.cancel(reason="stop_task")
         await trio.lowlevel.checkpoint()
 

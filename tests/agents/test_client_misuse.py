@@ -110,3 +110,17 @@ async def test_leaving_a_client_never_entered_says_it_is_not_open(project: Path)
     client = AgentClient(answering_options(project))
     with pytest.raises(RuntimeError, match=r"^AgentClient is not open"):
         await client.__aexit__(None, None, None)
+
+
+async def test_stop_task_refuses_the_main_agent_and_the_session_goes_on(
+    project: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """The main agent is not a task: stopping it ended the whole session silently (the next
+    prompt was queued, never answered, and the stream ended). It is refused, naming what
+    cancels the main agent's turn instead."""
+    async with AgentClient(answering_options(project)) as client:
+        with pytest.raises(
+            ValueError, match=r"^'main' is the main agent, not a task: interrupt\(\) cancels its"
+        ):
+            await client.stop_task("main")
+        assert (await answer(client, "still there?")).result == "ok"
