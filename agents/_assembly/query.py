@@ -229,12 +229,21 @@ class _Starter:
 
 
 async def _send_prompts(handle: SessionHandle, prompt: str | AsyncIterable[Any]) -> None:
-    """Queue a prompt, or each prompt of a stream, in the main agent's mailbox."""
+    """Queue a prompt, or each prompt of a stream, in the main agent's mailbox.
+
+    A stream left early (an item refused, a cancellation) is closed here, as ``aclosing``
+    would: its ``finally`` runs now, not when the collector finds it."""
     if isinstance(prompt, str):
         await handle.send(Prompt(prompt))
-    else:
-        async for item in prompt:
+        return
+    items = aiter(prompt)
+    try:
+        async for item in items:
             await handle.send(prompt_item(item))
+    finally:
+        aclose = getattr(items, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
 
 async def _feed(handle: SessionHandle, prompt: str | AsyncIterable[Any]) -> None:

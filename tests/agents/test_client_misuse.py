@@ -3,7 +3,7 @@ wrong, and the session (if one is open) goes on as if nothing had happened."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +11,7 @@ import pytest
 import trio
 import trio.testing
 
-from agents import AgentClient, AgentOptions, ResultMessage
+from agents import AgentClient, AgentOptions, ResultMessage, query
 from agents.testing import ScriptedBackend, Step, text
 
 CLOSED = r"^AgentClient is closed: its session has ended; open it again with 'async with client'$"
@@ -124,3 +124,115 @@ async def test_stop_task_refuses_the_main_agent_and_the_session_goes_on(
         ):
             await client.stop_task("main")
         assert (await answer(client, "still there?")).result == "ok"
+
+
+def user(content: Any) -> dict[str, Any]:
+    return {"type": "user", "message": {"role": "user", "content": content}}
+
+
+#: stream items of the Agent SDK's shape whose content is wrong, and what the error says
+MALFORMED = {
+    "a number": (
+        user(5),
+        r"^streaming prompt item content must be a str or a list of content blocks "
+        r"\(dicts with a 'type'\), got int$",
+    ),
+    "None": (
+        user(None),
+        r"^streaming prompt item content must be a str or a list of content blocks "
+        r"\(dicts with a 'type'\), got NoneType$",
+    ),
+    "a list with a number": (
+        user([{"type": "text", "text": "a"}, 5]),
+        r"^streaming prompt item content\[1\] must be a dict with a 'type', got int$",
+    ),
+    "a text block without text": (
+        user([{"type": "text"}]),
+        r"^streaming prompt item content\[0\] is not a valid 'text' block: "
+        r"Object missing required field `text`$",
+    ),
+    "a message that is a string": (
+        {"type": "user", "message": "hello"},
+        r"^streaming prompt items must be str or \{'type': 'user', 'message': ",
+    ),
+}
+
+
+async def stream_of(*items: Any) -> AsyncIterator[Any]:
+    for item in items:
+        yield item
+
+
+@pytest.mark.parametrize("case", MALFORMED)
+async def test_a_malformed_stream_item_is_refused_by_client_query_and_the_session_goes_on(
+    project: Path, autojump_clock: trio.testing.MockClock, case: str
+) -> None:
+    """An item whose content is not the Messages API's was queued, then crashed the whole
+    session deep in the loop (TypeError, AttributeError, msgspec's ValidationError out of
+    ``async with``). ``client.query`` refuses it with a ValueError naming what is wrong."""
+    item, message = MALFORMED[case]
+    async with AgentClient(answering_options(project)) as client:
+        with pytest.raises(ValueError, match=message):
+            await client.query(stream_of(item))
+        assert (await answer(client, "still there?")).result == "ok"
+
+
+@pytest.mark.parametrize("case", MALFORMED)
+async def test_a_malformed_stream_item_ends_a_query_with_a_value_error(
+    project: Path, autojump_clock: trio.testing.MockClock, case: str
+) -> None:
+    """The same item in ``query(prompt=stream)``: the caller gets the ValueError itself (as
+    for any failure of the stream: the session is cancelled), not the loop's TypeError."""
+    item, message = MALFORMED[case]
+    with pytest.raises(ValueError, match=message):
+        async for _ in query(prompt=stream_of("first", item), options=answering_options(project)):
+            pass
+
+
+async def test_a_well_formed_list_of_blocks_still_goes_to_the_model(
+    project: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """The control: text and image blocks (a type the stream does not show) pass as they are."""
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": ""}}
+    content = [{"type": "text", "text": "look"}, image]
+    backend = ScriptedBackend(lambda request: Step([text("ok")]))
+    options = AgentOptions(cwd=str(project), backend=backend, tools=[])
+    async with AgentClient(options) as client:
+        await client.query(stream_of(user(content)))
+        async for _ in client.receive_response():
+            pass
+    assert backend.requests[0].messages == [{"role": "user", "content": content}]
+
+
+async def test_a_prompt_stream_left_early_is_closed_at_once(
+    project: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """A stream the session stops reading (an item refused, a cancellation) is closed then, so
+    its ``finally`` runs before ``client.query`` raises, not whenever the collector finds it."""
+    closed: list[str] = []
+
+    async def prompts(name: str) -> AsyncIterator[Any]:
+        try:
+            yield user(5)
+            yield "never"
+        finally:
+            closed.append(name)
+
+    async def waiting() -> AsyncIterator[Any]:
+        try:
+            await trio.sleep_forever()
+            yield "never"  # pragma: no cover
+        finally:
+            closed.append("waiting")
+
+    async with AgentClient(answering_options(project)) as client:
+        with pytest.raises(ValueError):
+            await client.query(prompts("refused"))
+        assert closed == ["refused"]
+        with trio.move_on_after(1):
+            await client.query(waiting())
+        assert closed == ["refused", "waiting"]
+    with pytest.raises(ValueError):
+        async for _ in query(prompt=prompts("query"), options=answering_options(project)):
+            pass
+    assert closed == ["refused", "waiting", "query"]

@@ -369,3 +369,37 @@ def test_asyncio_run_returning_while_a_query_runs_a_tool_ends_it_without_errors(
     assert events == ["tool cancelled"]
     assert reported == []
     assert not trio.lowlevel.in_trio_run()
+
+
+def test_a_prompt_stream_left_early_is_closed_on_its_loop_before_the_caller_resumes(
+    project: Path,
+) -> None:
+    """An asyncio prompt generator the session stops reading (an item refused) is closed
+    then, on the caller's loop: its ``finally`` has run when the ValueError reaches the caller
+    (before, it ran whenever asyncio's collector found the generator)."""
+    backend = ScriptedBackend([Step([text("one")])])
+
+    async def main() -> list[str]:
+        closed: list[str] = []
+
+        async def prompts(name: str) -> Any:
+            try:
+                yield {"type": "user", "message": {"role": "user", "content": 5}}
+                yield "never"
+            finally:
+                await asyncio.sleep(0)  # asyncio code: it runs on the caller's loop
+                closed.append(name)
+
+        options = ClaudeAgentOptions(cwd=str(project), tools=[], backend=backend)
+        with pytest.raises(ValueError, match=r"^streaming prompt item content must be"):
+            async for _ in query(prompt=prompts("query"), options=options):
+                pass
+        assert closed == ["query"]
+        async with ClaudeSDKClient(options) as client:
+            with pytest.raises(ValueError, match=r"^streaming prompt item content must be"):
+                await client.query(prompts("client"))
+            assert closed == ["query", "client"]
+        assert_nothing_left()
+        return closed
+
+    assert asyncio.run(main()) == ["query", "client"]
