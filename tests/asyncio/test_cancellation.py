@@ -403,3 +403,48 @@ def test_a_prompt_stream_left_early_is_closed_on_its_loop_before_the_caller_resu
         return closed
 
     assert asyncio.run(main()) == ["query", "client"]
+
+
+def test_a_client_used_from_another_event_loop_says_so_and_its_session_goes_on(
+    project: Path,
+) -> None:
+    """A client connected on one loop, used from a second loop in another thread: its command
+    would run the session's Trio code from a second guest run (measured: a bare
+    AssertionError from inside Trio). It raises a RuntimeError saying which loop to use, and
+    the session still answers on its own loop."""
+    import threading
+
+    backend = ScriptedBackend(lambda request: Step([text("ok")]))
+    options = ClaudeAgentOptions(cwd=str(project), tools=[], backend=backend)
+    errors: list[BaseException] = []
+    read: list[str] = []
+
+    async def main() -> list[str | None]:
+        async with ClaudeSDKClient(options) as client:
+
+            def other_thread() -> None:
+                async def use() -> None:
+                    await client.query("from another loop")
+
+                try:
+                    asyncio.run(use())
+                except BaseException as exc:
+                    errors.append(exc)
+                read.append(client.session_id)  # with no loop running: a plain read
+
+            thread = threading.Thread(target=other_thread)
+            thread.start()
+            while thread.is_alive():
+                await asyncio.sleep(0.01)
+            async with asyncio.timeout(10):  # (a session left hung says so, in time)
+                await client.query("from its own loop")
+                return [
+                    m.result
+                    async for m in client.receive_response()
+                    if isinstance(m, ResultMessage)
+                ]
+
+    assert asyncio.run(main()) == ["ok"]
+    assert [type(e) for e in errors] == [RuntimeError]
+    assert str(errors[0]).startswith("AgentClient is connected on another event loop")
+    assert len(read) == 1
