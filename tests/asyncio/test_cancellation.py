@@ -448,3 +448,47 @@ def test_a_client_used_from_another_event_loop_says_so_and_its_session_goes_on(
     assert [type(e) for e in errors] == [RuntimeError]
     assert str(errors[0]).startswith("AgentClient is connected on another event loop")
     assert len(read) == 1
+
+
+def test_a_command_to_a_client_whose_session_failed_says_it_is_closed(project: Path) -> None:
+    """The session ended by a tool's BaseException (the reader got it): a later command
+    raised the mailbox's ClosedResourceError (query) or did nothing (interrupt, set_model);
+    each says the client is closed."""
+
+    class Fatal(BaseException):
+        """A BaseException of the program's own."""
+
+    @tool("boom", "Raise", {"x": str})
+    async def boom(args: dict[str, Any]) -> dict[str, Any]:
+        raise Fatal("stop")
+
+    options = ClaudeAgentOptions(
+        cwd=str(project),
+        tools=[],
+        backend=ScriptedBackend(lambda request: Step([tool_use("mcp__t__boom", {"x": "1"})])),
+        mcp_servers={"t": create_sdk_mcp_server("t", tools=[boom])},
+        permission_mode="bypassPermissions",
+    )
+
+    async def main() -> list[str]:
+        client = ClaudeSDKClient(options)
+        await client.connect()
+        await client.query("go")
+        with pytest.raises(Fatal):
+            async for _ in client.receive_messages():
+                pass
+        said: list[str] = []
+        for command in (
+            lambda: client.query("again"),
+            client.interrupt,
+            lambda: client.set_model("opus"),
+        ):
+            with pytest.raises(RuntimeError) as info:
+                await command()
+            said.append(str(info.value))
+        await client.disconnect()
+        assert_nothing_left()
+        return said
+
+    closed = "AgentClient is closed: its session has ended; open it again with 'async with client'"
+    assert asyncio.run(main()) == [closed] * 3
