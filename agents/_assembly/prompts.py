@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterable
-from typing import Any
 
+from .._loop.agent import check_user_blocks
 from .._tree.serve import Prompt
 
 __all__ = ["EMPTY_PROMPT", "check_prompt", "prompt_item"]
@@ -30,11 +30,23 @@ def prompt_item(item: object) -> Prompt:
     if isinstance(item, str):  # (an empty one is the model's to refuse: the stream goes on)
         return Prompt(item)
     if isinstance(item, dict):
-        message: dict[str, Any] = item.get("message", item)
-        if message.get("role", "user") != "user" or "content" not in message:
+        message: object = item.get("message", item)
+        if (
+            not isinstance(message, dict)
+            or message.get("role", "user") != "user"
+            or "content" not in message
+        ):
             raise ValueError(
                 "streaming prompt items must be str or {'type': 'user', 'message': "
                 f"{{'role': 'user', 'content': ...}}}}, got {item!r}"
             )
-        return Prompt(message["content"])
+        content = message["content"]
+        if isinstance(content, list):
+            check_user_blocks(content, "streaming prompt item content")
+        elif not isinstance(content, str):
+            raise ValueError(
+                "streaming prompt item content must be a str or a list of content blocks "
+                f"(dicts with a 'type'), got {type(content).__name__}"
+            )
+        return Prompt(content)
     raise ValueError(f"streaming prompt items must be str or dict, got {type(item).__name__}")

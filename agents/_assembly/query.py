@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import enum
 import logging
 from collections.abc import AsyncIterable, AsyncIterator
 from types import TracebackType
@@ -228,12 +229,21 @@ class _Starter:
 
 
 async def _send_prompts(handle: SessionHandle, prompt: str | AsyncIterable[Any]) -> None:
-    """Queue a prompt, or each prompt of a stream, in the main agent's mailbox."""
+    """Queue a prompt, or each prompt of a stream, in the main agent's mailbox.
+
+    A stream left early (an item refused, a cancellation) is closed here, as ``aclosing``
+    would: its ``finally`` runs now, not when the collector finds it."""
     if isinstance(prompt, str):
         await handle.send(Prompt(prompt))
-    else:
-        async for item in prompt:
+        return
+    items = aiter(prompt)
+    try:
+        async for item in items:
             await handle.send(prompt_item(item))
+    finally:
+        aclose = getattr(items, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
 
 async def _feed(handle: SessionHandle, prompt: str | AsyncIterable[Any]) -> None:
@@ -345,6 +355,7 @@ class AgentClient:
 
     def __init__(self, options: AgentOptions | None = None) -> None:
         self.options = options or AgentOptions()
+        self._state = _State.NEW
         self._handle: SessionHandle | None = None
         self._nursery_cm: contextlib.AbstractAsyncContextManager[trio.Nursery] | None = None
         self._output: MessageStream[Message] | None = None
@@ -353,6 +364,15 @@ class AgentClient:
     async def __aenter__(self) -> AgentClient:
         if not trio.lowlevel.in_trio_task():  # under asyncio: say where the asyncio version is
             raise outside_trio_error("AgentClient")
+        if self._state is _State.OPEN:
+            # a second session over the first would leave the first's nursery open
+            raise RuntimeError(
+                "AgentClient is already open: one 'async with' at a time (another session "
+                "at once needs an AgentClient of its own)"
+            )
+        self._state = _State.OPEN
+        self._handle = None
+        self._spawned = []
         self._output = MessageStream(OUTPUT_BUFFER)
         self._nursery_cm = trio.open_nursery()
         nursery = await self._nursery_cm.__aenter__()
@@ -366,6 +386,7 @@ class AgentClient:
             )
             self._handle = await nursery.start(starter.run)
         except BaseException as exc:  # the session could not start: its error, as itself
+            self._state = _State.CLOSED
             await _exit_unwrapped(self._nursery_cm, exc)
             raise
         self._nursery = nursery
@@ -382,7 +403,9 @@ class AgentClient:
         raises meanwhile — an outer cancellation, the session failing — the nursery is closed,
         and an exception that is one error (the body's, a tool's, a hook's) comes out as itself,
         not wrapped in an exception group."""
-        assert self._nursery_cm is not None
+        if self._state is not _State.OPEN or self._nursery_cm is None:
+            raise RuntimeError(_NOT_OPEN)
+        self._state = _State.CLOSED  # from now on, commands say so (the exit has begun)
         nursery = self._nursery
         handle = self._handle
         try:
@@ -406,15 +429,24 @@ class AgentClient:
         nursery.start_soon(_drain, self._output)
 
     def _require(self) -> SessionHandle:
+        """The open session's handle, for a command: a client not open, or closed, says so
+        (a closed session's mailbox and agents are gone: a command would fail deep inside,
+        or do nothing)."""
+        if self._state is _State.CLOSED:
+            raise RuntimeError(_CLOSED)
         if self._handle is None:
-            raise RuntimeError(
-                "AgentClient is not open: use 'async with AgentClient(...) as client'"
-            )
+            raise RuntimeError(_NOT_OPEN)
+        return self._handle
+
+    def _last(self) -> SessionHandle:
+        """The session's handle, open or ended: what it was stays readable after the block."""
+        if self._handle is None:
+            raise RuntimeError(_NOT_OPEN)
         return self._handle
 
     @property
     def session_id(self) -> str:
-        return self._require().session.session_id
+        return self._last().session.session_id
 
     async def query(self, prompt: str | AsyncIterable[Any], session_id: str = "default") -> None:
         """Queue a prompt (or a stream of them) for the main agent."""
@@ -465,6 +497,10 @@ class AgentClient:
             actor = handle.supervisor.actor(task_id)
         except KeyError:
             raise ValueError(f"no running task {task_id!r}") from None
+        if actor is handle.actor:  # cancelling it would end the session, silently
+            raise ValueError(
+                f"{task_id!r} is the main agent, not a task: interrupt() cancels its turn"
+            )
         actor.cancel(reason="stop_task")
         await trio.lowlevel.checkpoint()
 
@@ -501,11 +537,11 @@ class AgentClient:
 
     def statistics(self) -> SupervisorStatistics:
         """The supervisor's statistics (live actors, depth, mailbox peaks)."""
-        return self._require().supervisor.statistics()
+        return self._last().supervisor.statistics()
 
     def spend(self) -> dict[str, Any]:
         """The tree's spend so far: total, cap, and cost and turns per agent."""
-        return self._require().session.summary()
+        return self._last().session.summary()
 
     async def spawn(
         self, agent_type: str, *, model: str | None = None, background: bool = True
@@ -519,6 +555,19 @@ class AgentClient:
         spawned = await spawn_from_code(handle.main, agent_type, model=model, background=background)
         self._spawned.append(spawned)
         return spawned
+
+
+class _State(enum.Enum):
+    """Where an :class:`AgentClient` is: never opened, open (from ``__aenter__`` to the start of
+    ``__aexit__``), or closed (it may be opened again, as a new session)."""
+
+    NEW = "new"
+    OPEN = "open"
+    CLOSED = "closed"
+
+
+_NOT_OPEN = "AgentClient is not open: use 'async with AgentClient(...) as client'"
+_CLOSED = "AgentClient is closed: its session has ended; open it again with 'async with client'"
 
 
 async def _exit_unwrapped(

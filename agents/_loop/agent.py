@@ -53,7 +53,7 @@ from .run import BUDGET_LIMIT_TEXT, INTERRUPTED_TEXT, Run, RunEnd, budget_end, n
 from .session import Session
 from .tool_calls import ToolCalls
 
-__all__ = ["DEFAULT_MAX_TOKENS", "AgentLoop"]
+__all__ = ["DEFAULT_MAX_TOKENS", "AgentLoop", "check_user_blocks"]
 
 log = logging.getLogger("agents.loop")
 
@@ -443,6 +443,23 @@ def _blocks_of(content: list[dict[str, Any]]) -> list[ContentBlock]:
 
 
 _BLOCK_TYPES = frozenset({"text", "tool_result", "tool_use", "thinking"})
+
+
+def check_user_blocks(content: list[Any], where: str) -> None:
+    """Refuse API-shaped user content that ``_blocks_of`` could not make into message blocks:
+    an item that is not a dict with a ``type``, or a block of a type the stream shows that does
+    not convert. Checked where the content comes in (the caller's stream of prompts), since
+    found in the loop it ends the whole session. ``where`` names the content in the error."""
+    for index, block in enumerate(content):
+        kind = block.get("type") if isinstance(block, dict) else None
+        if not isinstance(kind, str):
+            got = type(block).__name__ if not isinstance(block, dict) else "a dict without one"
+            raise ValueError(f"{where}[{index}] must be a dict with a 'type', got {got}")
+        if kind in _BLOCK_TYPES:
+            try:
+                msgspec.convert(block, ContentBlock)
+            except msgspec.ValidationError as exc:
+                raise ValueError(f"{where}[{index}] is not a valid {kind!r} block: {exc}") from None
 
 
 

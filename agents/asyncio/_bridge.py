@@ -222,6 +222,13 @@ class _Prompts:
             raise StopAsyncIteration
         return item
 
+    async def aclose(self) -> None:
+        """Close the asyncio iterator (its ``finally`` runs on its loop) when the session stops
+        reading it early, as it closes a Trio one."""
+        aclose = getattr(self._iterator, "aclose", None)
+        if aclose is not None:
+            await self._callbacks.wait(aclose())
+
 
 def _server(server: SdkMcpServer, callbacks: Callbacks) -> SdkMcpServer:
     tools = [attrs.evolve(t, handler=callbacks.wrap(t.handler)) for t in server.tools]

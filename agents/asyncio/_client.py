@@ -106,10 +106,24 @@ class AgentClient:
             raise asyncio.CancelledError
 
     def _require(self) -> TrioAgentClient:
+        """The connected Trio client, used from the loop that connected it. From another loop
+        (another thread's) a command would run the session's Trio code in that loop's guest
+        run: a second Trio run touching the first's tasks (its main agent's wake-up lost, the
+        session hung), so it is refused; called with no loop running, it is a plain read."""
         if self._client is None:
             raise RuntimeError(
                 "AgentClient is not connected: use 'async with AgentClient(...) as client' "
                 "or 'await client.connect()'"
+            )
+        try:
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        callbacks = self._callbacks
+        if loop is not None and callbacks is not None and loop is not callbacks.loop:
+            raise RuntimeError(
+                "AgentClient is connected on another event loop: use it from the loop that "
+                "connected it (its session runs in that loop's Trio guest run)"
             )
         return self._client
 

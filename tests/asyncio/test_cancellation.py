@@ -369,3 +369,126 @@ def test_asyncio_run_returning_while_a_query_runs_a_tool_ends_it_without_errors(
     assert events == ["tool cancelled"]
     assert reported == []
     assert not trio.lowlevel.in_trio_run()
+
+
+def test_a_prompt_stream_left_early_is_closed_on_its_loop_before_the_caller_resumes(
+    project: Path,
+) -> None:
+    """An asyncio prompt generator the session stops reading (an item refused) is closed
+    then, on the caller's loop: its ``finally`` has run when the ValueError reaches the caller
+    (before, it ran whenever asyncio's collector found the generator)."""
+    backend = ScriptedBackend([Step([text("one")])])
+
+    async def main() -> list[str]:
+        closed: list[str] = []
+
+        async def prompts(name: str) -> Any:
+            try:
+                yield {"type": "user", "message": {"role": "user", "content": 5}}
+                yield "never"
+            finally:
+                await asyncio.sleep(0)  # asyncio code: it runs on the caller's loop
+                closed.append(name)
+
+        options = ClaudeAgentOptions(cwd=str(project), tools=[], backend=backend)
+        with pytest.raises(ValueError, match=r"^streaming prompt item content must be"):
+            async for _ in query(prompt=prompts("query"), options=options):
+                pass
+        assert closed == ["query"]
+        async with ClaudeSDKClient(options) as client:
+            with pytest.raises(ValueError, match=r"^streaming prompt item content must be"):
+                await client.query(prompts("client"))
+            assert closed == ["query", "client"]
+        assert_nothing_left()
+        return closed
+
+    assert asyncio.run(main()) == ["query", "client"]
+
+
+def test_a_client_used_from_another_event_loop_says_so_and_its_session_goes_on(
+    project: Path,
+) -> None:
+    """A client connected on one loop, used from a second loop in another thread: its command
+    would run the session's Trio code from a second guest run (measured: a bare
+    AssertionError from inside Trio). It raises a RuntimeError saying which loop to use, and
+    the session still answers on its own loop."""
+    import threading
+
+    backend = ScriptedBackend(lambda request: Step([text("ok")]))
+    options = ClaudeAgentOptions(cwd=str(project), tools=[], backend=backend)
+    errors: list[BaseException] = []
+    read: list[str] = []
+
+    async def main() -> list[str | None]:
+        async with ClaudeSDKClient(options) as client:
+
+            def other_thread() -> None:
+                async def use() -> None:
+                    await client.query("from another loop")
+
+                try:
+                    asyncio.run(use())
+                except BaseException as exc:
+                    errors.append(exc)
+                read.append(client.session_id)  # with no loop running: a plain read
+
+            thread = threading.Thread(target=other_thread)
+            thread.start()
+            while thread.is_alive():
+                await asyncio.sleep(0.01)
+            async with asyncio.timeout(10):  # (a session left hung says so, in time)
+                await client.query("from its own loop")
+                return [
+                    m.result
+                    async for m in client.receive_response()
+                    if isinstance(m, ResultMessage)
+                ]
+
+    assert asyncio.run(main()) == ["ok"]
+    assert [type(e) for e in errors] == [RuntimeError]
+    assert str(errors[0]).startswith("AgentClient is connected on another event loop")
+    assert len(read) == 1
+
+
+def test_a_command_to_a_client_whose_session_failed_says_it_is_closed(project: Path) -> None:
+    """The session ended by a tool's BaseException (the reader got it): a later command
+    raised the mailbox's ClosedResourceError (query) or did nothing (interrupt, set_model);
+    each says the client is closed."""
+
+    class Fatal(BaseException):
+        """A BaseException of the program's own."""
+
+    @tool("boom", "Raise", {"x": str})
+    async def boom(args: dict[str, Any]) -> dict[str, Any]:
+        raise Fatal("stop")
+
+    options = ClaudeAgentOptions(
+        cwd=str(project),
+        tools=[],
+        backend=ScriptedBackend(lambda request: Step([tool_use("mcp__t__boom", {"x": "1"})])),
+        mcp_servers={"t": create_sdk_mcp_server("t", tools=[boom])},
+        permission_mode="bypassPermissions",
+    )
+
+    async def main() -> list[str]:
+        client = ClaudeSDKClient(options)
+        await client.connect()
+        await client.query("go")
+        with pytest.raises(Fatal):
+            async for _ in client.receive_messages():
+                pass
+        said: list[str] = []
+        for command in (
+            lambda: client.query("again"),
+            client.interrupt,
+            lambda: client.set_model("opus"),
+        ):
+            with pytest.raises(RuntimeError) as info:
+                await command()
+            said.append(str(info.value))
+        await client.disconnect()
+        assert_nothing_left()
+        return said
+
+    closed = "AgentClient is closed: its session has ended; open it again with 'async with client'"
+    assert asyncio.run(main()) == [closed] * 3
