@@ -1,8 +1,8 @@
 """Settings-file hooks: shell commands speaking Claude Code's hook protocol, as hook callbacks.
 
-The command runs with ``sh -c`` in the session's directory, in its own process group (killed with
-it when the hook times out or the session is cancelled), with ``CLAUDE_PROJECT_DIR`` and the
-settings' ``env`` set. It gets the hook input as JSON on stdin and answers by exit code:
+The command runs with ``sh -c`` in the session's directory, under the shells' keeper: whatever it
+starts ends when it ends, or when it times out or the session is cancelled. ``CLAUDE_PROJECT_DIR``
+and the settings' ``env`` are set. It gets the hook input as JSON on stdin and answers by exit code:
 
 * ``0``: stdout, when it is a JSON object, is the hook's output (``continue``, ``stopReason``,
   ``systemMessage``, ``decision``, ``reason``, ``hookSpecificOutput``). For ``UserPromptSubmit``
@@ -21,10 +21,9 @@ with a message saying so (a cut JSON object could not be read anyway).
 
 from __future__ import annotations
 
-import functools
+import contextlib
 import json
 import os
-import signal
 import subprocess
 from collections.abc import Mapping
 from typing import Any
@@ -32,6 +31,7 @@ from typing import Any
 import trio
 
 from ..hooks import HookCallback, HookContext, HookMatcher
+from ..tools.containment import open_contained, reap
 from ._agent_hooks import AGENT_HOOK_TIMEOUT, RunHookAgent, agent_hook
 from ._files import AgentHook, HookCommand, HttpHook, SettingsHook
 from ._http_hooks import HTTP_HOOK_MARGIN, http_hook
@@ -154,35 +154,39 @@ class _Kept:
 async def _run(
     command: str, payload: bytes, cwd: str, env: Mapping[str, str]
 ) -> tuple[int, _Kept, _Kept]:
-    """Run the hook; its exit code and the kept heads of its stdout and stderr."""
+    """Run the hook; its exit code and the kept heads of its stdout and stderr.
 
-    async def kill_group(process: trio.Process) -> None:
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            process.kill()
-
+    It runs under the shells' keeper (:mod:`agents.tools.containment`): what it started
+    (``&``, ``nohup``, ``setsid``) ends when it does, as a Bash command's does, and a child
+    holding its output open no longer holds the hook until its timeout."""
     out, err = _Kept(), _Kept()
-    async with trio.open_nursery() as nursery:
-        process: trio.Process = await nursery.start(
-            functools.partial(
-                trio.run_process,
-                ["/bin/sh", "-c", command],
-                stdin=payload,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                check=False,
-                cwd=cwd,
-                env=dict(env),
-                start_new_session=True,
-                deliver_cancel=kill_group,
-            )
-        )
+    process = await open_contained(
+        ["/bin/sh", "-c", command],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=cwd,
+        env=dict(env),
+    )
+    try:
+        assert process.stdin is not None
         assert process.stdout is not None and process.stderr is not None
-        nursery.start_soon(out.drain, process.stdout)
-        nursery.start_soon(err.drain, process.stderr)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_feed, process.stdin, payload)
+            nursery.start_soon(out.drain, process.stdout)
+            nursery.start_soon(err.drain, process.stderr)
+            await process.wait()
+    finally:
+        await reap(process)  # (shielded: a cancelled hook ends with everything it started)
     assert process.returncode is not None
     return process.returncode, out, err
+
+
+async def _feed(stdin: trio.abc.SendStream, payload: bytes) -> None:
+    """The hook's input, then end of file (a hook that never reads it is no error)."""
+    with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+        async with stdin:
+            await stdin.send_all(payload)
 
 
 def _parse_stdout(stdout: str, event: str, command: str) -> dict[str, Any]:

@@ -128,3 +128,17 @@ async def test_output_within_the_limit_is_not_noted(project: Path) -> None:
     hook = shell_hook("head -c 10000 /dev/zero | tr '\\0' a", "SessionStart", str(project), {})
     output = await hook({}, None, CTX)
     assert output["hookSpecificOutput"]["additionalContext"] == "a" * 10_000
+
+
+async def test_what_a_hook_leaves_running_ends_with_it(project: Path) -> None:
+    """A hook is a shell command, and no process a shell starts outlives it: a hook's `&`,
+    `nohup` and `setsid` children were left running after the session (measured). They end
+    when the hook does, and a child that kept the hook's output open no longer holds the hook
+    until its timeout."""
+    from ..tools.test_containment import ESCAPED, ESCAPES, all_gone, pids
+
+    hook = shell_hook(f"{ESCAPES}; sleep 300 & echo $! > plain.pid", "Stop", str(project), {})
+    with trio.fail_after(10):  # (a real process: the kept stdout would hold it 300 s)
+        assert await hook({}, None, CTX) == {}
+    left = pids(project, (*ESCAPED, "plain"))
+    assert await all_gone(left, within=3.0) == {}
