@@ -26,6 +26,7 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from ._getopt import gnu_options
 from ._paths import absolute
 
 __all__ = ["EDITING_COMMANDS", "Changed", "edited_paths"]
@@ -62,6 +63,9 @@ EDITING_COMMANDS: dict[str, frozenset[str]] = {
 _COPYING = _s("cp", "ln", "install")
 #: rm's options that make it remove a directory with what it holds
 _RECURSIVE = _s("-r", "-R", "--recursive")
+#: sed's in-place option, which takes a backup suffix glued on only (``-i.bak``)
+_IN_PLACE = _s("-i", "--in-place")
+_NONE: frozenset[str] = frozenset()
 _GLOB = re.compile(r"[*?\[]")
 
 
@@ -82,45 +86,17 @@ def edited_paths(
     in_place = False
     scripted = False
     recursive = name == "mv"  # (a directory moved takes what it holds along)
-    options_done = False
-    args = list(argv[1:])
-    i = 0
-    while i < len(args):
-        word = args[i]
-        i += 1
-        if word is None or options_done or word == "-" or not word.startswith("-"):
-            operands.append(word)
-            continue
-        if word == "--":
-            options_done = True
-            continue
-        option, eq, attached = word.partition("=")
-        if not word.startswith("--") and len(word) > 2:  # clustered: `-rf`, `-t/dir`, `-i.bak`
-            for k, letter in enumerate(word[1:], start=1):
-                flag = "-" + letter
-                if name == "rm" and flag in _RECURSIVE:
-                    recursive = True
-                if name == "sed" and letter == "i":
-                    in_place = True
-                    break  # (`-i.bak`: the rest is the backup suffix)
-                if flag in valued:
-                    option, eq, attached = flag, "=" if word[k + 1 :] else "", word[k + 1 :]
-                    break
-            else:
-                continue
-        if name == "sed" and (option == "-i" or option == "--in-place"):
+    optional = _IN_PLACE if name == "sed" else _NONE
+    for option, value in gnu_options(argv[1:], valued, optional):
+        if option is None:
+            operands.append(value)
+        elif option in optional:
             in_place = True
-            continue
-        if name == "rm" and option in _RECURSIVE:
+        elif name == "rm" and option in _RECURSIVE:
             recursive = True
-        if option not in valued:
-            continue
-        value = attached if eq else (args[i] if i < len(args) else "")
-        if not eq:
-            i += 1
-        if option in ("-t", "--target-directory"):
+        elif option in ("-t", "--target-directory") and option in valued:
             target, has_target = value, True
-        if name == "sed" and option in ("-e", "--expression", "-f", "--file"):
+        elif name == "sed" and option in ("-e", "--expression", "-f", "--file"):
             scripted = True
     if name == "sed":
         if not in_place:

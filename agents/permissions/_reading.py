@@ -29,6 +29,7 @@ from collections.abc import Sequence
 
 import attrs
 
+from ._getopt import gnu_options
 from ._paths import absolute, home_dir
 
 __all__ = [
@@ -265,43 +266,18 @@ def _reading_paths(
     follows = syntax.follows_by_default
     operand_given = False
     target_dir = False
-    args = list(argv[1:])
-    i = 0
-    options_done = False
-    while i < len(args):
-        word = args[i]
-        i += 1
-        if options_done or word == "-" or not word.startswith("-"):
-            operands.append(word)
+    for option, value in gnu_options(argv[1:], syntax.valued):
+        if option is None:
+            operands.append(value or "")
             continue
-        if word == "--":
-            options_done = True
-            continue
-        option, eq, attached = word.partition("=")
-        if not word.startswith("--") and len(word) > 2:
-            # clustered short options: `-rn`, or a value glued on: `-n5`, `-fpatterns.txt`
-            for k, letter in enumerate(word[1:], start=1):
-                flag = "-" + letter
-                if flag in syntax.recursive_options:
-                    recursive = True
-                follows = _follows(flag, syntax, follows)
-                if flag in syntax.valued:
-                    value = word[k + 1 :]
-                    option, eq, attached = flag, "=" if value else "", value
-                    break
-            else:
-                continue
         if option in syntax.recursive_options:
             recursive = True
         follows = _follows(option, syntax, follows)
         if option in syntax.valued:
-            value = attached if eq else (args[i] if i < len(args) else "")
-            if not eq:
-                i += 1
             if option in syntax.operand_options:
                 operand_given = True
             if option in syntax.file_options:
-                option_files.append(value)
+                option_files.append(value or "")
             if name in ("cp", "mv", "ln") and option in ("-t", "--target-directory"):
                 target_dir = True
     if syntax.operand_first and not operand_given and operands:

@@ -14,6 +14,7 @@ import pytest
 
 from agents.permissions import PermissionResultDeny
 from agents.permissions._editing import edited_paths
+from agents.permissions._getopt import gnu_options
 
 from .helpers import Recorder, decide, make_gate
 
@@ -155,3 +156,28 @@ def test_a_directory_removed_or_moved_is_changed_whole(tmp_path: Path) -> None:
         assert (whole[str(tmp_path / "d")], whole[str(tmp_path / "f")]) == (True, False), argv
     found = edited_paths(["rm", "d"], [str(tmp_path)], "/h") or []
     assert not any(c.whole for c in found)
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["-rn5", "f"], [("-r", None), ("-n", "5"), (None, "f")]),
+        (["-rn", "5", "f"], [("-r", None), ("-n", "5"), (None, "f")]),
+        (["--lines=", "x"], [("--lines", ""), (None, "x")]),
+        (["--lines", "3"], [("--lines", "3")]),
+        (["-i.bak", "f"], [("-i", ".bak"), (None, "f")]),
+        (["-i", "f"], [("-i", ""), (None, "f")]),
+        (["--in-place", "f"], [("--in-place", ""), (None, "f")]),
+        (["--foo=1", "f"], [("--foo", None), (None, "f")]),
+        (["-", "--", "-r"], [(None, "-"), (None, "-r")]),
+        ([None, "-n", None], [(None, None), ("-n", None)]),
+        (["-n"], [("-n", "")]),
+    ],
+)
+def test_arguments_are_read_as_gnu_getopt_reads_them(
+    args: list[str | None], expected: list[tuple[str | None, str | None]]
+) -> None:
+    """One grammar for the reading and the file-changing commands: clusters, glued and next-word
+    values, an optional glued value (``sed -i.bak``), ``-`` and ``--``."""
+    valued = frozenset({"-n", "--lines"})
+    assert list(gnu_options(args, valued, frozenset({"-i", "--in-place"}))) == expected
