@@ -110,12 +110,12 @@ def match_bash(
     found = _bash_writes(kind, index, analysis, cwd, home, memo) if index.edit_paths else None
     if found is None and kind == "ask":
         # what the analysis cannot see might match a deny or ask rule: ask, never allow
-        found = _could_match(indexes, analysis, cwd, home)
+        found = _could_match(indexes, analysis, cwd, home, memo)
     return found
 
 
 def _could_match(
-    indexes: Mapping[str, KindIndex], analysis: Analysis, cwd: str, home: str
+    indexes: Mapping[str, KindIndex], analysis: Analysis, cwd: str, home: str, memo: CallMemo
 ) -> PermissionRule | None:
     """A deny or ask rule the command might match at run time (an opaque construct, an
     argument not known statically, a write whose path is not known)."""
@@ -140,7 +140,7 @@ def _could_match(
                 ):
                     return next(iter(index.edit_paths.values())).rules[0]
             for part in analysis.commands:
-                if _changed(part, cwd, home) is None:
+                if _changed(part, cwd, home, memo) is None:
                     return next(iter(index.edit_paths.values())).rules[0]
     return None
 
@@ -216,7 +216,7 @@ def _bash_writes(
             if rule is not None:
                 return rule
     for part in analysis.commands:
-        for changed in _changed(part, cwd, home) or ():
+        for changed in _changed(part, cwd, home, memo) or ():
             rule = judge_path(kind, index.edit_paths, changed.path, cwd, home, memo)
             if rule is None and changed.whole:
                 rule = judge_tree(index.edit_bases, changed.path, cwd, home, memo)
@@ -225,11 +225,21 @@ def _bash_writes(
     return None
 
 
-def _changed(part: Command, cwd: str, home: str) -> list[Changed] | None:
+def _changed(part: Command, cwd: str, home: str, memo: CallMemo) -> list[Changed] | None:
     """The files a file-changing part changes (:func:`._editing.edited_paths`): [] for any
-    other command, None when one is known only at run time (a word or its directory)."""
+    other command, None when one is known only at run time (a word or its directory). Once
+    per check."""
     if part.plain and part.words[0].raw not in EDITING_COMMANDS:
         return []  # (a plain part: its name is its first word, spelled without a directory)
+    key = id(part)
+    if key in memo.changed:
+        found: list[Changed] | None = memo.changed[key]
+        return found
+    found = memo.changed[key] = _find_changed(part, cwd, home)
+    return found
+
+
+def _find_changed(part: Command, cwd: str, home: str) -> list[Changed] | None:
     inner = part.layers.inner
     words = part.words
     if inner is None or inner >= len(words):

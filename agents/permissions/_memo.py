@@ -34,7 +34,7 @@ class CallMemo:
     ``session``: where the real paths of the session's directory and home come from (they are
     resolved once per session, as the working directories are, not at every check)."""
 
-    __slots__ = ("_bash", "_forms", "_paths", "_real", "_session", "cleared", "globs")
+    __slots__ = ("_bash", "_forms", "_paths", "_real", "_session", "changed", "cleared", "globs")
 
     def __init__(self, session: SessionDirs | None = None) -> None:
         self._bash: dict[str, Analysis] = {}
@@ -45,6 +45,9 @@ class CallMemo:
         self._forms: dict[int, list[str]] = {}
         #: the check's glob words, each expanded once (and a limit to how many)
         self.globs = Globs()
+        #: the files each part changes (``_bash_rules``), by its identity: deny, ask and what
+        #: might match at run time all look at them
+        self.changed: dict[int, Any] = {}
         #: what was found covered by none of an index's rules this check: (its identity, a
         #: path read, whether whole) and (its identity, a command's list of reads)
         self.cleared: set[tuple[object, ...]] = set()
