@@ -26,7 +26,9 @@ What a specifier means depends on the tool:
 
 from __future__ import annotations
 
+import ipaddress
 import re
+import socket
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -256,7 +258,37 @@ class KindIndex:
 
 
 def _normalize_host(host: str) -> str:
-    return host.strip().lower().rstrip(".")
+    """Lower case, no trailing dot, and an IP address in its one canonical form."""
+    host = host.strip().lower().rstrip(".")
+    if host[:1] == "[" and host[-1:] == "]":
+        host = host[1:-1]
+    return _canonical_address(host) or host
+
+
+#: What the resolver may read as an IPv4 address: one to four numbers, decimal, octal (a leading
+#: 0) or hexadecimal (0x), joined by dots (``inet_aton``'s forms)
+_IPV4_FORMS = re.compile(r"(?:0x[0-9a-f]*|[0-9]+)(?:\.(?:0x[0-9a-f]*|[0-9]+)){0,3}")
+
+
+def _canonical_address(host: str) -> str | None:
+    """``host`` as the address it names, when it is one: an IPv4 address in any of the
+    resolver's spellings (``127.1``, ``0x7f000001``, ``2130706433``, ``017700000001``) as its
+    dotted quad, an IPv6 address compressed, an IPv4-mapped one as its IPv4 address. Every
+    spelling reaches the same machine, and a rule on one must cover the others. None for a
+    name (or a wildcard)."""
+    if ":" in host:
+        try:
+            address = ipaddress.IPv6Address(host)
+        except ValueError:
+            return None
+        mapped = address.ipv4_mapped
+        return str(mapped) if mapped is not None else address.compressed
+    if not _IPV4_FORMS.fullmatch(host):
+        return None
+    try:
+        return socket.inet_ntoa(socket.inet_aton(host))
+    except OSError:
+        return None  # a number too big for an address: the resolver takes it for no address
 
 
 def url_host(url: str) -> str | None:

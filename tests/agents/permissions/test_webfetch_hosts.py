@@ -42,6 +42,44 @@ def test_a_denied_host_is_denied_however_it_is_spelled(rule: str, url: str) -> N
 
 
 @pytest.mark.parametrize(
+    ("rule", "url"),
+    [
+        ("WebFetch(domain:127.0.0.1)", "http://127.1/"),
+        ("WebFetch(domain:127.0.0.1)", "http://0x7f000001/"),
+        ("WebFetch(domain:127.0.0.1)", "http://2130706433/"),
+        ("WebFetch(domain:127.0.0.1)", "http://017700000001/"),
+        ("WebFetch(domain:127.0.0.1)", "http://0x7f.0.0.1/"),
+        ("WebFetch(domain:127.0.0.1)", "http://[::ffff:127.0.0.1]/"),
+        ("WebFetch(domain:127.0.0.1)", "http://[::ffff:7f00:1]/"),
+        ("WebFetch(domain:127.1)", "http://127.0.0.1/"),
+        ("WebFetch(domain:169.254.169.254)", "http://2852039166/latest/meta-data/"),
+        ("WebFetch(domain:[::1])", "http://[0:0:0:0:0:0:0:1]/"),
+        ("WebFetch(domain:[::1])", "http://[::1]:8080/"),
+    ],
+)
+def test_a_denied_address_is_denied_however_it_is_written(rule: str, url: str) -> None:
+    """An IP address has many spellings that reach the same machine (the resolver reads
+    ``127.1``, ``0x7f000001``, ``2130706433`` and ``017700000001`` as ``127.0.0.1``; an
+    IPv4-mapped IPv6 address is the IPv4 one): a rule on one covered none of the others."""
+    assert httpx.URL(url).host
+    assert denied(rule, url)
+
+
+@pytest.mark.parametrize(
+    ("rule", "url"),
+    [
+        ("WebFetch(domain:127.0.0.1)", "http://127.0.0.2/"),
+        ("WebFetch(domain:127.0.0.1)", "http://127.0.0.1.example.com/"),
+        ("WebFetch(domain:127.0.0.1)", "http://localhost/"),  # another name: judged by name
+        ("WebFetch(domain:10.0.0.1)", "http://10.0.0.10/"),
+        ("WebFetch(domain:abc)", "http://0xabc/"),  # a name, and the address 0.0.10.188
+    ],
+)
+def test_another_address_is_not_taken_for_the_denied_one(rule: str, url: str) -> None:
+    assert not denied(rule, url)
+
+
+@pytest.mark.parametrize(
     "url",
     [
         "https://evil.com.good.org/",
