@@ -9,7 +9,6 @@ the pattern, and :attr:`Word.pattern` keeps which characters were quoted.
 
 from __future__ import annotations
 
-import itertools
 import re
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -278,9 +277,11 @@ class BraceLimit(ValueError):
 #: Words one brace expansion may make before it counts as too many to list.
 MAX_BRACE_WORDS = 1_000
 
-# One piece of a word's text: its characters, and whether they are unquoted (only an unquoted
-# ``{``, ``,`` or ``}`` is brace syntax).
-_Piece = tuple[str, bool]
+# One piece of a word's text: its characters, how they were written (unquoted: only an unquoted
+# `{`, `,`, `}` or `..` is brace syntax; inside quotes; escaped by a backslash), and whether its
+# source holds a comma bash's first look counts (it skips what a backslash escapes, not quotes)
+_Piece = tuple[str, int, bool]
+_ACTIVE, _QUOTED, _ESCAPED = 1, 0, 2
 
 #: A sequence expression's inside: integers (``1..10``, ``01..10..3``) or letters (``a..e``)
 _SEQUENCE = re.compile(
@@ -301,16 +302,16 @@ def bash_words(raw: str, limit: int = MAX_BRACE_WORDS) -> list[str] | None:
     pieces = _pieces(raw)
     if pieces is None:
         return None
-    if pieces and pieces[0] == ("~", True):
-        following = pieces[1][0] if len(pieces) > 1 and pieces[1][1] else ""
+    if pieces and pieces[0][:2] == ("~", _ACTIVE):
+        following = pieces[1][0] if len(pieces) > 1 and pieces[1][1] == _ACTIVE else ""
         if following == "-":
             return None
-        if following == "+" and (len(pieces) == 2 or pieces[2] == ("/", True)):
-            pieces = [(".", False), *pieces[2:]]
+        if following == "+" and (len(pieces) == 2 or pieces[2][:2] == ("/", _ACTIVE)):
+            pieces = [(".", _QUOTED, False), *pieces[2:]]
     words: list[str] = []
     for expanded in _braces(pieces, limit):
-        text = "".join(c for c, _ in expanded)
-        if text or any(not active for _, active in expanded):  # (an unquoted empty word goes)
+        text = "".join(c for c, _, _ in expanded)
+        if text or any(kind != _ACTIVE for _, kind, _ in expanded):  # (an unquoted empty word goes)
             words.append(text)
     return words
 
@@ -324,13 +325,13 @@ def _pieces(raw: str) -> list[_Piece] | None:
         c = raw[i]
         if c == "\\":
             if i + 1 < n and raw[i + 1] != "\n":
-                out.append((raw[i + 1], False))
+                out.append((raw[i + 1], _ESCAPED, False))
             i += 2
         elif c == "'":
             end = raw.find("'", i + 1)
             if end < 0:
                 return None
-            out.append((raw[i + 1 : end], False))
+            out.append((raw[i + 1 : end], _QUOTED, _separates(raw[i + 1 : end])))
             i = end + 1
         elif c == '"':
             end = i + 1
@@ -339,7 +340,7 @@ def _pieces(raw: str) -> list[_Piece] | None:
             body = raw[i + 1 : end]
             if end >= n or "$" in body or "`" in body:
                 return None
-            out.append((_string_content(body), False))
+            out.append((_string_content(body), _QUOTED, _separates(body)))
             i = end + 1
         elif c == "$":
             if raw.startswith("$'", i):
@@ -348,69 +349,134 @@ def _pieces(raw: str) -> list[_Piece] | None:
                     end += 2 if raw[end] == "\\" else 1
                 if end >= n:
                     return None
-                out.append((decode_ansi_c(raw[i + 2 : end]), False))
+                # (bash decodes it as it reads the line, before any expansion: it is then
+                # a single-quoted string, and its commas count)
+                text = decode_ansi_c(raw[i + 2 : end])
+                out.append((text, _QUOTED, _separates(text)))
                 i = end + 1
             else:
                 return None  # a parameter, a substitution, arithmetic, a translated string
         elif c in "`()":
             return None  # a substitution or an extended pattern
         else:
-            out.append((c, True))
+            out.append((c, _ACTIVE, c == ","))
             i += 1
     return out
 
 
+def _separates(source: str) -> bool:
+    """Whether quoted text holds a comma bash's first look at a brace counts: one that no
+    backslash escapes (that look does not know quotes; ``{..'x,y'}`` is the word ``..x,y``)."""
+    i = source.find(",")
+    while i >= 0:
+        k = i
+        while k > 0 and source[k - 1] == "\\":
+            k -= 1
+        if (i - k) % 2 == 0:
+            return True
+        i = source.find(",", i + 1)
+    return False
+
+
 def _braces(pieces: list[_Piece], limit: int) -> list[list[_Piece]]:
-    """``pieces`` with their first brace expansion applied, then the rest, recursively (bash's
-    order: ``{a,b}{1,2}`` is ``a1 a2 b1 b2``); :class:`BraceLimit` past ``limit`` words."""
-    n = len(pieces)
-    for i in range(n):
-        if pieces[i] != ("{", True):
-            continue
-        depth = 0
-        commas: list[int] = []
-        close = -1
-        for j in range(i + 1, n):
-            c, active = pieces[j]
-            if not active:
-                continue
-            if c == "{":
-                depth += 1
-            elif c == "}":
-                if depth == 0:
-                    close = j
-                    break
-                depth -= 1
-            elif c == "," and depth == 0:
-                commas.append(j)
+    """``pieces`` brace-expanded as bash does (``brace_expand``): the first brace that opens
+    an expression, its words each expanded, then the text after it, in that order (``{a,b}{1,2}``
+    is ``a1 a2 b1 b2``); :class:`BraceLimit` past ``limit`` words."""
+    i = 0
+    while True:
+        i = _opening(pieces, i)
+        if i < 0:
+            return [pieces]
+        close = _closing(pieces, i + 1)
         if close < 0:
-            continue  # never closed: a literal `{`
-        if commas:
-            bounds = [i, *commas, close]
-            choices = [pieces[a + 1 : b] for a, b in itertools.pairwise(bounds)]
-        else:
-            sequence = _sequence(pieces[i + 1 : close], limit)
-            if sequence is None:
-                continue  # `{a}`, `{}`: the text itself
-            choices = [[(item, False)] for item in sequence]
-        if len(choices) > limit:
-            raise BraceLimit(f"a brace expansion makes more than {limit} words")
+            i += 1  # never closed: a literal `{`, and the search goes on after it
+            continue
+        inside = pieces[i + 1 : close]
         head, tail = pieces[:i], pieces[close + 1 :]
-        out: list[list[_Piece]] = []
-        for choice in choices:
-            out.extend(_braces([*head, *choice, *tail], limit))
-            if len(out) > limit:
-                raise BraceLimit(f"a brace expansion makes more than {limit} words")
-        return out
-    return [pieces]
+        if any(comma for _, _, comma in inside):
+            choices: list[list[_Piece]] = []
+            for element in _elements(inside):
+                choices.extend(_braces(element, limit))
+                if len(choices) > limit:
+                    raise BraceLimit(f"a brace expansion makes more than {limit} words")
+        else:
+            sequence = _sequence(inside, limit)
+            if sequence is None:  # `{a}`: the text itself, and the rest expanded
+                return [[*pieces[: close + 1], *rest] for rest in _braces(tail, limit)]
+            choices = [[(item, _QUOTED, False)] for item in sequence]
+        rests = _braces(tail, limit)
+        if len(choices) * len(rests) > limit:
+            raise BraceLimit(f"a brace expansion makes more than {limit} words")
+        return [[*head, *choice, *rest] for choice in choices for rest in rests]
+
+
+def _opening(pieces: list[_Piece], start: int) -> int:
+    """The first unquoted `{` from ``start`` (bash passes over one that opens the text and is
+    closed at once: ``{}``), or -1."""
+    for i in range(start, len(pieces)):
+        if pieces[i][:2] == ("{", _ACTIVE) and not (
+            i == 0 and len(pieces) > 1 and pieces[1][:2] == ("}", _ACTIVE)
+        ):
+            return i
+    return -1
+
+
+def _closing(pieces: list[_Piece], start: int) -> int:
+    """The `}` closing a brace opened before ``start``, or -1: bash's, which passes over one
+    met before anything makes the braces an expression (a comma, or a ``..`` not right before
+    the `}`), so ``{a}b,c}`` is ``a}b c``."""
+    depth = 0
+    counted = False
+    n = len(pieces)
+    for j in range(start, n):
+        c, kind, _ = pieces[j]
+        if kind != _ACTIVE:
+            continue
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            if depth:
+                depth -= 1
+            elif counted:
+                return j
+        elif depth == 0 and (
+            c == ","
+            or (
+                c == "."
+                and j + 1 < n
+                and pieces[j + 1][:2] == (".", _ACTIVE)
+                and (j + 2 >= n or pieces[j + 2][:2] != ("}", _ACTIVE))
+            )
+        ):
+            counted = True
+    return -1
+
+
+def _elements(inside: list[_Piece]) -> list[list[_Piece]]:
+    """A brace's text split at its unquoted commas outside nested braces."""
+    out: list[list[_Piece]] = []
+    depth = 0
+    first = 0
+    for j, (c, kind, _) in enumerate(inside):
+        if kind != _ACTIVE:
+            continue
+        if c == "{":
+            depth += 1
+        elif c == "}" and depth:
+            depth -= 1
+        elif c == "," and depth == 0:
+            out.append(inside[first:j])
+            first = j + 1
+    out.append(inside[first:])
+    return out
 
 
 def _sequence(inside: list[_Piece], limit: int) -> list[str] | None:
     """The words of a sequence expression's inside (``1..3``, ``a..e..2``, ``01..10``), or
     None when it is not one."""
-    if not all(active for _, active in inside):
+    if not all(kind == _ACTIVE for _, kind, _ in inside):
         return None
-    m = _SEQUENCE.fullmatch("".join(c for c, _ in inside))
+    m = _SEQUENCE.fullmatch("".join(c for c, _, _ in inside))
     if m is None:
         return None
     first, last, step, letter_a, letter_b, letter_step = m.groups()

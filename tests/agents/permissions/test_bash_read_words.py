@@ -121,6 +121,16 @@ def test_brace_expansion_as_bash_spells_it() -> None:
     assert bash_words("'{a,b}'") == ["{a,b}"]
     assert bash_words("{'a,b',c}") == ["a,b", "c"]
     assert bash_words("~+/x") == ["./x"]
+    # bash's own reading: after a `..`, a comma in quotes makes the braces a one-word expansion
+    assert bash_words("{..'x,y'}") == ["..x,y"]
+    assert bash_words("{a..'b,'c}") == ["a..b,c"]
+    assert bash_words("{'x,y'..}") == ["{x,y..}"]
+    assert bash_words("{..\\,x}") == ["{..,x}"]
+    # a `}` met before anything makes the braces an expression is passed over
+    assert bash_words("{a}b,c}") == ["a}b", "c"]
+    assert bash_words("x{}a,b}") == ["x}a", "xb"]
+    assert bash_words("{}a,b}") == ["{}a,b}"]  # (`{}` opening the text is left alone)
+    assert bash_words("{..3$'\\x2c'}") == ["..3,"]  # ($'…' is decoded before expansions)
     assert bash_words("plain") == ["plain"]
     # an unquoted empty word goes, a quoted one stays
     assert bash_words("{,}") == []
@@ -137,25 +147,13 @@ def test_brace_expansion_as_bash_spells_it() -> None:
 
 
 _PIECES = [
-    "a",
-    "b",
-    "1",
-    "3",
-    ",",
-    "{",
-    "}",
-    "..",
-    "'x,y'",
-    "''",
-    '"{c,d}"',
-    "\\,",
-    "\\{",
-    "-",
-    ".",
+    *("a", "b", "1", "3", "-", ".", "..", ",", "{", "}", "{}"),
+    *("'x,y'", "''", "'..'", '","', '"{c,d}"', '"\\,"', "$'q,'", "$'\\x2c'"),
+    *("\\,", "\\{", "\\}", "\\.", "\\\\"),
 ]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=10).map("".join))
 def test_the_words_are_the_ones_bash_makes(word: str) -> None:
     script = f"set -f; for w in {word}; do printf '%s\\0' \"$w\"; done"
