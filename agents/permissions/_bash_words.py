@@ -123,7 +123,7 @@ _ESCAPE_PATTERN = str.maketrans({c: "\\" + c for c in "*?[]\\"})
 class _Builder:
     """Accumulates a word's value, remembering which characters were quoted."""
 
-    __slots__ = ("brace", "dynamic", "glob", "pattern", "tilde", "value")
+    __slots__ = ("braces", "dot", "dynamic", "glob", "pattern", "tilde", "value")
 
     def __init__(self) -> None:
         self.value: list[str] = []
@@ -131,9 +131,13 @@ class _Builder:
         self.glob = False
         self.dynamic = False
         self.tilde = False
-        self.brace: int | None = None  # where the last unquoted `{` is in ``value``
+        # brace expansion, as far as it can go: 0 no unquoted `{` yet, 1 one seen, 2 a `,` or
+        # `..` after it too (an unquoted `}` after that makes the word several words)
+        self.braces = 0
+        self.dot = False  # the last character was an unquoted `.`
 
     def quoted(self, text: str) -> None:
+        self.dot = False
         self.value.append(text)
         self.pattern.append(text.translate(_ESCAPE_PATTERN))
 
@@ -157,11 +161,14 @@ class _Builder:
             if c in "*?[":
                 self.glob = True
             elif c == "{":
-                self.brace = len(self.value)
-            elif c == "}" and self.brace is not None:
-                inside = "".join(self.value[self.brace :])
-                if "," in inside or ".." in inside:
-                    self.dynamic = True  # brace expansion: several words we do not list
+                self.braces = self.braces or 1
+            elif self.braces == 1 and (c == "," or (c == "." and self.dot)):
+                self.braces = 2
+            elif c == "}" and self.braces == 2:
+                # brace expansion (nested, `{a,{b}}`, or past a `}`, `{a}b,c}`, as bash reads
+                # it): several words, which no rule may take for this one
+                self.dynamic = True
+            self.dot = c == "."
             self.value.append(c)
             self.pattern.append(c)
             i += 1

@@ -67,6 +67,8 @@ ALLOW_ATTACKS = [
     "echo x | tee ~/.bashrc",
     "echo x | tee -a {outside}/y",
     "echo x | tee src/ok ~/.bashrc",
+    "echo x | tee {{~/.bashrc,{{x}}}}",
+    "echo x | tee {{~/.bashrc}}x,y}}",
     "ls; $X",
     "$X",
     "ls && ${CMD} x",
@@ -336,6 +338,10 @@ EDIT_ATTACKS = [
     "(cd {outside}; rm -rf deep)",
     "if true; then cd {outside}; fi; rm -rf deep",
     "for d in a; do cd {outside}; done; rm -rf deep",
+    # a nested brace hid the expansion: bash runs `rm <outside>/y {z}`
+    "rm {{{outside}/y,{{z}}}}",
+    "touch {{{outside}/y,{{z}}}}",
+    "mkdir -p {{{outside}/y,{{z}}}}",
 ]
 
 ATTACKS = (
