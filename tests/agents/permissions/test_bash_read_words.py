@@ -14,10 +14,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from agents.permissions import PermissionResultDeny
+from agents.permissions._bash import analyze
 from agents.permissions._bash_words import BraceLimit, bash_words
 
 from .helpers import Recorder, decide, make_gate
@@ -160,3 +161,23 @@ def test_the_words_are_the_ones_bash_makes(word: str) -> None:
     done = subprocess.run(["bash", "--norc", "-c", script], capture_output=True, check=True)
     expected = done.stdout.decode().split("\0")[:-1]
     assert bash_words(word) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=10).map("".join))
+@example("{/etc/x,{y}}")
+@example("{a}b,c}")
+@example("{..'x,y'}")
+@example("x{}a,b}")
+def test_a_word_the_analysis_calls_static_is_one_word_to_bash(word: str) -> None:
+    """What every rule trusts: a word the analysis gives a value is that very word to bash,
+    one word and not several (``{/etc/x,{y}}`` passed for one before)."""
+    analysis = analyze(f"cat {word}")
+    if analysis.opaque or len(analysis.commands) != 1:
+        return
+    words = analysis.commands[0].words
+    if len(words) != 2 or words[1].value is None or words[1].glob:
+        return
+    script = f"set -f; for w in {word}; do printf '%s\\0' \"$w\"; done"
+    done = subprocess.run(["bash", "--norc", "-c", script], capture_output=True, check=True)
+    assert done.stdout.decode().split("\0")[:-1] == [words[1].value]
