@@ -219,8 +219,41 @@ class _Scripts:
         if tree is None:
             self.opaque.append(Opaque(_TOO_SLOW))  # (`walker.fail`)
             return None
+        if data.find(b"#") >= 0 and misread_comment(tree.root_node, data):
+            self.opaque.append(Opaque(_MISREAD_COMMENT))  # (`walker.fail`)
         self.trees.append(tree)
         return tree.root_node, data
+
+
+_MISREAD_COMMENT = "the grammar read a comment where bash reads on (a `#` inside a word)"
+#: What may stand before a `#` that starts a comment: a blank, a line break or an operator
+_BEFORE_COMMENT = frozenset(b" \t\n;&|()<>")
+
+
+def misread_comment(root: Node, source: bytes) -> bool:
+    """Whether tree-sitter-bash read a comment that bash does not: bash starts one only at a
+    ``#`` that begins a word, after an unescaped blank, a line break or an operator. After a
+    quoted string the grammar drops an escaped blank (``''\\ #``) and takes the ``#`` and the
+    rest of the line for a comment; bash reads the word on and runs what follows
+    (``echo +''\\ #; rm -rf x`` runs ``rm``: the rules saw ``echo +`` alone)."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "comment":
+            start = node.start_byte
+            if start == 0:
+                continue
+            before = source[start - 1]
+            if before not in _BEFORE_COMMENT:
+                return True
+            escapes = 0
+            while start - 2 - escapes >= 0 and source[start - 2 - escapes] == 0x5C:  # `\`
+                escapes += 1
+            if escapes % 2:
+                return True  # an escaped blank: part of the word
+        elif node.child_count:
+            stack.extend(node.children)
+    return False
 
 
 def analyze(command: str) -> Analysis:
@@ -250,6 +283,8 @@ def analyze(command: str) -> Analysis:
     walker.source = source
     if root.has_error:
         walker.fail("the command does not parse")
+    if "#" in command and misread_comment(root, source):
+        walker.fail(_MISREAD_COMMENT)
     if _CONTINUATION_TEXT in command and _JOINED_WORD.search(source):
         walker.fail(_JOINED)
     walker.statements(root.children, session_dirs(), 0)
