@@ -235,11 +235,11 @@ def _changed(part: Command, cwd: str, home: str, memo: CallMemo) -> list[Changed
     if key in memo.changed:
         found: list[Changed] | None = memo.changed[key]
         return found
-    found = memo.changed[key] = _find_changed(part, cwd, home)
+    found = memo.changed[key] = _find_changed(part, cwd, home, memo)
     return found
 
 
-def _find_changed(part: Command, cwd: str, home: str) -> list[Changed] | None:
+def _find_changed(part: Command, cwd: str, home: str, memo: CallMemo) -> list[Changed] | None:
     inner = part.layers.inner
     words = part.words
     if inner is None or inner >= len(words):
@@ -265,4 +265,4 @@ def _find_changed(part: Command, cwd: str, home: str) -> list[Changed] | None:
     bases = resolve_dirs(part.dirs, cwd, home)
     if bases is None:
         return None
-    return edited_paths(argv, bases, home)
+    return edited_paths(argv, bases, home, memo.globs)

@@ -19,8 +19,6 @@ everything beneath it (``rm -rf src`` removes ``src/.env``).
 
 from __future__ import annotations
 
-import contextlib
-import glob
 import os
 import re
 from collections.abc import Sequence
@@ -28,6 +26,7 @@ from typing import NamedTuple
 
 from ._getopt import gnu_options
 from ._paths import absolute
+from ._reading import Globs
 
 __all__ = ["EDITING_COMMANDS", "Changed", "edited_paths"]
 
@@ -70,12 +69,15 @@ _GLOB = re.compile(r"[*?\[]")
 
 
 def edited_paths(
-    argv: Sequence[str | None], bases: Sequence[str], home: str
+    argv: Sequence[str | None], bases: Sequence[str], home: str, globs: Globs | None = None
 ) -> list[Changed] | None:
     """The files the command ``argv`` changes (``argv[0]`` its name, wrappers already skipped;
     a word known only at run time is None) when run in each of ``bases``; [] for a command
     that changes no file it names; None when one it changes is known only at run time. A glob
-    stands for the files it matches now and for itself."""
+    stands for the files it matches now and for itself, expanded through ``globs`` (one
+    check's, with its limit: past it, the files are not known)."""
+    if globs is None:
+        globs = Globs()
     name = (argv[0] or "").rpartition("/")[2] if argv else ""
     valued = EDITING_COMMANDS.get(name)
     if valued is None:
@@ -116,14 +118,14 @@ def edited_paths(
             for source in sources:  # what lands in the destination when it is a directory
                 if source is not None and target is not None:
                     landed.append(target.rstrip("/") + "/" + source.rpartition("/")[2])
-        found = _changed(operands, bases, home, recursive)
-        written = _changed(landed, bases, home, False)
+        found = _changed(operands, bases, home, recursive, globs)
+        written = _changed(landed, bases, home, False, globs)
         return None if found is None or written is None else found + written
-    return _changed(operands, bases, home, recursive)
+    return _changed(operands, bases, home, recursive, globs)
 
 
 def _changed(
-    operands: Sequence[str | None], bases: Sequence[str], home: str, recursive: bool
+    operands: Sequence[str | None], bases: Sequence[str], home: str, recursive: bool, globs: Globs
 ) -> list[Changed] | None:
     paths: list[str] = []
     for operand in operands:
@@ -135,7 +137,9 @@ def _changed(
             path = absolute(operand, base, home)
             paths.append(path)
             if _GLOB.search(operand):
-                with contextlib.suppress(OSError, ValueError):  # (as the shell: no match)
-                    paths.extend(sorted(glob.glob(path))[:1000])
+                matches = globs.expand(path)
+                if matches is None:  # past the check's limit of patterns
+                    return None
+                paths.extend(matches)
     # (a directory only: a file removed or moved is that file, whatever rule covers its folder)
     return [Changed(path, recursive and os.path.isdir(path)) for path in paths]

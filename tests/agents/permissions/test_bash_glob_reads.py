@@ -95,3 +95,20 @@ async def test_a_path_is_judged_once_per_check(
     line = " && ".join(["cat *.txt f*"] * 250)
     await decide_bash(str(tmp_path), line, deny=["Read(./secret/**)"])
     assert len(judged) == len(set(judged)) <= 205  # 200 files, the two patterns
+
+
+async def test_the_globs_of_file_changing_commands_share_the_checks_limit(
+    tmp_path: Path, listed: list[str]
+) -> None:
+    """`rm` and `touch` globs judged against Edit rules are listed through the same check's
+    cache and limit as the reads' (they were listed each time, without bound): past it, a
+    file they change is not known, and an Edit rule makes the line ask."""
+    _tree(tmp_path, 5)
+    line = " && ".join(["rm -f *.txt f*"] * 250)
+    await decide_bash(str(tmp_path), line, deny=["Edit(./secret/**)"])
+    assert len(listed) == 2
+    listed.clear()
+    words = " ".join(f"f{i}*" for i in range(MAX_GLOB_WORDS + 10))
+    outcome = await decide_bash(str(tmp_path), f"rm -f {words}", deny=["Edit(./secret/**)"])
+    assert len(listed) == MAX_GLOB_WORDS
+    assert outcome.behavior == "deny" and outcome.decided_by == "callback", outcome
