@@ -547,7 +547,7 @@ class Walker(SimpleCommands):
             decoded.append(word_from_node(child, source))
         if source.find(b"\n", start, end) >= 0 and newline_between(node, words, source):
             self.opaque.insert(mark, Opaque("the grammar read one command across a line break"))
-        if not plain and split_word(children, source, redirects):
+        if (not plain or own) and split_word(children, source, own):
             self.fail("the grammar split one word in two (bash joins them)")
         assigned: list[Word] = []
         for child in assignments:

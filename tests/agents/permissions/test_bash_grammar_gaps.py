@@ -111,3 +111,28 @@ def test_the_words_after_a_redirections_target_are_the_commands_arguments() -> N
     assert [w.value for w in command.words] == ["rm", "-rf", "/"]
     (command,) = analyze("ls 2>&1 a b").commands
     assert [w.value for w in command.words] == ["ls", "a", "b"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo x > 'a'\\ /../../../tmp/pwn",
+        "echo x > {}\\ /../../../tmp/pwn",
+        "echo x >> \"a\"\\ /../../etc/x",
+        "ls 2> 'a'\\ /../../../tmp/pwn",
+    ],
+)
+async def test_a_redirection_target_the_grammar_splits_asks(command: str, tmp_path: Path) -> None:
+    """After a quoted string the grammar ends a redirection's target at an escaped blank and
+    hands the rest to the command as an argument; bash writes to the whole word
+    (``a /../../../tmp/pwn``: out of the project, through a directory named ``a ``). The
+    target was judged as ``a`` and approved by ``Edit(./**)``: such a line asks."""
+    callback = Recorder(PermissionResultDeny(message="no"))
+    gate = make_gate(
+        str(tmp_path),
+        allow=["Bash(echo *)", "Bash(ls *)", "Edit(./**)"],
+        callback=callback,
+        home=str(tmp_path),
+    )
+    outcome = await decide(gate, "Bash", {"command": command})
+    assert outcome.decided_by == "callback", outcome
