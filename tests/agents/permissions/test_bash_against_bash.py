@@ -75,7 +75,8 @@ def lines(draw: st.DrawFn, words: list[str]) -> str:
     for _ in range(draw(st.integers(0, 2))):
         spelt.insert(draw(st.integers(1, len(spelt))), draw(st.sampled_from(REDIRECTIONS)))
     command = draw(st.sampled_from(WRAPPERS)) + " ".join(spelt)
-    before = draw(st.sampled_from(["", "ls; ", "ls && ", "ls | ", "\\\n"]))
+    # (`echo +''\\ #; `: the grammar took the rest of such a line for a comment)
+    before = draw(st.sampled_from(["", "ls; ", "ls && ", "ls | ", "\\\n", "echo +''\\ #; "]))
     shape = draw(st.one_of(st.sampled_from(SHAPES), st.sampled_from(EVALUATED)))
     return shape.format(before + command)
 
