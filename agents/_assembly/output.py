@@ -41,10 +41,11 @@ from trio.lowlevel import (
 )
 
 from .._loop.contracts import DONE
+from ..messages import Message, ResultMessage
 
 T = TypeVar("T")
 
-__all__ = ["MessageStream"]
+__all__ = ["MessageStream", "Messages", "drain"]
 
 
 class MessageStream(Generic[T]):
@@ -201,3 +202,34 @@ def _out_of_line(waiting: dict[Any, Any], task: Task, _: RaiseCancelT) -> Abort:
     ``put`` and ``get``, and are two objects more for the collector while the task waits."""
     waiting.pop(task, None)
     return Abort.SUCCEEDED
+
+
+class Messages:
+    """An iterator over the client's output. Not an async generator on purpose: callers break
+    out of these loops all the time, and an abandoned generator would need finalizing."""
+
+    def __init__(self, receive: MessageStream[Message], *, until_result: bool) -> None:
+        self._receive = receive
+        self._until_result = until_result
+        self._done = False
+
+    def __aiter__(self) -> Messages:
+        return self
+
+    async def __anext__(self) -> Message:
+        if self._done:
+            raise StopAsyncIteration
+        try:
+            message = await self._receive.get()
+        except (trio.EndOfChannel, trio.ClosedResourceError):
+            self._done = True
+            raise StopAsyncIteration from None
+        if self._until_result and isinstance(message, ResultMessage):
+            self._done = True
+        return message
+
+
+async def drain(receive: MessageStream[Message]) -> None:
+    """Read ``receive`` to its end, keeping nothing (output nobody will read)."""
+    async for _ in receive:
+        pass

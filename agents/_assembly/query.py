@@ -42,7 +42,7 @@ from ..options import AgentOptions
 from ..sessions.history import release
 from ..tools.base import SESSION_ENV
 from .claude_md import claude_md_blocks
-from .output import MessageStream
+from .output import Messages, MessageStream, drain
 from .persist import attach_main, open_session_store, start_session
 from .prompts import check_prompt, prompt_item
 from .setup import (
@@ -426,7 +426,7 @@ class AgentClient:
             await handle.send(INPUT_END)
         # drain what is left so the session is never blocked on a full output channel
         assert self._output is not None
-        nursery.start_soon(_drain, self._output)
+        nursery.start_soon(drain, self._output)
 
     def _require(self) -> SessionHandle:
         """The open session's handle, for a command: a client not open, or closed, says so
@@ -457,13 +457,13 @@ class AgentClient:
         """Every message of the session, as it comes (until the client closes)."""
         self._require()
         assert self._output is not None
-        return _Messages(self._output, until_result=False)
+        return Messages(self._output, until_result=False)
 
     def receive_response(self) -> AsyncIterator[Message]:
         """Messages up to and including the next ``ResultMessage``."""
         self._require()
         assert self._output is not None
-        return _Messages(self._output, until_result=True)
+        return Messages(self._output, until_result=True)
 
     async def interrupt(self) -> None:
         """Cancel the running turn: its tools are cancelled, its result says it was aborted."""
@@ -586,36 +586,6 @@ async def _exit_unwrapped(
         if inner is group:
             raise
         raise inner from None
-
-
-class _Messages:
-    """An iterator over the client's output. Not an async generator on purpose: callers break
-    out of these loops all the time, and an abandoned generator would need finalizing."""
-
-    def __init__(self, receive: MessageStream[Message], *, until_result: bool) -> None:
-        self._receive = receive
-        self._until_result = until_result
-        self._done = False
-
-    def __aiter__(self) -> _Messages:
-        return self
-
-    async def __anext__(self) -> Message:
-        if self._done:
-            raise StopAsyncIteration
-        try:
-            message = await self._receive.get()
-        except (trio.EndOfChannel, trio.ClosedResourceError):
-            self._done = True
-            raise StopAsyncIteration from None
-        if self._until_result and isinstance(message, ResultMessage):
-            self._done = True
-        return message
-
-
-async def _drain(receive: MessageStream[Message]) -> None:
-    async for _ in receive:
-        pass
 
 
 def outside_trio_error(name: str) -> RuntimeError:
