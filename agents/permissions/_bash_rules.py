@@ -22,17 +22,16 @@ from ._bash import (
     Analysis,
     Command,
     allow_forms,
-    basename,
     deny_forms,
     is_sink,
     resolve_dirs,
     varying,
     word_paths,
 )
-from ._bash_words import BraceLimit, bash_words
+from ._bash_words import BraceLimit
 from ._editing import EDITING_COMMANDS, Changed, edited_paths
 from ._memo import CallMemo
-from ._path_rules import edit_allowed, judge_path, judge_tree
+from ._path_rules import command_argv, edit_allowed, judge_path, judge_tree
 from ._stars import stars
 
 if TYPE_CHECKING:
@@ -230,39 +229,20 @@ def _changed(part: Command, cwd: str, home: str, memo: CallMemo) -> list[Changed
     other command, None when one is known only at run time (a word or its directory). Once
     per check."""
     if part.plain and part.words[0].raw not in EDITING_COMMANDS:
-        return []  # (a plain part: its name is its first word, spelled without a directory)
+        return []  # (what ``command_argv`` says first, without the memo)
     key = id(part)
-    if key in memo.changed:
-        found: list[Changed] | None = memo.changed[key]
-        return found
-    found = memo.changed[key] = _find_changed(part, cwd, home, memo)
-    return found
+    changed = memo.changed
+    if key not in changed:
+        changed[key] = _find_changed(part, cwd, home, memo)
+    return changed[key]
 
 
 def _find_changed(part: Command, cwd: str, home: str, memo: CallMemo) -> list[Changed] | None:
-    inner = part.layers.inner
-    words = part.words
-    if inner is None or inner >= len(words):
+    try:
+        argv = command_argv(part, EDITING_COMMANDS)
+    except BraceLimit:
+        return None  # too many words to list: not known
+    if argv is None:
         return []
-    start = inner
-    while start < len(words) and words[start].value is None:
-        start += 1
-    if start >= len(words) or basename(words[start].value or "") not in EDITING_COMMANDS:
-        return []
-    argv: list[str | None] = [words[start].value]
-    for word in words[start + 1 :]:
-        if word.value is not None:
-            argv.append(word.value)
-            continue
-        try:
-            expanded = bash_words(word.raw)
-        except BraceLimit:
-            return None
-        if expanded is None:
-            argv.append(None)
-        else:
-            argv.extend(expanded)
     bases = resolve_dirs(part.dirs, cwd, home)
-    if bases is None:
-        return None
-    return edited_paths(argv, bases, home, memo.globs)
+    return None if bases is None else edited_paths(argv, bases, home, memo.globs)

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 import trio
 
 from ._bash import MAX_COMMAND_BYTES, THREAD_BYTES, Analysis, Command, analyze
+from ._editing import Changed
 from ._paths import real, tool_path
 from ._reading import Globs
 
@@ -47,7 +48,7 @@ class CallMemo:
         self.globs = Globs()
         #: the files each part changes (``_bash_rules``), by its identity: deny, ask and what
         #: might match at run time all look at them
-        self.changed: dict[int, Any] = {}
+        self.changed: dict[int, list[Changed] | None] = {}
         #: what was found covered by none of an index's rules this check: (its identity, a
         #: path read, whether whole) and (its identity, a command's list of reads)
         self.cleared: set[tuple[object, ...]] = set()

@@ -8,11 +8,11 @@ indexes (``KindIndex`` fields ``read_paths``, ``edit_paths``, ``read_bases``, ``
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from ._bash import Analysis, basename, resolve_dirs, word_paths
-from ._bash_words import BraceLimit, Word, bash_words
+from ._bash import Analysis, Command, basename, resolve_dirs, word_paths
+from ._bash_words import BraceLimit, bash_words
 from ._checked import hard_linked
 from ._memo import CallMemo
 from ._paths import absolute, relative_to, within
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ._rules import Alternation, KindIndex, PermissionRule
 
 __all__ = [
+    "command_argv",
     "edit_allowed",
     "fixed_part",
     "judge_path",
@@ -154,24 +155,15 @@ def match_bash_reads(
     files its input redirections name. Best effort: words known only at run time name no file,
     but keep their place (``grep $X .env`` reads ``.env``); brace expansions are listed."""
     for part in analysis.commands:
-        if part.plain and part.words[0].raw not in READING_COMMANDS:
-            continue  # (a plain part: its name is its first word, spelled without a directory)
-        inner = part.layers.inner
-        if inner is None or inner >= len(part.words):
-            continue
-        words = part.words
-        first = None
-        start = inner
-        for start in range(inner, len(words)):
-            first = words[start].value
-            if first is not None:
-                break
-        if first is None or basename(first) not in READING_COMMANDS:
-            continue  # not a reading command: it names no file read
         try:
-            argv = _argv(first, words[start + 1 :])
+            words = command_argv(part, READING_COMMANDS)
         except BraceLimit:
             return _match_read_argument(index, _EVERYTHING, cwd, home, memo)
+        if words is None:
+            continue  # not a reading command: it names no file read
+        # (a word known only at run time, as an empty one: it names no file, but an option's
+        # value or a pattern it may be is not taken from the next word)
+        argv = tuple("" if w is None else w for w in words)
         if reads_no_file(argv):
             continue  # (what `match_reads` finds from every directory: no file read)
         for base in resolve_dirs(part.dirs, cwd, home) or [cwd]:
@@ -198,23 +190,35 @@ def match_bash_reads(
 _EVERYTHING = ReadArgument("/", recursive=True)
 
 
-def _argv(command: str, words: Sequence[Word]) -> tuple[str, ...]:
-    """A reading command's words as the program gets them, for :func:`reading_paths`: a brace
-    expansion's words in its place, and a word known only at run time as an empty one (it
-    names no file, but an option's value or a pattern it may be is not taken from the next
-    word). Raises :class:`BraceLimit` for an expansion too big to list."""
-    argv = [command]
-    for word in words:
+def command_argv(part: Command, commands: Container[str]) -> list[str | None] | None:
+    """The words the innermost command of ``part`` gets, when its name (without its directory)
+    is one of ``commands``, else None: its name first, each brace expansion's words in its
+    place, and a word known only at run time as None (wrappers and a leading run-time word
+    skipped). Raises :class:`BraceLimit` for an expansion too big to list. The reading and
+    the file-changing commands' files are both found from it."""
+    words = part.words
+    if part.plain and words[0].raw not in commands:
+        return None  # (a plain part: its name is its first word, spelled without a directory)
+    start = part.layers.inner
+    if start is None:
+        return None
+    while start < len(words) and words[start].value is None:
+        start += 1
+    name = words[start].value if start < len(words) else None
+    if name is None or basename(name) not in commands:
+        return None
+    argv: list[str | None] = [name]
+    for word in words[start + 1 :]:
         value = word.value
         if value is not None:
             argv.append(value)
             continue
         expanded = bash_words(word.raw)
         if expanded is None:
-            argv.append("")
+            argv.append(None)
         else:
             argv.extend(expanded)
-    return tuple(argv)
+    return argv
 
 
 def match_reads(
