@@ -303,8 +303,9 @@ def bash_words(raw: str, limit: int = MAX_BRACE_WORDS) -> list[str] | None:
     ``$(…)``, a backquote, ``~-``). A plain ``~``, ``~/…`` or ``~user`` is left for
     :func:`._paths.expand_home`. Raises :class:`BraceLimit` past ``limit`` words.
 
-    Only the reading of files uses it (Read deny rules against ``cat .env{,}``): for every
-    other purpose a brace expansion is a dynamic word, which no allow rule approves.
+    Only the files a command reads or changes are found from it (Read and Edit deny rules
+    against ``cat .env{,}`` and ``rm .env{,}``): for every other purpose a brace expansion is a
+    dynamic word, which no allow rule approves.
     """
     pieces = _pieces(raw)
     if pieces is None:

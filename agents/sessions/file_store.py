@@ -27,7 +27,6 @@ import functools
 import os
 import re
 import shutil
-import stat
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
@@ -38,6 +37,7 @@ import attrs
 import msgspec
 import trio
 
+from agents._regular import READ_FLAGS, NotRegularFile, open_regular
 from agents.sessions.chunked import encode_in_pieces_into
 from agents.sessions.entry import (
     LoadReport,
@@ -63,15 +63,6 @@ _INLINE_LOAD_BYTES = 64 * 1024  # below this, reading on the Trio thread beats a
 _HEAD_BYTES = 256 * 1024  # how much of a file list_sessions reads to find the first prompt
 #: without waiting (``O_NONBLOCK``): no effect on a regular file, and what is not one is refused
 _OPEN_FLAGS = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
-_READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
-#: what a file that is not regular is, by its type bits
-_KINDS = {
-    stat.S_IFDIR: "a directory",
-    stat.S_IFIFO: "a named pipe",
-    stat.S_IFCHR: "a character device",
-    stat.S_IFBLK: "a block device",
-    stat.S_IFSOCK: "a socket",
-}
 
 
 def _to_root(root: str | os.PathLike[str] | None) -> Path:
@@ -244,7 +235,7 @@ class FileSessionStore:
         """The entries plus one error per corrupt or truncated line, naming file and line."""
         path = self._path(key)
         try:
-            fd = _open_regular(path, _READ_FLAGS, "read")
+            fd = _open_regular(path, READ_FLAGS, "read")
         except FileNotFoundError:
             await trio.lowlevel.checkpoint()
             return None
@@ -285,27 +276,17 @@ class FileSessionStore:
 
 
 def _open_regular(path: str, flags: int, verb: str) -> int:
-    """``path`` opened with ``flags`` (which include ``O_NONBLOCK``) if it is a regular file;
-    else an ``OSError`` naming the file and what it is, with nothing left open.
+    """``path`` opened with ``flags`` if it is a regular file (``agents._regular``); else an
+    ``OSError`` naming the transcript and what it is, with nothing left open.
 
     A transcript is a file the store wrote, but its directory is the user's: a named pipe there
     would hold the event loop in ``open`` or ``write`` until some process came to the other
     end, and a device never ends (``/dev/zero``) or swallows everything (``/dev/null``)."""
     try:
-        fd = os.open(path, flags, 0o644)
-    except IsADirectoryError:
-        message = f"cannot {verb} transcript {path}: not a regular file (a directory)"
+        return open_regular(path, flags)[0]
+    except NotRegularFile as exc:
+        message = f"cannot {verb} transcript {path}: not a regular file ({exc.kind})"
         raise OSError(message) from None
-    try:
-        mode = os.fstat(fd).st_mode
-    except BaseException:
-        os.close(fd)
-        raise
-    if not stat.S_ISREG(mode):
-        os.close(fd)
-        kind = _KINDS.get(stat.S_IFMT(mode), "a special file")
-        raise OSError(f"cannot {verb} transcript {path}: not a regular file ({kind})")
-    return fd
 
 
 def _open(path: str) -> int:

@@ -42,7 +42,8 @@ import re
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from ._walk import list_files, open_regular
+from .._regular import NotRegularFile, open_regular
+from ._walk import list_files
 
 __all__ = [
     "BYTE_LIMIT",
@@ -412,10 +413,10 @@ def bounded_search(pattern: str, line_lengths: Iterable[int]) -> bool:
 def _read(path: str, budget: int) -> bytes:
     """The file's bytes, read in one call of its size (a buffer of ``budget`` bytes for every
     small file would cost more than the search)."""
-    opened = open_regular(path)
-    if opened is None:
+    try:
+        fd, st = open_regular(path)
+    except NotRegularFile:
         return b""  # a named pipe or a device named as the path: nothing a search reads
-    fd, st = opened
     try:
         size = st.st_size
         if size > budget:

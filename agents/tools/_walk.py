@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import os
 import re
-import stat
+
+from .._regular import NotRegularFile, open_regular
 
 __all__ = ["list_files"]
 
@@ -185,30 +186,15 @@ def _joined(regexes: list[re.Pattern[str]]) -> re.Pattern[str] | None:
     return re.compile("|".join(f"(?:{r.pattern})" for r in regexes), re.DOTALL)
 
 
-def open_regular(path: str) -> tuple[int, os.stat_result] | None:
-    """``path`` opened for reading, and its status, if it is a regular file; None, with
-    nothing left open, if it is not (a named pipe or a device in a repository, named
-    ``.gitignore`` or given as a search's path: opening a pipe for reading waits for a writer,
-    and a device may never end). Opened without waiting; OSError as ``open`` raises it."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        st = os.fstat(fd)
-    except BaseException:
-        os.close(fd)
-        raise
-    if stat.S_ISREG(st.st_mode):
-        return fd, st
-    os.close(fd)
-    return None
-
-
 def read_regular(path: str) -> str:
-    """The text of ``path`` (UTF-8, errors replaced) if it is a regular file, else ""
-    (see :func:`open_regular`)."""
-    opened = open_regular(path)
-    if opened is None:
+    """The text of ``path`` (UTF-8, errors replaced) if it is a regular file, else "": an
+    ignore file that is a named pipe or a device (a repository may hold one) counts as empty
+    (see :func:`agents._regular.open_regular`)."""
+    try:
+        fd, _ = open_regular(path)
+    except NotRegularFile:
         return ""
-    with os.fdopen(opened[0], "rb") as f:
+    with os.fdopen(fd, "rb") as f:
         return f.read().decode("utf-8", "replace")
 
 

@@ -34,6 +34,7 @@ from typing import IO, Annotated, Any, TypeVar
 import msgspec
 import trio
 
+from .._regular import file_kind
 from ..permissions.files import (
     CheckedPath,
     PathChanged,
@@ -196,15 +197,6 @@ async def _read(args: ReadInput, ctx: ToolContext) -> ToolOutput:
         return await _read_open(f, path, checked.real, args, ctx)
 
 
-#: what a file that is neither regular nor a directory is, by its type bits
-_SPECIAL_KINDS = {
-    stat.S_IFIFO: "a named pipe",
-    stat.S_IFCHR: "a character device",
-    stat.S_IFBLK: "a block device",
-    stat.S_IFSOCK: "a socket",
-}
-
-
 def _directory(path: str) -> ToolOutput:
     return ToolOutput.error(
         f"Path is a directory, not a file: {path}. Use Glob, or ls through Bash, to list it."
@@ -219,7 +211,7 @@ async def _read_open(
         return _directory(path)
     if not stat.S_ISREG(st.st_mode):
         # a pipe waits for a writer, a device may never end (``/dev/zero``): neither is a file
-        kind = _SPECIAL_KINDS.get(stat.S_IFMT(st.st_mode), "a special file")
+        kind = file_kind(st.st_mode)
         return ToolOutput.error(f"Cannot read {path}: not a regular file ({kind})")
     ext = os.path.splitext(path)[1].lower()
     if ext in _IMAGE_TYPES:
