@@ -125,7 +125,10 @@ def _could_match(
             if analysis.opaque:
                 return _any_bash_rule(index)
             if varied is None:  # (a plain part's words are all known)
-                varied = [part for part in analysis.commands if not part.plain and varying(part)]
+                varied = []
+                for part in analysis.commands:
+                    if not part.plain and varying(part):
+                        varied.append(part)
             for part in varied:
                 name = part.name
                 alternation = index.bash_by_word.get(name) if name else None
@@ -138,9 +141,8 @@ def _could_match(
                     word_paths(write.target, resolve_dirs(write.dirs, cwd, home), home) is None
                 ):
                     return next(iter(index.edit_paths.values())).rules[0]
-            for part in analysis.commands:
-                if _changed(part, cwd, home, memo) is None:
-                    return next(iter(index.edit_paths.values())).rules[0]
+            if _changes(analysis, cwd, home, memo)[1]:
+                return next(iter(index.edit_paths.values())).rules[0]
     return None
 
 
@@ -214,27 +216,35 @@ def _bash_writes(
             rule = judge_path(kind, index.edit_paths, path, cwd, home, memo)
             if rule is not None:
                 return rule
-    for part in analysis.commands:
-        for changed in _changed(part, cwd, home, memo) or ():
-            rule = judge_path(kind, index.edit_paths, changed.path, cwd, home, memo)
-            if rule is None and changed.whole:
-                rule = judge_tree(index.edit_bases, changed.path, cwd, home, memo)
-            if rule is not None:
-                return rule
+    for changed in _changes(analysis, cwd, home, memo)[0]:
+        rule = judge_path(kind, index.edit_paths, changed.path, cwd, home, memo)
+        if rule is None and changed.whole:
+            rule = judge_tree(index.edit_bases, changed.path, cwd, home, memo)
+        if rule is not None:
+            return rule
     return None
 
 
-def _changed(part: Command, cwd: str, home: str, memo: CallMemo) -> list[Changed] | None:
-    """The files a file-changing part changes (:func:`._editing.edited_paths`): [] for any
-    other command, None when one is known only at run time (a word or its directory). Once
-    per check."""
-    if part.plain and part.words[0].raw not in EDITING_COMMANDS:
-        return []  # (what ``command_argv`` says first, without the memo)
-    key = id(part)
-    changed = memo.changed
-    if key not in changed:
-        changed[key] = _find_changed(part, cwd, home, memo)
-    return changed[key]
+def _changes(analysis: Analysis, cwd: str, home: str, memo: CallMemo) -> tuple[list[Changed], bool]:
+    """The files the line's file-changing parts change (:func:`._editing.edited_paths`), each
+    once, and whether a part changes one known only at run time (a word or its directory).
+    Once per check: deny, ask and what might match at run time all look."""
+    key = id(analysis)  # (kept alive by the memo's analyses for the whole check)
+    found = memo.changed.get(key)
+    if found is None:
+        files: list[Changed] = []
+        unknown = False
+        for part in analysis.commands:
+            if part.plain and part.words[0].raw not in EDITING_COMMANDS:
+                continue  # (what `command_argv` says first, without a call)
+            changed = _find_changed(part, cwd, home, memo)
+            if changed is None:
+                unknown = True
+            else:
+                files += changed
+        # (`mkdir -p build && cp -r src build/`: `build` is judged once)
+        found = memo.changed[key] = (list(dict.fromkeys(files)) if files else files, unknown)
+    return found
 
 
 def _find_changed(part: Command, cwd: str, home: str, memo: CallMemo) -> list[Changed] | None:

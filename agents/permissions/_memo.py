@@ -25,6 +25,10 @@ __all__ = ["CallMemo", "SessionDirs"]
 class SessionDirs(Protocol):
     """The session's own directories, resolved once per session (``WorkingDirs``)."""
 
+    @property
+    def resolved(self) -> Mapping[str, str]:
+        """What :meth:`session_real` has resolved so far, by path."""
+
     def session_real(self, path: str) -> str | None:
         """``real(path)`` if ``path`` is the session's directory or home, else None."""
 
@@ -35,20 +39,21 @@ class CallMemo:
     ``session``: where the real paths of the session's directory and home come from (they are
     resolved once per session, as the working directories are, not at every check)."""
 
-    __slots__ = ("_bash", "_forms", "_paths", "_real", "_session", "changed", "cleared", "globs")
+    __slots__ = ("_bash", "_forms", "_globs", "_paths", "_real", "_session", "changed", "cleared")
 
     def __init__(self, session: SessionDirs | None = None) -> None:
         self._bash: dict[str, Analysis] = {}
-        self._real: dict[str, str] = {}
+        # (the session's directories it has resolved: where a new file's parent often is)
+        self._real: dict[str, str] = {} if session is None else dict(session.resolved)
         self._session = session
         self._paths: dict[tuple[str, int], str | None] = {}
         # keyed by identity: the parts are kept alive by ``_bash`` for the whole check
         self._forms: dict[int, list[str]] = {}
-        #: the check's glob words, each expanded once (and a limit to how many)
-        self.globs = Globs()
-        #: the files each part changes (``_bash_rules``), by its identity: deny, ask and what
-        #: might match at run time all look at them
-        self.changed: dict[int, list[Changed] | None] = {}
+        self._globs: Globs | None = None
+        #: the files a line's file-changing parts change, and whether one is known only at
+        #: run time (``_bash_rules``), by the analysis' identity: deny, ask and what might
+        #: match at run time all look at them
+        self.changed: dict[int, tuple[list[Changed], bool]] = {}
         #: what was found covered by none of an index's rules this check: (its identity, a
         #: path read, whether whole) and (its identity, a command's list of reads)
         self.cleared: set[tuple[object, ...]] = set()
@@ -62,6 +67,15 @@ class CallMemo:
             return self._paths[key]
         path = self._paths[key] = tool_path(tool_name, tool_input, cwd, home)
         return path
+
+    @property
+    def globs(self) -> Globs:
+        """The check's glob words, each expanded once (and a limit to how many); made when a
+        check first needs it (most name no file)."""
+        globs = self._globs
+        if globs is None:
+            globs = self._globs = Globs()
+        return globs
 
     def bash(self, command: str) -> Analysis:
         """``analyze(command)``, computed once per check."""
@@ -98,10 +112,13 @@ class CallMemo:
         return forms
 
     def real(self, path: str) -> str:
-        """``real(path)`` (symlinks resolved), computed once per check."""
+        """``real(path)`` (symlinks resolved), computed once per check; a path that does not
+        exist yet starts from its parent's, when this check knows it."""
         resolved = self._real.get(path)
         if resolved is None:
             session = self._session
             known = session.session_real(path) if session is not None else None
-            resolved = self._real[path] = known if known is not None else real(path)
+            resolved = self._real[path] = (
+                known if known is not None else real(path, self._real.get)
+            )
         return resolved

@@ -60,7 +60,7 @@ class WorkingDirs:
     at the first such check: a session whose calls never name a path never pays for them.
     """
 
-    __slots__ = ("_real_dirs", "_real_home", "dirs", "home")
+    __slots__ = ("_real_dirs", "_real_home", "dirs", "home", "resolved")
 
     def __init__(self, cwd: str, add_dirs: Sequence[str], home: str) -> None:
         self.home = home
@@ -69,6 +69,8 @@ class WorkingDirs:
         )
         self._real_dirs: tuple[str, ...] | None = None
         self._real_home: str | None = None
+        #: what :meth:`session_real` has resolved so far, by path
+        self.resolved: dict[str, str] = {}
 
     @property
     def cwd(self) -> str:
@@ -85,12 +87,15 @@ class WorkingDirs:
         """The real path of the session's directory or home (resolved at the first call, like
         :attr:`real_dirs`; a rule check needs them as anchors), None for any other path."""
         if path == self.dirs[0]:
-            return self.real_dirs[0]
-        if path == self.home:
+            resolved = self.real_dirs[0]
+        elif path == self.home:
             if self._real_home is None:
                 self._real_home = real(self.home)
-            return self._real_home
-        return None
+            resolved = self._real_home
+        else:
+            return None
+        self.resolved[path] = resolved
+        return resolved
 
     def contain(self, path: str, memo: CallMemo) -> bool:
         """Whether the file the absolute ``path`` reaches (its real target) lies inside a

@@ -155,6 +155,8 @@ def match_bash_reads(
     files its input redirections name. Best effort: words known only at run time name no file,
     but keep their place (``grep $X .env`` reads ``.env``); brace expansions are listed."""
     for part in analysis.commands:
+        if part.plain and part.words[0].raw not in READING_COMMANDS:
+            continue  # (what `command_argv` says first, without a call)
         try:
             words = command_argv(part, READING_COMMANDS)
         except BraceLimit:
@@ -190,15 +192,17 @@ def match_bash_reads(
 _EVERYTHING = ReadArgument("/", recursive=True)
 
 
-def command_argv(part: Command, commands: Container[str]) -> list[str | None] | None:
+def command_argv(part: Command, commands: Container[str]) -> Sequence[str | None] | None:
     """The words the innermost command of ``part`` gets, when its name (without its directory)
     is one of ``commands``, else None: its name first, each brace expansion's words in its
     place, and a word known only at run time as None (wrappers and a leading run-time word
     skipped). Raises :class:`BraceLimit` for an expansion too big to list. The reading and
     the file-changing commands' files are both found from it."""
     words = part.words
-    if part.plain and words[0].raw not in commands:
-        return None  # (a plain part: its name is its first word, spelled without a directory)
+    if part.plain:
+        # its name is its first word, spelled without a directory, and every word means
+        # itself (no wrapper, expansion or run-time word): its words are its text's
+        return part.text.split(" ") if words[0].raw in commands else None
     start = part.layers.inner
     if start is None:
         return None

@@ -30,7 +30,7 @@ import os
 import posixpath
 import pwd
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from ._stars import stars
@@ -114,6 +114,8 @@ def absolute(path: str, cwd: str, home: str) -> str:
     """
     path = expand_home(path, home)
     joined = path if path.startswith("/") else cwd.rstrip("/") + "/" + path
+    if "//" not in joined and "/." not in joined and (joined[-1] != "/" or joined == "/"):
+        return joined  # (no empty, `.` or `..` component: already normal)
     parts = joined.split("/")
     if ".." not in parts:
         result = posixpath.normpath(joined)
@@ -155,7 +157,7 @@ _O_PATH = getattr(os, "O_PATH", 0)
 _PROC_FD = _O_PATH != 0 and os.path.isdir("/proc/self/fd")
 
 
-def real(path: str) -> str:
+def real(path: str, known: Callable[[str], str | None] | None = None) -> str:
     """The absolute ``path`` with symlinks resolved; the path itself when it cannot be resolved.
 
     On Linux an existing path is resolved by the kernel (``open(O_PATH)`` + ``/proc/self/fd``):
@@ -163,6 +165,10 @@ def real(path: str) -> str:
     yet (a file about to be written) is its resolved parent plus its name — unless it is a
     dangling symlink, which the portable ``os.path.realpath`` follows. ``..`` in ``path`` is
     applied after the links before it, as the kernel does.
+
+    ``known``: the real path of a directory already resolved at this moment (one check's
+    memo), or None; a path that does not exist yet is then its parent's, without asking the
+    kernel again (``mkdir build && cp -r src build/`` resolves ``build`` once).
     """
     if "/." in path:
         parts = path.split("/")
@@ -170,7 +176,7 @@ def real(path: str) -> str:
             path = _apply_dotdot(parts)
     try:
         if _PROC_FD:
-            return _kernel_real(path, 8)
+            return _kernel_real(path, 8, known)
         return os.path.realpath(path)
     except (OSError, ValueError):
         return path
@@ -184,7 +190,7 @@ def _exists_here(path: str) -> bool:
         return os.access(path, os.F_OK, follow_symlinks=False)
     try:
         os.lstat(path)
-    except FileNotFoundError:
+    except OSError:
         return False
     return True
 
@@ -192,17 +198,19 @@ def _exists_here(path: str) -> bool:
 _ACCESS_NOFOLLOW = os.access in os.supports_follow_symlinks
 
 
-def _kernel_real(path: str, budget: int) -> str:
+def _kernel_real(path: str, budget: int, known: Callable[[str], str | None] | None) -> str:
+    # (a path that is not there is told by `access` first: a failed `open` costs an exception)
+    if not _exists_here(path):  # (not even as a dangling symlink)
+        parent, _, name = path.rpartition("/")  # (`path` is absolute: "" only for a top name)
+        if budget == 0 or not name or not parent:
+            return os.path.realpath(path)
+        resolved = known(parent) if known is not None else None
+        if resolved is None:
+            resolved = _kernel_real(parent, budget - 1, known)
+        return resolved.rstrip("/") + "/" + name
     try:
         fd = os.open(path, _O_PATH | os.O_CLOEXEC)
-    except FileNotFoundError:
-        parent, name = posixpath.split(path)
-        if budget == 0 or not name or parent == path:
-            return os.path.realpath(path)
-        if not _exists_here(path):  # (not even as a dangling symlink)
-            return posixpath.join(_kernel_real(parent, budget - 1), name)
-        return os.path.realpath(path)  # a dangling symlink: follow it the portable way
-    except OSError:
+    except OSError:  # a dangling symlink, a loop: followed the portable way
         return os.path.realpath(path)
     try:
         resolved = os.readlink(f"/proc/self/fd/{fd}")
