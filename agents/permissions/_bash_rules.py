@@ -119,6 +119,7 @@ def _could_match(
     """A deny or ask rule the command might match at run time (an opaque construct, an
     argument not known statically, a write whose path is not known)."""
     varied: list[Command] | None = None  # the parts whose arguments vary (worked out once)
+    unknown: bool | None = None  # whether a file a part changes is known only at run time
     for kind in ("deny", "ask"):
         index = indexes[kind]
         if index.bash_by_word or index.bash_wild is not None:
@@ -141,7 +142,9 @@ def _could_match(
                     word_paths(write.target, resolve_dirs(write.dirs, cwd, home), home) is None
                 ):
                     return next(iter(index.edit_paths.values())).rules[0]
-            if _changes(analysis, cwd, home, memo)[1]:
+            if unknown is None:
+                unknown = _changes(analysis, cwd, home, memo)[1]
+            if unknown:
                 return next(iter(index.edit_paths.values())).rules[0]
     return None
 

@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Literal, TypeAlias
 
 import attrs
+import msgspec
 
 __all__ = [
     "PERMISSION_MODES",
@@ -118,13 +119,16 @@ class PermissionCheck:
 Classifier: TypeAlias = Callable[[PermissionCheck], Awaitable[bool | None]]
 
 
-@attrs.frozen
-class PermissionOutcome:
+class PermissionOutcome(msgspec.Struct, frozen=True):
     """The gate's verdict on one call, with everything the loop must pass on.
 
     ``behavior="defer"`` comes only from a PreToolUse hook: the call is neither run nor denied
     now. ``stop`` is not None when a hook returned ``continue_=False``: the loop ends the run
     with that reason after this call (which is denied).
+
+    (A frozen Struct rather than an attrs value: the gate makes one at every check, and it
+    costs about 1 k instructions to make where an ``attrs.frozen`` class of these eight fields
+    costs 9 k, a thirtieth of a typical Bash check.)
     """
 
     behavior: Literal["allow", "deny", "defer"]
