@@ -25,6 +25,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import attrs
+import msgspec
 import trio
 
 from runtime import Actor, Supervisor, SupervisorStatistics, open_supervisor
@@ -84,7 +85,7 @@ class SessionHandle:
         if isinstance(item, Prompt):  # a custom slash command becomes its file's text
             content = self.sources.expand(item.content)
             if content is not item.content:
-                item = attrs.evolve(item, content=content)
+                item = msgspec.structs.replace(item, content=content)
         await self.actor.mailbox.send(item)
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from agents import (
+    AgentClient,
     AgentDefinition,
     AgentOptions,
     ResultMessage,
@@ -108,6 +109,30 @@ async def test_a_command_prompt_is_sent_as_the_command_files_text(configured: Pa
     await collect("/greet Ada", options)
     first = seen[0].messages[0]["content"]
     assert "Say hello to Ada." in json.dumps(first)
+
+
+async def test_a_command_sent_to_a_client_is_sent_as_the_command_files_text(
+    configured: Path,
+) -> None:
+    """``AgentClient.query("/greet Ada")`` expands the command as ``query()`` does; the second
+    prompt, plain text, goes as it is."""
+    seen: list[ModelRequest] = []
+
+    def respond(request: ModelRequest) -> Step:
+        seen.append(request)
+        return Step([text("Hello, Ada!")])
+
+    options = AgentOptions(
+        backend=ScriptedBackend(respond), cwd=configured, setting_sources=["project"]
+    )
+    async with AgentClient(options) as client:
+        for prompt in ("/greet Ada", "and again"):
+            await client.query(prompt)
+            async for _ in client.receive_response():
+                pass
+    assert "Say hello to Ada." in json.dumps(seen[0].messages[0]["content"])
+    assert "and again" in json.dumps(seen[1].messages[-1]["content"])
+    assert "/greet" not in json.dumps(seen[1].messages)
 
 
 async def test_the_skill_is_described_in_the_system_prompt_and_loaded_by_the_skill_tool(
