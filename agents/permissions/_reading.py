@@ -26,6 +26,7 @@ import glob
 import os
 import re
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import attrs
 
@@ -47,10 +48,10 @@ _GLOB = re.compile(r"[*?\[]")
 WALK_LIMIT = 20_000
 
 
-@attrs.frozen
-class ReadArgument:
+class ReadArgument(NamedTuple):
     """One path a command reads: absolute, ``..`` applied; ``recursive`` if a directory's whole
-    contents are read."""
+    contents are read. (A named tuple, like the analysis' records: made for every path a
+    check judges, and hashed for the check's memo.)"""
 
     path: str
     recursive: bool = False
