@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 import attrs
+import msgspec
 import trio
 
 from ..hooks import HookRunner
@@ -213,7 +214,7 @@ class PermissionGate:
             effective = (
                 check
                 if tool_input is check.tool_input
-                else attrs.evolve(check, tool_input=tool_input)
+                else msgspec.structs.replace(check, tool_input=tool_input)
             )
             if mode_approves(mode, effective, tool_input, dirs, memo):
                 return outcome("allow", "mode")

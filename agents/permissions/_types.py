@@ -95,12 +95,12 @@ CanUseTool: TypeAlias = Callable[
 ]
 
 
-@attrs.frozen
-class PermissionCheck:
+class PermissionCheck(msgspec.Struct, frozen=True):
     """One tool call to decide on, as the loop sees it.
 
     ``read_only`` is the scheduler's classification (read-only calls fan out): it is what lets
-    ``default`` mode pass a call without asking.
+    ``default`` mode pass a call without asking. (A frozen Struct, like
+    :class:`PermissionOutcome`: one is made for every call the gate decides.)
     """
 
     tool_name: str
