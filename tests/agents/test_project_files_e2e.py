@@ -96,16 +96,20 @@ def result_text(block: ToolResultBlock) -> str:
     return "".join(item.get("text", "") for item in content or [])
 
 
-async def test_a_command_prompt_is_sent_as_the_command_files_text(configured: Path) -> None:
+def _greeting(configured: Path) -> tuple[list[ModelRequest], AgentOptions]:
+    """Options reading the project's files, and the requests their model is sent."""
     seen: list[ModelRequest] = []
 
     def respond(request: ModelRequest) -> Step:
         seen.append(request)
         return Step([text("Hello, Ada!")])
 
-    options = AgentOptions(
-        backend=ScriptedBackend(respond), cwd=configured, setting_sources=["project"]
-    )
+    backend = ScriptedBackend(respond)
+    return seen, AgentOptions(backend=backend, cwd=configured, setting_sources=["project"])
+
+
+async def test_a_command_prompt_is_sent_as_the_command_files_text(configured: Path) -> None:
+    seen, options = _greeting(configured)
     await collect("/greet Ada", options)
     first = seen[0].messages[0]["content"]
     assert "Say hello to Ada." in json.dumps(first)
@@ -116,15 +120,7 @@ async def test_a_command_sent_to_a_client_is_sent_as_the_command_files_text(
 ) -> None:
     """``AgentClient.query("/greet Ada")`` expands the command as ``query()`` does; the second
     prompt, plain text, goes as it is."""
-    seen: list[ModelRequest] = []
-
-    def respond(request: ModelRequest) -> Step:
-        seen.append(request)
-        return Step([text("Hello, Ada!")])
-
-    options = AgentOptions(
-        backend=ScriptedBackend(respond), cwd=configured, setting_sources=["project"]
-    )
+    seen, options = _greeting(configured)
     async with AgentClient(options) as client:
         for prompt in ("/greet Ada", "and again"):
             await client.query(prompt)
