@@ -71,6 +71,34 @@ async def test_a_command_changing_a_denied_file_is_denied(
     assert (behavior, asked) == ("deny", False)
 
 
+@pytest.mark.parametrize(
+    ("command", "rule", "asked"),
+    [
+        ("cp -r src out", "Edit(./out/.env)", False),  # the tree lands as out/
+        ("cp -a src out", "Edit(./out/.env)", False),
+        ("mv src out", "Edit(./out/.env)", False),
+        ("cp -rT src notes", "Edit(./notes/.env)", False),  # src's contents into notes itself
+        ("cp --parents src/.env out", "Edit(./out/src/.env)", False),
+        ("install -d out/.env", "Edit(./out/.env)", False),  # every operand a directory made
+        ("install -d out/.env other", "Edit(./out/.env)", False),
+        ("cp -b notes .env", "Edit(./.env~)", False),  # the replaced file kept as .env~
+        ("sed -i.bak s/a/b/ notes", "Edit(./notes.bak)", False),
+        ("cp --backup=numbered notes .env", "Edit(./.env.~1~)", True),  # numbered at run time
+    ],
+)
+async def test_what_lands_beside_or_beneath_the_destination_is_judged(
+    project: Path, command: str, rule: str, asked: bool
+) -> None:
+    """A tree copied or moved, a path copied with its parents, directories made, a backup of
+    what was replaced: each is a file the command changes, judged as an Edit (a backup whose
+    name is numbered at run time asks)."""
+    (project / "src").mkdir()
+    (project / "src" / ".env").write_text("KEY=1\n")
+    (project / "notes").mkdir()
+    (project / ".env").write_text("KEY=1\n")
+    assert await outcome(project, command, rule, "acceptEdits") == ("deny", asked)
+
+
 @pytest.mark.parametrize("command", CHANGES_ENV)
 async def test_an_edit_ask_rule_asks_for_them(project: Path, command: str) -> None:
     (project / ".env").write_text("KEY=1\n")
