@@ -144,11 +144,18 @@ def edited_paths(
             name == "install" and option == "-D"
         ):
             ancestors = True
+        elif name == "rmdir" and option in ("-p", "--parents"):
+            parents = True  # `rmdir -p a/b` removes a/ too, once empty
     if directories:
         created = [*operands, target] if has_target else operands
         return _changed(created, bases, home, False, globs, ancestors=True)  # (as `mkdir -p`)
     if numbered:
         return None  # its backups' names are numbered at run time
+    if name == "rmdir" and parents:  # each directory its operand names on the way
+        for operand in list(operands):
+            while operand is not None and "/" in operand.strip("/"):
+                operand = operand.rstrip("/").rpartition("/")[0]
+                operands.append(operand)
     if name == "sed":
         if not in_place:
             return []  # it writes only to its output

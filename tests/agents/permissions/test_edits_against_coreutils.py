@@ -25,11 +25,11 @@ pytestmark = pytest.mark.skipif(
     shutil.which("cp") is None or shutil.which("install") is None, reason="needs GNU coreutils"
 )
 
-#: The scratch tree: a file, a directory with files in it (one nested), an empty directory.
+#: The scratch tree: files, a directory with files in it (one nested), empty directories.
 _FILES = {"f": "1\n", "g": "2\n", "d/x": "3\n", "d/sub/.env": "4\n"}
-_DIRS = ["d", "d/sub", "e"]
+_DIRS = ["d", "d/sub", "e", "h/i"]
 
-_NAMES = ["f", "g", "d", "e", "d/sub", "d/sub/.env", "new", "e/new", "d/x", "new/deep/x"]
+_NAMES = ["f", "g", "d", "e", "d/sub", "d/sub/.env", "new", "e/new", "d/x", "new/deep/x", "h/i"]
 _OPTIONS = {
     "cp": ["-r", "-R", "-a", "-f", "-n", "-T", "--parents", "-l", "-s", "-b", "-u", "-v", "-S_b"],
     "mv": ["-f", "-n", "-T", "-b", "-u", "-v", "--backup", "--backup=simple", "-S .old"],
@@ -115,6 +115,7 @@ def _commands(draw: st.DrawFn) -> list[str]:
 @example(["mkdir", "-p", "new/deep/x"])  # new/ and new/deep/ made on the way
 @example(["install", "-D", "f", "new/deep/x"])
 @example(["install", "-d", "new/deep/x"])
+@example(["rmdir", "-p", "h/i"])  # h/ goes too, once empty
 @example(["mv", "-b", "f", "g"])  # g's old text kept as g~
 @example(["sed", "-ibak_*", "s/1/9/", "d/x"])  # d/x's old text kept as d/bak_x
 def test_every_entry_a_known_command_changes_is_named(argv: list[str]) -> None:
