@@ -60,7 +60,7 @@ class WorkingDirs:
     at the first such check: a session whose calls never name a path never pays for them.
     """
 
-    __slots__ = ("_real_dirs", "_real_home", "dirs", "home", "resolved")
+    __slots__ = ("_real_dirs", "dirs", "home", "resolved")
 
     def __init__(self, cwd: str, add_dirs: Sequence[str], home: str) -> None:
         self.home = home
@@ -68,8 +68,7 @@ class WorkingDirs:
             dict.fromkeys([absolute(cwd, "/", home)] + [absolute(d, cwd, home) for d in add_dirs])
         )
         self._real_dirs: tuple[str, ...] | None = None
-        self._real_home: str | None = None
-        #: what :meth:`session_real` has resolved so far, by path
+        #: what :meth:`session_real` has resolved so far, by path (the directory, the home)
         self.resolved: dict[str, str] = {}
 
     @property
@@ -86,15 +85,15 @@ class WorkingDirs:
     def session_real(self, path: str) -> str | None:
         """The real path of the session's directory or home (resolved at the first call, like
         :attr:`real_dirs`; a rule check needs them as anchors), None for any other path."""
-        if path == self.dirs[0]:
-            resolved = self.real_dirs[0]
-        elif path == self.home:
-            if self._real_home is None:
-                self._real_home = real(self.home)
-            resolved = self._real_home
-        else:
-            return None
-        self.resolved[path] = resolved
+        resolved = self.resolved.get(path)
+        if resolved is None:
+            if path == self.dirs[0]:
+                resolved = self.real_dirs[0]
+            elif path == self.home:
+                resolved = real(self.home)
+            else:
+                return None
+            self.resolved[path] = resolved
         return resolved
 
     def contain(self, path: str, memo: CallMemo) -> bool:
